@@ -1,0 +1,80 @@
+//! the CPU emulation backend: the same integer work as the GPU, on the CPU, exactly
+//!
+//! the integer stages are exact, and the floating-point reconstructions are the normative
+//! functions of [`crate::scheme1`] and [`crate::scheme2`], so this backend is the oracle the GPU
+//! is checked against bit for bit
+
+mod igemm;
+mod scheme1;
+mod scheme2;
+
+use crate::operand::Operand;
+use crate::scheme2::Crt;
+use crate::stats::RowStats;
+use crate::{PhaseTimes, Scheme};
+use std::time::Instant;
+
+/// an emulated product before `alpha` and accumulation: `f64` parts, column-major
+pub(crate) struct Parts {
+	pub re: Vec<f64>,
+	/// empty for real products
+	pub im: Vec<f64>,
+}
+
+impl Parts {
+	fn from_pairs(pairs: Vec<(f64, f64)>) -> Self {
+		let (re, im) = pairs.into_iter().unzip();
+		Parts { re, im }
+	}
+}
+
+/// records the end of each phase
+pub(crate) struct Timer {
+	last: Instant,
+	times: PhaseTimes,
+}
+
+impl Timer {
+	pub fn start() -> Self {
+		Timer { last: Instant::now(), times: PhaseTimes::default() }
+	}
+
+	fn lap(&mut self) -> std::time::Duration {
+		let now = Instant::now();
+		let d = now - self.last;
+		self.last = now;
+		d
+	}
+
+	pub fn split_done(&mut self) {
+		self.times.split = self.lap();
+	}
+
+	pub fn products_done(&mut self) {
+		self.times.products = self.lap();
+	}
+
+	pub fn reconstruct_done(&mut self) {
+		self.times.reconstruct = self.lap();
+	}
+
+	pub fn times(&self) -> PhaseTimes {
+		self.times
+	}
+}
+
+/// `A B` by `scheme` (an emulated one), with the rows of `A` and the columns of `B` given
+pub(crate) fn emulate(
+	a: &Operand,
+	b: &Operand,
+	stats: (&[RowStats], &[RowStats]),
+	scheme: Scheme,
+	k_passes: usize,
+	timer: &mut Timer,
+) -> Parts {
+	match scheme {
+		Scheme::SchemeI { slices } => scheme1::product(a, b, slices, k_passes, timer),
+		Scheme::SchemeII { moduli, scaling } => scheme2::product(a, b, stats, &Crt::new(moduli), scaling, timer),
+		Scheme::Native => unreachable!("native plans do not reach the emulation backend"),
+	}
+}

@@ -1,0 +1,101 @@
+//! scheme II on the CPU: scaling, symmetric residue planes, exact products reduced mod m, CRT
+
+use super::igemm::{Planes, dot_wide, fill_entries, map_entries};
+use super::{Parts, Timer};
+use crate::Scaling;
+use crate::fp::scale_pow2;
+use crate::operand::Operand;
+use crate::scheme2::{Crt, accurate_shift, coarse_magnitude, coarse_shift, fast_shift, sym_mod, sym_mod_wide, to_integer};
+use crate::stats::RowStats;
+use rayon::prelude::*;
+
+/// the shifts of both operands under `scaling`
+fn shifts(a: &Operand, b: &Operand, a_stats: &[RowStats], b_stats: &[RowStats], lambda: i32, scaling: Scaling) -> (Vec<i32>, Vec<i32>) {
+	match scaling {
+		Scaling::Fast => {
+			let fast = |stats: &[RowStats]| stats.iter().map(|r| fast_shift(r.norm, lambda)).collect();
+			(fast(a_stats), fast(b_stats))
+		},
+		Scaling::Accurate => {
+			let (s0a, coarse_a) = coarse(a);
+			let (s0b, coarse_b) = coarse(b);
+			// the bound product |A||B| <= C_hi 2^(-s0_i - s0_j), exact in integers
+			let c_hi = fill_entries(a.len, b.len, 1, |i, j, out: &mut [i64]| out[0] = dot_wide(coarse_a.row(0, i), coarse_b.row(0, j)));
+			let row_max = (0..a.len).map(|i| (0..b.len).map(|j| c_hi[i + j * a.len]).max().unwrap_or(0));
+			let col_max = (0..b.len).map(|j| c_hi[j * a.len..(j + 1) * a.len].iter().copied().max().unwrap_or(0));
+			let sa = row_max.zip(&s0a).map(|(r, &s0)| accurate_shift(s0, r, lambda)).collect();
+			let sb = col_max.zip(&s0b).map(|(r, &s0)| accurate_shift(s0, r, lambda)).collect();
+			(sa, sb)
+		},
+	}
+}
+
+/// the coarse shifts and the coarse magnitudes `ceil(|re| 2^s0) + ceil(|im| 2^s0)` of an operand
+fn coarse(op: &Operand) -> (Vec<i32>, Planes) {
+	let s0: Vec<i32> = (0..op.len).into_par_iter().map(|i| coarse_shift(op.amax(i), op.is_complex())).collect();
+	let mut planes = Planes::zeros(1, op.len, op.k);
+	planes.rows_mut().enumerate().for_each(|(i, dst)| {
+		for (h, d) in dst.iter_mut().enumerate() {
+			let im = op.im_row(i).get(h).map_or(0, |&x| coarse_magnitude(x, s0[i]));
+			*d = coarse_magnitude(op.re_row(i)[h], s0[i]) + im;
+		}
+	});
+	(s0, planes)
+}
+
+/// the residue planes of one operand: plane `l` (real), or planes `3l, 3l+1, 3l+2` holding the
+/// residues of the real part, the imaginary part and their sum (complex, for 3M)
+fn residue_planes(op: &Operand, shifts: &[i32], moduli: &[u32]) -> Planes {
+	let per_modulus = if op.is_complex() { 3 } else { 1 };
+	let mut planes = Planes::zeros(per_modulus * moduli.len(), op.len, op.k);
+	planes.rows_mut().enumerate().for_each(|(row, dst)| {
+		let (plane, i) = (row / op.len, row % op.len);
+		let (l, part) = (plane / per_modulus, plane % per_modulus);
+		let m = moduli[l];
+		for (h, d) in dst.iter_mut().enumerate() {
+			let re = || sym_mod_wide(to_integer(op.re_row(i)[h], shifts[i]), m);
+			let im = || sym_mod_wide(to_integer(op.im_row(i)[h], shifts[i]), m);
+			*d = match part {
+				0 => re(),
+				1 => im(),
+				_ => sym_mod(re() as i64 + im() as i64, m),
+			};
+		}
+	});
+	planes
+}
+
+/// `A B` by scheme II with the constants of `crt` and the given scaling
+pub(super) fn product(a: &Operand, b: &Operand, stats: (&[RowStats], &[RowStats]), crt: &Crt, scaling: Scaling, timer: &mut Timer) -> Parts {
+	let (sa, sb) = shifts(a, b, stats.0, stats.1, crt.lambda, scaling);
+	let ra = residue_planes(a, &sa, &crt.moduli);
+	let rb = residue_planes(b, &sb, &crt.moduli);
+	timer.split_done();
+	let (m, n, p) = (a.len, b.len, crt.len());
+	let complex = a.is_complex();
+	let width = if complex { 2 * p } else { p };
+	// the residues of C' modulo each m_l (complex: Re then Im), as the fused GEMM epilogue writes them
+	let residues = fill_entries(m, n, width, |i, j, out: &mut [i8]| {
+		for (l, &modulus) in crt.moduli.iter().enumerate() {
+			if complex {
+				let t1 = dot_wide(ra.row(3 * l, i), rb.row(3 * l, j));
+				let t2 = dot_wide(ra.row(3 * l + 1, i), rb.row(3 * l + 1, j));
+				let t3 = dot_wide(ra.row(3 * l + 2, i), rb.row(3 * l + 2, j));
+				out[l] = sym_mod(t1 - t2, modulus);
+				out[p + l] = sym_mod(t3 - t1 - t2, modulus);
+			} else {
+				out[l] = sym_mod(dot_wide(ra.row(l, i), rb.row(l, j)), modulus);
+			}
+		}
+	});
+	timer.products_done();
+	let value = |i: usize, j: usize, r: &[i8]| scale_pow2(crt.reconstruct(r), -sa[i] - sb[j]);
+	let parts = if complex {
+		let pairs = map_entries(m, width, &residues, |i, j, r| (value(i, j, &r[..p]), value(i, j, &r[p..])));
+		Parts::from_pairs(pairs)
+	} else {
+		Parts { re: map_entries(m, width, &residues, value), im: Vec::new() }
+	};
+	timer.reconstruct_done();
+	parts
+}

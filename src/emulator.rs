@@ -1,0 +1,345 @@
+//! the explicit context: backend choice, the product itself, and the report of the last product
+
+use crate::cpu::{self, Timer};
+use crate::operand::Operand;
+use crate::precision::{PolicyInput, validate};
+use crate::stats::row_stats;
+use crate::{Error, Plan, Precision, Scalar, Scaling, Scheme};
+use core::fmt;
+use faer::linalg::matmul::matmul;
+use faer::{Accum, Mat, MatMut, MatRef, Par};
+use std::cell::RefCell;
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// where the products run
+///
+/// # example
+/// ```
+/// use emugemm::{Backend, Emulator};
+/// let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap();
+/// assert_eq!(emu.backend(), Backend::CpuEmulation);
+/// // `Auto` picks the GPU when one is usable, otherwise faer's native product
+/// assert_ne!(Emulator::new().unwrap().backend(), Backend::Auto);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Backend {
+	/// the GPU when a usable one is present, otherwise [`Backend::Native`] (said once through `log`)
+	#[default]
+	Auto,
+	/// faer's native product (no emulation): the fastest correct answer on a CPU
+	Native,
+	/// the emulation on the CPU, bit for bit what the GPU computes: the oracle, and a way to get
+	/// the GPU's exact bits without a GPU
+	CpuEmulation,
+	/// the emulation on an NVIDIA Hopper GPU (feature `cuda`)
+	Gpu,
+}
+
+/// wall-clock time of each phase of the last product
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PhaseTimes {
+	/// scaling and conversion of the operands to int8 slices or residues
+	pub split: Duration,
+	/// the exact integer products (with the mod-m reduction for scheme II)
+	pub products: Duration,
+	/// shift-reduce or CRT reconstruction, inverse scaling
+	pub reconstruct: Duration,
+	/// the whole call, output written
+	pub total: Duration,
+}
+
+/// what happened in one product
+///
+/// # example
+/// ```
+/// use emugemm::{Accum, Backend, Emulator, Precision};
+/// let a = faer::Mat::<f64>::from_fn(8, 8, |i, j| (i + 2 * j) as f64);
+/// let mut c = faer::Mat::<f64>::zeros(8, 8);
+/// let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap();
+/// emu.matmul(c.as_mut(), Accum::Replace, a.as_ref(), a.as_ref(), 1.0, Precision::F64).unwrap();
+/// let report = emu.last_report().unwrap();
+/// println!("{report}");
+/// assert_eq!(report.shape, (8, 8, 8));
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct Report {
+	/// the backend that ran
+	pub backend: Backend,
+	/// the plan that ran
+	pub plan: Plan,
+	/// `(m, n, k)`
+	pub shape: (usize, usize, usize),
+	/// the element type
+	pub element: &'static str,
+	/// output entries computed natively because their row or column held a NaN or an infinity
+	pub nonfinite_entries: usize,
+	/// phase times
+	pub times: PhaseTimes,
+}
+
+impl fmt::Display for Report {
+	fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+		let (m, n, k) = self.shape;
+		let t = &self.times;
+		write!(
+			f,
+			"{m}x{n}x{k} {} on {:?}: {} | split {:.3?}, products {:.3?}, reconstruct {:.3?}, total {:.3?}",
+			self.element, self.backend, self.plan, t.split, t.products, t.reconstruct, t.total
+		)?;
+		if self.nonfinite_entries > 0 {
+			write!(f, " | {} non-finite entries computed natively", self.nonfinite_entries)?;
+		}
+		Ok(())
+	}
+}
+
+thread_local! {
+	static LAST_REPORT: RefCell<Option<Report>> = const { RefCell::new(None) };
+}
+
+/// the report of the last product computed on this thread (by [`crate::EmuMatMul`] or any
+/// [`Emulator`])
+///
+/// # example
+/// ```
+/// use emugemm::{EmuMatMul, Precision};
+/// let a = faer::Mat::<f64>::identity(4, 4);
+/// let _ = a.emu_mul(&a, Precision::F64);
+/// assert_eq!(emugemm::last_report().unwrap().shape, (4, 4, 4));
+/// ```
+pub fn last_report() -> Option<Report> {
+	LAST_REPORT.with(|r| r.borrow().clone())
+}
+
+/// the emulation context: a backend, the scaling rule of scheme II, and the last report
+///
+/// # example
+/// ```
+/// use emugemm::{Accum, Backend, Emulator, Precision};
+/// let a = emugemm::testing::random_matrix::<f64>(30, 20, 1.0, 7);
+/// let b = emugemm::testing::random_matrix::<f64>(20, 10, 1.0, 8);
+/// let mut c = faer::Mat::<f64>::zeros(30, 10);
+/// let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap();
+/// // c = 2 a b
+/// emu.matmul(c.as_mut(), Accum::Replace, a.as_ref(), b.as_ref(), 2.0, Precision::F64).unwrap();
+/// let native = &a * &b * faer::Scale(2.0);
+/// assert!((&c - &native).norm_max() <= 1e-13 * native.norm_max());
+/// ```
+pub struct Emulator {
+	backend: Backend,
+	scaling: Scaling,
+	last: Mutex<Option<Report>>,
+}
+
+impl Emulator {
+	/// a context on [`Backend::Auto`]
+	pub fn new() -> Result<Self, Error> {
+		Self::with_backend(Backend::Auto)
+	}
+
+	/// a context on `backend`; [`Backend::Auto`] is resolved here, once
+	pub fn with_backend(backend: Backend) -> Result<Self, Error> {
+		let backend = match backend {
+			Backend::Auto => match crate::gpu::probe() {
+				Ok(()) => Backend::Gpu,
+				Err(reason) => {
+					log::info!("emugemm: no usable GPU ({reason}); products are computed natively with faer");
+					Backend::Native
+				},
+			},
+			Backend::Gpu => {
+				crate::gpu::probe().map_err(|reason| Error::BackendUnavailable { backend, reason })?;
+				Backend::Gpu
+			},
+			other => other,
+		};
+		Ok(Emulator { backend, scaling: Scaling::Fast, last: Mutex::new(None) })
+	}
+
+	/// the same context with another scheme II scaling rule
+	///
+	/// # example
+	/// ```
+	/// use emugemm::{Backend, Emulator, Scaling};
+	/// let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap().with_scaling(Scaling::Accurate);
+	/// assert_eq!(emu.scaling(), Scaling::Accurate);
+	/// ```
+	pub fn with_scaling(mut self, scaling: Scaling) -> Self {
+		self.scaling = scaling;
+		self
+	}
+
+	/// the backend this context runs on (never [`Backend::Auto`])
+	pub fn backend(&self) -> Backend {
+		self.backend
+	}
+
+	/// the scheme II scaling rule
+	pub fn scaling(&self) -> Scaling {
+		self.scaling
+	}
+
+	/// the report of this context's last product
+	pub fn last_report(&self) -> Option<Report> {
+		self.last.lock().expect("report lock").clone()
+	}
+
+	/// the shared context of [`crate::EmuMatMul`]
+	pub(crate) fn global() -> &'static Emulator {
+		static GLOBAL: OnceLock<Emulator> = OnceLock::new();
+		GLOBAL.get_or_init(|| Emulator::new().expect("Backend::Auto always resolves"))
+	}
+
+	/// the plan this context would run for `lhs * rhs` at `precision`
+	///
+	/// # example
+	/// ```
+	/// use emugemm::{Backend, Emulator, Precision, Scheme};
+	/// let a = emugemm::testing::random_matrix::<f32>(64, 64, 0.5, 1);
+	/// let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap();
+	/// let plan = emu.plan(a.as_ref(), a.as_ref(), Precision::Tf32).unwrap();
+	/// assert_eq!(plan.scheme, Scheme::SchemeI { slices: 2 });
+	/// ```
+	pub fn plan<T: Scalar>(&self, lhs: MatRef<'_, T>, rhs: MatRef<'_, T>, precision: Precision) -> Result<Plan, Error> {
+		check_shapes(lhs, rhs, None)?;
+		validate::<T>(precision)?;
+		Ok(self.prepare(lhs, rhs, precision).plan)
+	}
+
+	/// `dst = alpha * lhs * rhs` ([`Accum::Replace`]) or `dst += alpha * lhs * rhs` ([`Accum::Add`])
+	/// at `precision`
+	///
+	/// the emulated product is written as `alpha * c` (complex: `(ar cr - ai ci, ar ci + ai cr)`),
+	/// then `old + that` for [`Accum::Add`], each operation rounded in `f64`, then rounded once to
+	/// `T`. entries whose row of `lhs` or column of `rhs` holds a NaN or an infinity are computed
+	/// natively, so they carry the non-finite values a native product gives
+	pub fn matmul<T: Scalar>(
+		&self,
+		dst: MatMut<'_, T>,
+		accum: Accum,
+		lhs: MatRef<'_, T>,
+		rhs: MatRef<'_, T>,
+		alpha: T,
+		precision: Precision,
+	) -> Result<(), Error> {
+		check_shapes(lhs, rhs, Some((dst.nrows(), dst.ncols())))?;
+		validate::<T>(precision)?;
+		let start = Instant::now();
+		let report = match self.backend {
+			Backend::CpuEmulation => self.emulate(dst, accum, lhs, rhs, alpha, precision),
+			_ => {
+				native(dst, accum, lhs, rhs, alpha);
+				let plan = Plan { scheme: Scheme::Native, predicted_bits: T::MANTISSA_BITS as f64, k_passes: 1 };
+				self.report::<T>(plan, (lhs.nrows(), rhs.ncols(), lhs.ncols()), 0, PhaseTimes::default())
+			},
+		};
+		let report = Report { times: PhaseTimes { total: start.elapsed(), ..report.times }, ..report };
+		LAST_REPORT.with(|r| *r.borrow_mut() = Some(report.clone()));
+		*self.last.lock().expect("report lock") = Some(report);
+		Ok(())
+	}
+
+	fn report<T: Scalar>(&self, plan: Plan, shape: (usize, usize, usize), nonfinite_entries: usize, times: PhaseTimes) -> Report {
+		let backend = if plan.scheme == Scheme::Native { Backend::Native } else { self.backend };
+		Report { backend, plan, shape, element: T::NAME, nonfinite_entries, times }
+	}
+
+	fn prepare<T: Scalar>(&self, lhs: MatRef<'_, T>, rhs: MatRef<'_, T>, precision: Precision) -> Prepared {
+		let (a, b) = (Operand::lhs(lhs), Operand::rhs(rhs));
+		let (sa, sb) = (row_stats(&a), row_stats(&b));
+		let input = PolicyInput { lhs: &sa, rhs: &sb, k: a.k, complex: T::IS_COMPLEX, mantissa: T::MANTISSA_BITS };
+		let mut plan = match self.backend {
+			Backend::CpuEmulation | Backend::Gpu if a.k > 0 => input.choose(precision),
+			_ => Plan { scheme: Scheme::Native, predicted_bits: T::MANTISSA_BITS as f64, k_passes: 1 },
+		};
+		if let Scheme::SchemeII { moduli, .. } = plan.scheme {
+			plan.scheme = Scheme::SchemeII { moduli, scaling: self.scaling };
+		}
+		Prepared { a, b, sa, sb, plan }
+	}
+
+	fn emulate<T: Scalar>(&self, mut dst: MatMut<'_, T>, accum: Accum, lhs: MatRef<'_, T>, rhs: MatRef<'_, T>, alpha: T, precision: Precision) -> Report {
+		let mut timer = Timer::start();
+		let Prepared { a, b, sa, sb, plan } = self.prepare(lhs, rhs, precision);
+		let shape = (a.len, b.len, a.k);
+		if plan.scheme == Scheme::Native {
+			native(dst, accum, lhs, rhs, alpha);
+			return self.report::<T>(plan, shape, 0, timer.times());
+		}
+		let parts = cpu::emulate(&a, &b, (&sa, &sb), plan.scheme, plan.k_passes, &mut timer);
+		let m = a.len;
+		let (bad_rows, bad_cols) = (mask(m, &a.nonfinite), mask(b.len, &b.nonfinite));
+		for j in (0..b.len).filter(|&j| !bad_cols[j]) {
+			for i in (0..m).filter(|&i| !bad_rows[i]) {
+				let c = (parts.re[i + j * m], parts.im.get(i + j * m).copied().unwrap_or(0.0));
+				let old = (accum == Accum::Add).then(|| dst[(i, j)]);
+				dst[(i, j)] = combine(c, alpha, old);
+			}
+		}
+		let fixed = fix_nonfinite(dst, accum, lhs, rhs, alpha, &a.nonfinite, &b.nonfinite);
+		self.report::<T>(plan, shape, fixed, timer.times())
+	}
+}
+
+fn mask(len: usize, set: &[usize]) -> Vec<bool> {
+	let mut m = vec![false; len];
+	set.iter().for_each(|&i| m[i] = true);
+	m
+}
+
+struct Prepared {
+	a: Operand,
+	b: Operand,
+	sa: Vec<crate::stats::RowStats>,
+	sb: Vec<crate::stats::RowStats>,
+	plan: Plan,
+}
+
+/// `alpha * c (+ old)` in `f64`, rounded once to `T`
+#[inline]
+fn combine<T: Scalar>(c: (f64, f64), alpha: T, old: Option<T>) -> T {
+	let (ar, ai) = (alpha.re(), alpha.im());
+	let (re, im) = if T::IS_COMPLEX { (ar * c.0 - ai * c.1, ar * c.1 + ai * c.0) } else { (ar * c.0, 0.0) };
+	match old {
+		Some(o) => T::from_parts(o.re() + re, o.im() + im),
+		None => T::from_parts(re, im),
+	}
+}
+
+/// faer's native product
+fn native<T: Scalar>(dst: MatMut<'_, T>, accum: Accum, lhs: MatRef<'_, T>, rhs: MatRef<'_, T>, alpha: T) {
+	matmul(dst, accum, lhs, rhs, alpha, Par::rayon(0));
+}
+
+/// recomputes natively the entries in `rows` (all columns) and `cols` (all rows): returns how many
+fn fix_nonfinite<T: Scalar>(
+	mut dst: MatMut<'_, T>,
+	accum: Accum,
+	lhs: MatRef<'_, T>,
+	rhs: MatRef<'_, T>,
+	alpha: T,
+	rows: &[usize],
+	cols: &[usize],
+) -> usize {
+	let mut write = |i: usize, j: usize, v: T| {
+		let old = (accum == Accum::Add).then(|| dst[(i, j)]);
+		dst[(i, j)] = old.map_or(v, |o| T::from_parts(o.re() + v.re(), o.im() + v.im()));
+	};
+	for &i in rows {
+		let mut row = Mat::<T>::zeros(1, rhs.ncols());
+		native(row.as_mut(), Accum::Replace, lhs.subrows(i, 1), rhs, alpha);
+		(0..rhs.ncols()).for_each(|j| write(i, j, row[(0, j)]));
+	}
+	for &j in cols {
+		let mut col = Mat::<T>::zeros(lhs.nrows(), 1);
+		native(col.as_mut(), Accum::Replace, lhs, rhs.subcols(j, 1), alpha);
+		(0..lhs.nrows()).filter(|i| rows.binary_search(i).is_err()).for_each(|i| write(i, j, col[(i, 0)]));
+	}
+	rows.len() * rhs.ncols() + cols.len() * lhs.nrows() - rows.len() * cols.len()
+}
+
+fn check_shapes<T>(lhs: MatRef<'_, T>, rhs: MatRef<'_, T>, dst: Option<(usize, usize)>) -> Result<(), Error> {
+	let ok = lhs.ncols() == rhs.nrows() && dst.is_none_or(|d| d == (lhs.nrows(), rhs.ncols()));
+	if ok { Ok(()) } else { Err(Error::ShapeMismatch { lhs: (lhs.nrows(), lhs.ncols()), rhs: (rhs.nrows(), rhs.ncols()), dst }) }
+}

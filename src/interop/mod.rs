@@ -1,0 +1,47 @@
+//! [`EmuMatMul`]: `a.emu_mul(&b, precision)` on faer and nalgebra matrices
+
+#[cfg(feature = "faer")]
+mod faer;
+#[cfg(feature = "nalgebra")]
+mod nalgebra;
+
+use crate::{Emulator, Error, Precision, Scalar};
+use ::faer::{Accum, MatMut, MatRef};
+
+/// the emulated product of two matrices, a drop-in for `a * b`
+///
+/// implemented for faer's `Mat` and `MatRef` (feature `faer`, on by default) and for every
+/// nalgebra `Matrix`, views included (feature `nalgebra`), over `f64`, `f32`, `c64` and `c32`.
+/// products run on the shared [`Emulator`] of [`crate::Backend::Auto`]: the GPU when a usable one
+/// is present, faer's native product otherwise; [`crate::last_report`] tells which
+///
+/// # example
+/// ```
+/// use emugemm::{EmuMatMul, Precision};
+/// let a = faer::mat![[1.0, 2.0], [3.0, 4.0f64]];
+/// let b = faer::mat![[5.0], [6.0f64]];
+/// let c = a.emu_mul(&b, Precision::F64);
+/// assert_eq!(c, faer::mat![[17.0], [39.0]]);
+/// ```
+pub trait EmuMatMul<Rhs: ?Sized = Self> {
+	/// the product's type
+	type Output;
+
+	/// `self * rhs` at `precision`, or the error (shape mismatch, invalid precision)
+	fn try_emu_mul(&self, rhs: &Rhs, precision: Precision) -> Result<Self::Output, Error>;
+
+	/// `self * rhs` at `precision`
+	///
+	/// # panics
+	/// where `self * rhs` panics: when the inner dimensions differ; and on an invalid explicit
+	/// precision (`SchemeI { slices: 0 }`, ...)
+	#[track_caller]
+	fn emu_mul(&self, rhs: &Rhs, precision: Precision) -> Self::Output {
+		self.try_emu_mul(rhs, precision).unwrap_or_else(|e| panic!("{e}"))
+	}
+}
+
+/// `dst = lhs * rhs` on the shared context
+pub(crate) fn product_into<T: Scalar>(dst: MatMut<'_, T>, lhs: MatRef<'_, T>, rhs: MatRef<'_, T>, precision: Precision) -> Result<(), Error> {
+	Emulator::global().matmul(dst, Accum::Replace, lhs, rhs, T::from_parts(1.0, 0.0), precision)
+}

@@ -1,0 +1,76 @@
+//! # emugemm
+//!
+//! FP64/FP32 matrix multiplication (real and complex) emulated with exact INT8 products: the
+//! Ozaki schemes, for the faer and nalgebra ecosystem.
+//!
+//! an INT8 tensor core multiplies small integers exactly and very fast. the Ozaki schemes turn a
+//! floating-point product into a few such integer products:
+//!
+//! - **scheme I** ([`Precision::SchemeI`]) cuts every row of $A$ and column of $B$ into `p`
+//!   balanced int8 digits of a common power-of-two scale and sums the `p(p+1)/2` digit products
+//!   that matter, with a shift-reduce; cheap at TF32 to FP32 accuracy
+//! - **scheme II** ([`Precision::SchemeII`]) scales rows and columns to integers whose product is
+//!   guaranteed to fit a range $P/4$, takes one exact int8 product per modulus of symmetric
+//!   residues, and rebuilds the integer product by the Chinese remainder theorem; the FP64 path
+//! - complex products run as 4M (scheme I, parts stacked along K) or 3M (scheme II, exact in
+//!   modular arithmetic)
+//!
+//! a [`Precision`] says what accuracy is wanted; a policy reads the inputs' exponent statistics and
+//! picks the cheapest [`Plan`] that keeps the promise (see [`precision`](crate::Precision)).
+//!
+//! ```
+//! use emugemm::{EmuMatMul, Precision};
+//! let a = emugemm::testing::random_matrix::<f64>(50, 40, 1.0, 1);
+//! let b = emugemm::testing::random_matrix::<f64>(40, 30, 1.0, 2);
+//! let c = a.emu_mul(&b, Precision::F64);              // like &a * &b
+//! let report = emugemm::last_report().unwrap();       // backend, plan, phase times
+//! println!("{report}");
+//! assert_eq!((c.nrows(), c.ncols()), (50, 30));
+//! ```
+//!
+//! # backends
+//!
+//! [`Backend::Auto`] (what [`EmuMatMul`] uses) runs on an NVIDIA Hopper GPU when one is usable
+//! (feature `cuda`; the kernels arrive in a later release) and otherwise computes the product with
+//! faer's native matmul, the fastest correct answer on a CPU. [`Backend::CpuEmulation`] runs the
+//! emulation itself on the CPU, bit for bit what the GPU computes: it is the oracle of the tests
+//! and a way to get the GPU's exact bits without one.
+//!
+//! ```
+//! use emugemm::{Accum, Backend, Emulator, Precision};
+//! let a = emugemm::testing::random_matrix::<faer::c64>(20, 20, 1.0, 3);
+//! let mut c = faer::Mat::<faer::c64>::zeros(20, 20);
+//! let emu = Emulator::with_backend(Backend::CpuEmulation)?;
+//! emu.matmul(c.as_mut(), Accum::Replace, a.as_ref(), a.as_ref(), faer::c64::new(1.0, 0.0), Precision::SchemeII { moduli: 16 })?;
+//! println!("{}", emu.last_report().unwrap());
+//! # Ok::<(), emugemm::Error>(())
+//! ```
+//!
+//! # features
+//!
+//! - `faer` (default): [`EmuMatMul`] for `faer::Mat` and `faer::MatRef`
+//! - `nalgebra`: [`EmuMatMul`] for every nalgebra matrix and view (zero-copy)
+//! - `cuda`: the GPU backend (a placeholder in this release)
+
+#![warn(missing_docs)]
+
+mod cpu;
+mod emulator;
+mod error;
+mod fp;
+mod gpu;
+mod interop;
+mod operand;
+mod precision;
+mod scalar;
+pub mod scheme1;
+pub mod scheme2;
+mod stats;
+pub mod testing;
+
+pub use emulator::{Backend, Emulator, PhaseTimes, Report, last_report};
+pub use error::Error;
+pub use faer::Accum;
+pub use interop::EmuMatMul;
+pub use precision::{Plan, Precision, Scaling, Scheme};
+pub use scalar::Scalar;

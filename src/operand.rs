@@ -1,0 +1,86 @@
+//! an operand as the split kernels see it: `f64` parts, one row per output row (of `A`) or per
+//! output column (of `B`), `K` contiguous ("K-major"), non-finite entries set aside
+
+use crate::Scalar;
+use faer::MatRef;
+use rayon::prelude::*;
+
+/// the rows of `A` or the columns of `B`, as `f64` parts with `K` contiguous
+pub(crate) struct Operand {
+	/// rows (of `A`) or columns (of `B`)
+	pub len: usize,
+	/// the inner dimension
+	pub k: usize,
+	/// real parts, `len * k`, row `i` at `i * k`
+	pub re: Vec<f64>,
+	/// imaginary parts (empty for real operands)
+	pub im: Vec<f64>,
+	/// rows that held a NaN or an infinity (those entries are stored as zero)
+	pub nonfinite: Vec<usize>,
+}
+
+impl Operand {
+	/// the rows of `a`
+	pub fn lhs<T: Scalar>(a: MatRef<'_, T>) -> Self {
+		Self::gather(a.nrows(), a.ncols(), |i, h| a[(i, h)])
+	}
+
+	/// the columns of `b`
+	pub fn rhs<T: Scalar>(b: MatRef<'_, T>) -> Self {
+		Self::gather(b.ncols(), b.nrows(), |j, h| b[(h, j)])
+	}
+
+	fn gather<T: Scalar>(len: usize, k: usize, at: impl Fn(usize, usize) -> T + Sync) -> Self {
+		let mut re = vec![0.0; len * k];
+		let mut im = if T::IS_COMPLEX { vec![0.0; len * k] } else { Vec::new() };
+		let fill_row = |i: usize, re: &mut [f64], mut im: Option<&mut [f64]>| {
+			let mut finite = true;
+			for h in 0..k {
+				let x = at(i, h);
+				if x.is_finite_value() {
+					re[h] = x.re();
+					if let Some(im) = im.as_deref_mut() {
+						im[h] = x.im();
+					}
+				} else {
+					finite = false;
+				}
+			}
+			finite
+		};
+		let finite: Vec<bool> = if k == 0 {
+			vec![true; len]
+		} else if T::IS_COMPLEX {
+			re.par_chunks_mut(k).zip(im.par_chunks_mut(k)).enumerate().map(|(i, (r, m))| fill_row(i, r, Some(m))).collect()
+		} else {
+			re.par_chunks_mut(k).enumerate().map(|(i, r)| fill_row(i, r, None)).collect()
+		};
+		let nonfinite = finite.iter().enumerate().filter(|(_, f)| !**f).map(|(i, _)| i).collect();
+		Operand { len, k, re, im, nonfinite }
+	}
+
+	/// whether the operand has imaginary parts
+	pub fn is_complex(&self) -> bool {
+		!self.im.is_empty()
+	}
+
+	/// the real parts of row `i`
+	pub fn re_row(&self, i: usize) -> &[f64] {
+		&self.re[i * self.k..(i + 1) * self.k]
+	}
+
+	/// the imaginary parts of row `i` (empty for real operands)
+	pub fn im_row(&self, i: usize) -> &[f64] {
+		if self.is_complex() { &self.im[i * self.k..(i + 1) * self.k] } else { &[] }
+	}
+
+	/// every part of row `i`: real parts, then imaginary parts
+	pub fn parts(&self, i: usize) -> impl Iterator<Item = f64> + Clone + '_ {
+		self.re_row(i).iter().chain(self.im_row(i)).copied()
+	}
+
+	/// the largest magnitude of row `i` over all parts
+	pub fn amax(&self, i: usize) -> f64 {
+		self.parts(i).fold(0.0, |m, x| m.max(x.abs()))
+	}
+}

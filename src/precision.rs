@@ -1,0 +1,268 @@
+//! what the user asks for ([`Precision`]), what runs ([`Plan`]), and the policy between them
+//!
+//! # the policy
+//!
+//! | precision | target (scaled bits, see [`crate::testing`]) | plans considered |
+//! |---|---|---|
+//! | [`Precision::Tf32`] | 11 | scheme I `p = 1..=8`, scheme II `p = 2..=20` |
+//! | [`Precision::F32`] | 23 | same |
+//! | [`Precision::F64`] | 52 | same |
+//! | [`Precision::Bits`]`(n)` | `n` | same |
+//! | [`Precision::SchemeI`] / [`Precision::SchemeII`] | none: the plan is given | that plan |
+//!
+//! the target never exceeds `mantissa - 1` of the output type (an `f32` result cannot carry 52
+//! bits). the targets sit at or above the bits a native GEMM of that precision reaches (native
+//! FP64 reaches 45-53 scaled bits, FP32 19-24, TF32 10-11), so meeting the target keeps the
+//! promise "bits >= native bits - 1".
+//!
+//! among the plans whose *predicted* bits meet the target, the cheapest by [`Scheme::cost`] wins; if
+//! none does (very wide exponent ranges), the product is computed natively and the report says so.
+//!
+//! # the accuracy model
+//!
+//! the error of an emulated product, measured against $(|A||B|)_{ij}$, comes from representing each
+//! row $a_i$ (column $b_j$) by integers of quantum $2^{-\sigma_i}$. for an entry of typical size, the
+//! relative representation error is $2^{-(\sigma_i + E_i - \delta_i)}$ where $E_i$ is the exponent of
+//! the row's largest magnitude and $\delta_i$ the median distance of the row's exponents below it
+//! (the *spread*, read from the inputs: wide-range inputs have large spreads). the predicted bits
+//! of an operand are the minimum over its rows of $\sigma_i + E_i - \delta_i$; for the product,
+//! $-\log_2(2^{-b_A} + 2^{-b_B}) - 2$ (a 2-bit margin for the worst pairing of rows and columns),
+//! combined with the output rounding $2^{-\mathrm{mantissa}}$. for scheme I,
+//! $\sigma_i + E_i = 8p - 2$ (or one less); for scheme II with fast scaling
+//! $\sigma_i = \lfloor(\Lambda_p - \log_2 \lceil\|a_i\|^2\rceil)/2\rfloor$, which costs about
+//! $\frac12 \log_2 K$ bits on dense rows.
+
+use crate::scheme1;
+use crate::scheme2::{self, MAX_MODULI};
+use crate::stats::RowStats;
+use core::fmt;
+
+/// the accuracy a product is asked for
+///
+/// # example
+/// ```
+/// use emugemm::Precision;
+/// let p = Precision::Bits(40);
+/// assert_eq!(p.target_bits(53), Some(40));
+/// assert_eq!(Precision::F64.target_bits(24), Some(23));
+/// assert_eq!(Precision::SchemeII { moduli: 15 }.target_bits(53), None);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Precision {
+	/// at least the accuracy of a TF32 tensor-core GEMM on the same inputs (minus one bit)
+	Tf32,
+	/// at least the accuracy of a native FP32 GEMM on the same inputs (minus one bit)
+	F32,
+	/// at least the accuracy of a native FP64 GEMM on the same inputs (minus one bit)
+	F64,
+	/// at least this many scaled bits (see [`crate::testing::Accuracy`])
+	Bits(u32),
+	/// Ozaki scheme I with this many slices (1..=8), for experts and benchmarks
+	SchemeI {
+		/// the slice count `p`: `p(p+1)/2` INT8 products, `8p - 1` bits per operand
+		slices: u32,
+	},
+	/// Ozaki scheme II with this many moduli (2..=20), for experts and benchmarks
+	SchemeII {
+		/// the moduli count `p`: `p` INT8 products
+		moduli: u32,
+	},
+}
+
+impl Precision {
+	/// the scaled bits the policy aims at for an output of `mantissa` significand bits, or `None`
+	/// for explicit plans
+	pub fn target_bits(self, mantissa: u32) -> Option<u32> {
+		let wanted = match self {
+			Precision::Tf32 => 11,
+			Precision::F32 => 23,
+			Precision::F64 => 52,
+			Precision::Bits(n) => n,
+			Precision::SchemeI { .. } | Precision::SchemeII { .. } => return None,
+		};
+		Some(wanted.min(mantissa - 1))
+	}
+}
+
+/// how scheme II chooses the power-of-two scaling of rows and columns
+///
+/// both guarantee that the integer product fits the CRT range on every input
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Scaling {
+	/// Cauchy–Schwarz bound from the row and column norms; no extra product
+	#[default]
+	Fast,
+	/// an entrywise bound of $|A||B|$ from one extra INT8 product; about $\frac12\log_2 K$ more
+	/// bits on dense data
+	Accurate,
+}
+
+/// the algorithm a plan runs
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Scheme {
+	/// the native product (faer on the CPU)
+	Native,
+	/// Ozaki scheme I with `slices` balanced int8 digits
+	SchemeI {
+		/// the slice count
+		slices: u32,
+	},
+	/// Ozaki scheme II with `moduli` moduli
+	SchemeII {
+		/// the moduli count
+		moduli: u32,
+		/// the scaling rule
+		scaling: Scaling,
+	},
+}
+
+impl Scheme {
+	/// the number of INT8 products (complex: 4M for scheme I, 3M for scheme II, plus the bound
+	/// product of accurate scaling)
+	pub fn int8_products(self, complex: bool) -> u32 {
+		match self {
+			Scheme::Native => 0,
+			Scheme::SchemeI { slices: p } => p * (p + 1) / 2 * if complex { 4 } else { 1 },
+			Scheme::SchemeII { moduli, scaling } => {
+				moduli * if complex { 3 } else { 1 } + (scaling == Scaling::Accurate) as u32 * if complex { 2 } else { 1 }
+			},
+		}
+	}
+
+	/// the relative cost the policy minimises: INT8 products plus the memory-bound phases
+	/// (split, residue planes, reconstruction) in units of one INT8 product; the crossover is to
+	/// be re-measured on the GPU (issue 5)
+	pub fn cost(self, complex: bool) -> f64 {
+		let memory = match self {
+			Scheme::Native => return f64::INFINITY,
+			Scheme::SchemeI { .. } => 0.3,
+			Scheme::SchemeII { moduli, .. } => 0.3 + 0.05 * moduli as f64,
+		};
+		self.int8_products(complex) as f64 + memory * if complex { 2.0 } else { 1.0 }
+	}
+}
+
+impl fmt::Display for Scheme {
+	fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+		match self {
+			Scheme::Native => write!(f, "native"),
+			Scheme::SchemeI { slices } => write!(f, "scheme I, {slices} slices"),
+			Scheme::SchemeII { moduli, scaling: Scaling::Fast } => write!(f, "scheme II, {moduli} moduli"),
+			Scheme::SchemeII { moduli, scaling: Scaling::Accurate } => write!(f, "scheme II, {moduli} moduli, accurate scaling"),
+		}
+	}
+}
+
+/// what runs for one product: the scheme and what the model predicts of it
+///
+/// # example
+/// ```
+/// use emugemm::{Backend, Emulator, Precision, Scheme};
+/// let a = emugemm::testing::random_matrix::<f64>(16, 8, 1.0, 1);
+/// let b = emugemm::testing::random_matrix::<f64>(8, 4, 1.0, 2);
+/// let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap();
+/// let plan = emu.plan(a.as_ref(), b.as_ref(), Precision::F64).unwrap();
+/// assert!(matches!(plan.scheme, Scheme::SchemeII { .. }));
+/// assert!(plan.predicted_bits >= 52.0);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Plan {
+	/// the algorithm
+	pub scheme: Scheme,
+	/// the scaled bits the accuracy model predicts (`+inf` for a zero product; for native plans
+	/// the output's significand bits, as nothing better is known in advance)
+	pub predicted_bits: f64,
+	/// the number of passes over K that scheme I needs to stay within its exact INT32 bound
+	pub k_passes: usize,
+}
+
+impl fmt::Display for Plan {
+	fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+		write!(f, "{} (predicted {:.1} bits", self.scheme, self.predicted_bits)?;
+		if self.k_passes > 1 {
+			write!(f, ", {} K passes", self.k_passes)?;
+		}
+		write!(f, ")")
+	}
+}
+
+/// the safety margin of the model, in bits (worst pairing of rows and columns)
+const MODEL_MARGIN: f64 = 2.0;
+
+/// the inputs of the policy: row statistics of `A`, column statistics of `B`, the shape
+pub(crate) struct PolicyInput<'a> {
+	pub lhs: &'a [RowStats],
+	pub rhs: &'a [RowStats],
+	pub k: usize,
+	pub complex: bool,
+	pub mantissa: u32,
+}
+
+impl PolicyInput<'_> {
+	/// the predicted scaled bits of `scheme` on these inputs
+	pub fn predicted_bits(&self, scheme: Scheme) -> f64 {
+		let out = -(self.mantissa as f64);
+		let (a, b) = match scheme {
+			Scheme::Native => return self.mantissa as f64,
+			Scheme::SchemeI { slices } => {
+				let bits = |r: &RowStats| 8.0 * slices as f64 - 3.0 - r.spread.unwrap_or(0) as f64;
+				(operand_bits(self.lhs, bits), operand_bits(self.rhs, bits))
+			},
+			Scheme::SchemeII { moduli, .. } => {
+				let lambda = scheme2::lambda(moduli);
+				let bits = |r: &RowStats| (scheme2::fast_shift(r.norm, lambda) + r.e_max) as f64 - r.spread.unwrap_or(0) as f64;
+				(operand_bits(self.lhs, bits), operand_bits(self.rhs, bits))
+			},
+		};
+		if a.is_infinite() || b.is_infinite() {
+			return f64::INFINITY;
+		}
+		let emulation = -((-a).exp2() + (-b).exp2()).log2() - MODEL_MARGIN;
+		-((-emulation).exp2() + out.exp2()).log2()
+	}
+
+	/// the plan for `precision`
+	pub fn choose(&self, precision: Precision) -> Plan {
+		let plan = |scheme: Scheme| Plan { scheme, predicted_bits: self.predicted_bits(scheme), k_passes: k_passes(scheme, self.k, self.complex) };
+		match precision {
+			Precision::SchemeI { slices } => return plan(Scheme::SchemeI { slices }),
+			Precision::SchemeII { moduli } => return plan(Scheme::SchemeII { moduli, scaling: Scaling::Fast }),
+			_ => {},
+		}
+		let target = precision.target_bits(self.mantissa).expect("a target precision") as f64;
+		let candidates = (1..=scheme1::MAX_SLICES)
+			.map(|slices| Scheme::SchemeI { slices })
+			.chain((2..=MAX_MODULI).map(|moduli| Scheme::SchemeII { moduli, scaling: Scaling::Fast }));
+		candidates
+			.map(plan)
+			.filter(|p| p.predicted_bits >= target)
+			.min_by(|x, y| x.scheme.cost(self.complex).total_cmp(&y.scheme.cost(self.complex)))
+			.unwrap_or_else(|| plan(Scheme::Native))
+	}
+}
+
+fn operand_bits(rows: &[RowStats], bits: impl Fn(&RowStats) -> f64) -> f64 {
+	rows.iter().filter(|r| r.spread.is_some()).map(bits).fold(f64::INFINITY, f64::min)
+}
+
+/// scheme I passes over K (the complex 4M stacks real and imaginary parts along K)
+fn k_passes(scheme: Scheme, k: usize, complex: bool) -> usize {
+	match scheme {
+		Scheme::SchemeI { slices } => {
+			let per_pass = scheme1::k_max(slices) / if complex { 2 } else { 1 };
+			k.div_ceil(per_pass).max(1)
+		},
+		_ => 1,
+	}
+}
+
+/// checks an explicit plan's parameters, and that the output type can hold the bits asked for
+pub(crate) fn validate<T: crate::Scalar>(precision: Precision) -> Result<(), crate::Error> {
+	let bad = |reason: &'static str| Err(crate::Error::InvalidPrecision { precision, reason });
+	match precision {
+		Precision::Bits(n) if n >= T::MANTISSA_BITS => bad("the output type cannot hold that many bits (at most its significand bits minus one)"),
+		Precision::SchemeI { slices } if !(1..=scheme1::MAX_SLICES).contains(&slices) => bad("scheme I takes 1..=8 slices"),
+		Precision::SchemeII { moduli } if !(2..=MAX_MODULI).contains(&moduli) => bad("scheme II takes 2..=20 moduli"),
+		_ => Ok(()),
+	}
+}

@@ -1,0 +1,332 @@
+//! Ozaki scheme II: Chinese remaindering over `p` pairwise coprime moduli `<= 256`
+//!
+//! rows of $A$ and columns of $B$ are scaled by powers of two and truncated to integers $a', b'$
+//! such that $\sum_h |a'_{ih}| |b'_{hj}| \le 2^\Lambda \le P/4$ is *guaranteed* ($P = \prod m_l$);
+//! the exact integer product $C' = A'B'$ is then recovered from its residues modulo each $m_l$,
+//! each obtained from one exact INT8 product of symmetric residues. two scalings are offered:
+//!
+//! - fast (Cauchy–Schwarz): $\sigma_i = \lfloor (\Lambda - \log_2 \lceil \|a_i\|^2 \rceil)/2 \rfloor$
+//!   from an upward-quantised squared norm; scale-invariant, no extra product
+//! - accurate: one extra INT8 product of 6-bit upward roundings of $|A|$ and $|B|$ bounds
+//!   $|A||B|$ entrywise (gains about $\frac12 \log_2 K$ bits on dense data)
+//!
+//! every function here is pure and is mirrored operation for operation by the GPU kernels
+
+use crate::fp::{ceil_log2, exponent, scale_pow2, significand};
+use num_bigint::{BigInt, BigUint};
+use num_traits::{ToPrimitive, Zero};
+
+/// the moduli, in the order they are used: the first `p` of them form a plan of `p` moduli
+pub const MODULI: [u32; 20] = [256, 255, 253, 251, 247, 241, 239, 233, 229, 227, 223, 217, 211, 199, 197, 193, 191, 181, 179, 173];
+
+/// the largest modulus count
+pub const MAX_MODULI: u32 = MODULI.len() as u32;
+
+/// the symmetric residue of `v` modulo `m`: in `[-(m-1)/2, (m-1)/2]` for odd `m`, `[-128, 127]`
+/// for `m = 256`
+#[inline]
+pub(crate) fn sym_mod(v: i64, m: u32) -> i8 {
+	let m = m as i64;
+	let r = v.rem_euclid(m);
+	(if r > (m - 1) / 2 { r - m } else { r }) as i8
+}
+
+/// [`sym_mod`] of a 128-bit integer
+#[inline]
+pub(crate) fn sym_mod_wide(v: i128, m: u32) -> i8 {
+	sym_mod(v.rem_euclid(m as i128) as i64, m)
+}
+
+/// `trunc(x * 2^sigma)` as an exact integer
+#[inline]
+pub(crate) fn to_integer(x: f64, sigma: i32) -> i128 {
+	scale_pow2(x, sigma).trunc() as i128
+}
+
+/// the fast-scaling statistic of a row: `(E, T)` where `E` is the exponent of the largest
+/// magnitude and `T` an integer with $\|a\|^2 < T \cdot 2^{2E - 32}$
+///
+/// each entry contributes $\lceil (M_{16} + 1)^2 \, 2^{2 - 2(E - e)} \rceil$ with $M_{16}$ its top 16
+/// significand bits; integer sums make `T` independent of the summation order. `None` for a zero row
+pub(crate) fn norm_bound(values: impl Iterator<Item = f64> + Clone) -> Option<(i32, u64)> {
+	let e_max = values.clone().filter(|x| *x != 0.0).map(exponent).max()?;
+	let t = values.filter(|x| *x != 0.0).map(|x| norm_term(x, e_max)).sum();
+	Some((e_max, t))
+}
+
+#[inline]
+fn norm_term(x: f64, e_max: i32) -> u64 {
+	let m = (significand(x) >> 37) + 1;
+	let v = (m * m) << 2;
+	let shift = 2 * (e_max - exponent(x)) as u32;
+	if shift >= 64 { 1 } else { v.div_ceil(1u64 << shift) }
+}
+
+/// the fast (Cauchy–Schwarz) shift: the largest $\sigma$ with $2^{2\sigma} T 2^{2E - 32} \le 2^\Lambda$
+#[inline]
+pub(crate) fn fast_shift(bound: Option<(i32, u64)>, lambda: i32) -> i32 {
+	match bound {
+		None => 0,
+		Some((e_max, t)) => (lambda + 32 - 2 * e_max - ceil_log2(t)).div_euclid(2),
+	}
+}
+
+/// the coarse shift of the accurate scaling: `|x| * 2^s0 < 64` for every entry of a real row
+/// (`< 32` per part for complex rows, so that `|re| + |im|` rounds up to at most 64)
+#[inline]
+pub(crate) fn coarse_shift(amax: f64, complex: bool) -> i32 {
+	if amax == 0.0 { 0 } else { 5 - complex as i32 - exponent(amax) }
+}
+
+/// the coarse magnitude of one part: `ceil(|x| * 2^s0)`, at least 1 when `x != 0`
+#[inline]
+pub(crate) fn coarse_magnitude(x: f64, s0: i32) -> i8 {
+	if x == 0.0 {
+		return 0;
+	}
+	(scale_pow2(x.abs(), s0).ceil() as i8).max(1)
+}
+
+/// the accurate shift from the coarse shift and the largest coarse product in the row:
+/// $s_0 + \lfloor (\Lambda - \lceil \log_2 R \rceil) / 2 \rfloor$
+#[inline]
+pub(crate) fn accurate_shift(s0: i32, row_max: i64, lambda: i32) -> i32 {
+	if row_max <= 0 { s0 } else { s0 + (lambda - ceil_log2(row_max as u64)).div_euclid(2) }
+}
+
+/// the constants of the CRT reconstruction for `p` moduli
+///
+/// with $w_l = (P/m_l)\,((P/m_l)^{-1} \bmod m_l)$, the product is $C' = S - qP$ where
+/// $S = \sum_l w_l c_l$ and $q = \mathrm{rint}(S/P)$. each $w_l$ is split as $hi_l + lo_l$ with
+/// $hi_l$ on the grid $2^g$ and $|hi_l| / 2^g < 2^{45 - \lceil \log_2 p \rceil}$, so that
+/// $\sum_l hi_l c_l$ is exact in `f64`; $P$ is split the same way
+#[derive(Clone, Debug, PartialEq)]
+pub struct Crt {
+	/// the moduli
+	pub moduli: Vec<u32>,
+	/// $\Lambda$: the plan guarantees $|C'| \le \sum |a'||b'| \le 2^\Lambda \le P/4$
+	pub lambda: i32,
+	/// the high parts of $w_l$
+	pub hi: Vec<f64>,
+	/// the low parts of $w_l$ (rounded)
+	pub lo: Vec<f64>,
+	/// $P$ on the grid of `hi`
+	pub p_hi: f64,
+	/// $P - P_{hi}$ (rounded)
+	pub p_lo: f64,
+	/// $1/P$ (rounded)
+	pub inv_p: f64,
+}
+
+impl Crt {
+	/// the constants for the first `p` moduli of [`MODULI`], `2 <= p <= 20`
+	pub fn new(p: u32) -> Self {
+		assert!((2..=MAX_MODULI).contains(&p), "scheme II needs 2..=20 moduli, got {p}");
+		let moduli = MODULI[..p as usize].to_vec();
+		let big_p = modulus_product(p);
+		let bits = big_p.bits() as i32;
+		let grid = bits - (45 - ceil_log2(p as u64));
+		let (mut hi, mut lo) = (Vec::new(), Vec::new());
+		for &m in &moduli {
+			let q = &big_p / m;
+			let inv = mod_inverse((&q % m).to_u32().unwrap(), m);
+			let w = (q * inv) % &big_p;
+			let (h, l) = split_on_grid(&w, grid);
+			hi.push(h);
+			lo.push(l);
+		}
+		let (p_hi, p_lo) = split_on_grid(&big_p, grid);
+		Crt { moduli, lambda: lambda(p), hi, lo, p_hi, p_lo, inv_p: 1.0 / to_f64(&BigInt::from(big_p)) }
+	}
+
+	/// the number of moduli
+	pub fn len(&self) -> usize {
+		self.moduli.len()
+	}
+
+	/// always false: a plan has at least two moduli
+	pub fn is_empty(&self) -> bool {
+		self.moduli.is_empty()
+	}
+
+	/// the integer $C'$ (as an `f64`, error about $2^{-77} P$ plus its own rounding) whose residues are
+	/// `residues[l]` modulo `moduli[l]`, assuming $|C'| \le P/4$
+	///
+	/// the operation order is normative: the GPU kernel performs the same sequence
+	#[inline]
+	pub(crate) fn reconstruct(&self, residues: &[i8]) -> f64 {
+		debug_assert_eq!(residues.len(), self.len());
+		let mut s_hi = 0.0f64;
+		let mut s_lo = 0.0f64;
+		for ((&h, &l), &c) in self.hi.iter().zip(&self.lo).zip(residues) {
+			let c = c as f64;
+			s_hi += h * c; // exact: every partial sum lies on the grid below 2^53 grid steps
+			s_lo += l * c;
+		}
+		let q = (s_hi * self.inv_p).round_ties_even();
+		let t = (-q).mul_add(self.p_hi, s_hi); // exact: the result lies on the grid
+		let r = s_lo - q * self.p_lo;
+		t + r
+	}
+}
+
+fn mod_inverse(a: u32, m: u32) -> u32 {
+	(1..m).find(|x| (a as u64 * *x as u64) % m as u64 == 1).expect("moduli are coprime")
+}
+
+/// `(hi, lo)`: `hi` = `v` truncated to a multiple of `2^grid` (exact in `f64`), `lo` = the rest rounded
+fn split_on_grid(v: &BigUint, grid: i32) -> (f64, f64) {
+	let g = grid.max(0) as u64;
+	let hi = (v >> g) << g;
+	let lo = v - &hi;
+	(to_f64(&BigInt::from(hi)), to_f64(&BigInt::from(lo)))
+}
+
+/// round-to-nearest conversion of a big integer (exact for the values built above)
+fn to_f64(v: &BigInt) -> f64 {
+	if v.is_zero() {
+		return 0.0;
+	}
+	let bits = v.bits();
+	let shift = bits.saturating_sub(64);
+	let top = (v.magnitude() >> shift).to_u64().unwrap();
+	let rest_nonzero = !(v.magnitude() - (BigUint::from(top) << shift)).is_zero();
+	// `top` has up to 64 bits: round it to 53 with the sticky information of the rest
+	let f = round_u64_with_sticky(top, rest_nonzero);
+	let f = scale_pow2(f, shift as i32);
+	if v.sign() == num_bigint::Sign::Minus { -f } else { f }
+}
+
+fn round_u64_with_sticky(top: u64, sticky: bool) -> f64 {
+	let lz = top.leading_zeros();
+	if 64 - lz <= 53 {
+		return top as f64;
+	}
+	let drop = 64 - lz - 53;
+	let kept = top >> drop;
+	let rem = top & ((1u64 << drop) - 1);
+	let half = 1u64 << (drop - 1);
+	let up = rem > half || (rem == half && (sticky || kept & 1 == 1));
+	scale_pow2((kept + up as u64) as f64, drop as i32)
+}
+
+fn modulus_product(p: u32) -> BigUint {
+	MODULI[..p as usize].iter().map(|&m| BigUint::from(m)).product()
+}
+
+/// $\Lambda$ of `p` moduli: $\lfloor \log_2 P \rfloor - 2$, so that $2^\Lambda \le P/4$
+pub(crate) fn lambda(p: u32) -> i32 {
+	modulus_product(p).bits() as i32 - 3
+}
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+	use num_bigint::BigInt;
+
+	#[test]
+	fn moduli_are_pairwise_coprime() {
+		fn gcd(a: u32, b: u32) -> u32 {
+			if b == 0 { a } else { gcd(b, a % b) }
+		}
+		for (i, &a) in MODULI.iter().enumerate() {
+			for &b in &MODULI[i + 1..] {
+				assert_eq!(gcd(a, b), 1, "{a} {b}");
+			}
+		}
+	}
+
+	#[test]
+	fn sym_mod_ranges() {
+		for &m in &MODULI {
+			for v in -1000i64..1000 {
+				let r = sym_mod(v, m) as i64;
+				assert_eq!((v - r).rem_euclid(m as i64), 0);
+				if m == 256 {
+					assert!((-128..=127).contains(&r));
+				} else {
+					assert!(r.abs() <= (m as i64 - 1) / 2);
+				}
+			}
+		}
+		assert_eq!(sym_mod_wide(i128::MAX, 255), sym_mod((i128::MAX % 255) as i64, 255));
+	}
+
+	/// reconstructs random integers with |C'| <= 2^lambda exactly (up to the documented error)
+	#[test]
+	fn crt_recovers_integers() {
+		let mut state = 0x1234_5678_9ABC_DEF0u64;
+		let mut next = move || {
+			state ^= state << 13;
+			state ^= state >> 7;
+			state ^= state << 17;
+			state
+		};
+		for p in 2..=MAX_MODULI {
+			let crt = Crt::new(p);
+			let big_p: BigInt = crt.moduli.iter().map(|&m| BigInt::from(m)).product();
+			for trial in 0..200 {
+				let bits = (crt.lambda as u64 * (trial % 7 + 1) / 7) as usize;
+				let mut v = BigInt::from(next()) * BigInt::from(next()) * BigInt::from(next());
+				v = v >> (192usize.saturating_sub(bits));
+				if next() & 1 == 1 {
+					v = -v;
+				}
+				assert!(v.bits() as i32 <= crt.lambda);
+				let residues: Vec<i8> = crt
+					.moduli
+					.iter()
+					.map(|&m| {
+						let r = ((&v % m) + m) % m;
+						sym_mod(r.to_i64().unwrap(), m)
+					})
+					.collect();
+				let got = crt.reconstruct(&residues);
+				let exact = to_f64(&v);
+				let err = (got - exact).abs();
+				// lo-part roundings (about 2^-77 P) plus the rounding of the result itself
+				let tol = to_f64(&big_p) * 2f64.powi(-76) + exact.abs() * f64::EPSILON;
+				assert!(err <= tol, "p={p} v={v} got={got} exact={exact}");
+			}
+		}
+	}
+
+	#[test]
+	fn small_plans_are_exact() {
+		let crt = Crt::new(6);
+		for v in [-(1i64 << 40) + 3, -1, 0, 1, 12345, (1i64 << 44) - 7] {
+			let residues: Vec<i8> = crt.moduli.iter().map(|&m| sym_mod(v, m)).collect();
+			assert_eq!(crt.reconstruct(&residues), v as f64);
+		}
+	}
+
+	#[test]
+	fn fast_shift_keeps_the_guarantee() {
+		let rows: [&[f64]; 4] = [&[1.0, -2.0, 3.5], &[1e-300, 5e-324, -2e-310], &[1e300; 64], &[1.999_999_999_999_999_8; 1000]];
+		for p in [2, 8, 15, 20] {
+			let lambda = Crt::new(p).lambda;
+			for row in rows {
+				let sigma = fast_shift(norm_bound(row.iter().copied()), lambda);
+				let norm2: f64 = row.iter().map(|&x| to_integer(x, sigma) as f64).map(|v| v * v).sum();
+				assert!(norm2.log2() <= lambda as f64 + 1e-9, "p={p} {row:?}");
+				// and it is not wasteful: one more bit would break it (up to the quantisation)
+				let norm2_up: f64 = row.iter().map(|&x| scale_pow2(x, sigma + 2)).map(|v| v * v).sum();
+				assert!(norm2_up.log2() > lambda as f64, "p={p} {row:?}");
+			}
+		}
+	}
+
+	#[test]
+	fn coarse_magnitudes_bound_and_fit() {
+		for &x in &[1.0f64, 1.999, -1.5, 1e-300, 7e300, 5e-324] {
+			let s0 = coarse_shift(x.abs(), false);
+			let c = coarse_magnitude(x, s0);
+			assert!((1..=64).contains(&c));
+			assert!(c as f64 >= scale_pow2(x.abs(), s0));
+			let s0 = coarse_shift(x.abs(), true);
+			assert!(coarse_magnitude(x, s0) <= 32);
+		}
+		assert_eq!(coarse_magnitude(5e-324, 0), 1);
+		assert_eq!(coarse_magnitude(0.0, 3), 0);
+	}
+}
