@@ -31,16 +31,37 @@ pub(crate) fn sym_mod(v: i64, m: u32) -> i8 {
 	(if r > (m - 1) / 2 { r - m } else { r }) as i8
 }
 
-/// [`sym_mod`] of a 128-bit integer
-#[inline]
-pub(crate) fn sym_mod_wide(v: i128, m: u32) -> i8 {
-	sym_mod(v.rem_euclid(m as i128) as i64, m)
+
+/// the integer `trunc(x * 2^sigma)` in the form the residue computation uses:
+/// `(negative, s, e)` with `|trunc(x 2^sigma)| = s * 2^e`, `s < 2^53`, `e >= 0`
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ScaledInteger {
+	negative: bool,
+	significand: u64,
+	exponent: u32,
 }
 
-/// `trunc(x * 2^sigma)` as an exact integer
-#[inline]
-pub(crate) fn to_integer(x: f64, sigma: i32) -> i128 {
-	scale_pow2(x, sigma).trunc() as i128
+impl ScaledInteger {
+	/// `trunc(x * 2^sigma)`
+	#[inline]
+	pub fn new(x: f64, sigma: i32) -> Self {
+		let v = scale_pow2(x, sigma).trunc();
+		if v == 0.0 {
+			return ScaledInteger { negative: false, significand: 0, exponent: 0 };
+		}
+		let (sig, e) = (significand(v), exponent(v) - 52);
+		let (significand, exponent) = if e >= 0 { (sig, e as u32) } else { (sig >> -e, 0) };
+		ScaledInteger { negative: v < 0.0, significand, exponent }
+	}
+
+	/// the symmetric residue modulo `m`
+	#[inline]
+	pub fn residue(self, m: u32) -> i8 {
+		let m64 = m as u64;
+		debug_assert!(self.exponent < 64);
+		let r = (self.significand % m64) * ((1u64 << self.exponent) % m64) % m64;
+		sym_mod(if self.negative { -(r as i64) } else { r as i64 }, m)
+	}
 }
 
 /// the fast-scaling statistic of a row: `(E, T)` where `E` is the exponent of the largest
@@ -224,6 +245,21 @@ mod tests {
 	use super::*;
 	use num_bigint::BigInt;
 
+	fn to_integer(x: f64, sigma: i32) -> i128 {
+		scale_pow2(x, sigma).trunc() as i128
+	}
+
+	#[test]
+	fn residues_of_scaled_integers() {
+		for &(x, sigma) in &[(1.5, 70), (-3.25, 60), (1e-300, 1050), (-7e300, -940), (0.75, 0), (123.456, 20), (-1.0, 77)] {
+			let v = to_integer(x, sigma);
+			let s = ScaledInteger::new(x, sigma);
+			for &m in &MODULI {
+				assert_eq!(s.residue(m), sym_mod(v.rem_euclid(m as i128) as i64, m), "x={x} sigma={sigma} m={m}");
+			}
+		}
+	}
+
 	#[test]
 	fn moduli_are_pairwise_coprime() {
 		fn gcd(a: u32, b: u32) -> u32 {
@@ -249,7 +285,6 @@ mod tests {
 				}
 			}
 		}
-		assert_eq!(sym_mod_wide(i128::MAX, 255), sym_mod((i128::MAX % 255) as i64, 255));
 	}
 
 	/// reconstructs random integers with |C'| <= 2^lambda exactly (up to the documented error)

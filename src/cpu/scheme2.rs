@@ -5,7 +5,7 @@ use super::{Parts, Timer};
 use crate::Scaling;
 use crate::fp::scale_pow2;
 use crate::operand::Operand;
-use crate::scheme2::{Crt, accurate_shift, coarse_magnitude, coarse_shift, fast_shift, sym_mod, sym_mod_wide, to_integer};
+use crate::scheme2::{Crt, ScaledInteger, accurate_shift, coarse_magnitude, coarse_shift, fast_shift, sym_mod};
 use crate::stats::RowStats;
 use rayon::prelude::*;
 
@@ -47,20 +47,32 @@ fn coarse(op: &Operand) -> (Vec<i32>, Planes) {
 /// residues of the real part, the imaginary part and their sum (complex, for 3M)
 fn residue_planes(op: &Operand, shifts: &[i32], moduli: &[u32]) -> Planes {
 	let per_modulus = if op.is_complex() { 3 } else { 1 };
-	let mut planes = Planes::zeros(per_modulus * moduli.len(), op.len, op.k);
+	let (rows, k) = (op.len, op.k);
+	// row by row (all planes of a row together), then scattered into the planes
+	let by_row: Vec<Vec<i8>> = (0..rows)
+		.into_par_iter()
+		.map(|i| {
+			let mut out = vec![0i8; per_modulus * moduli.len() * k];
+			for h in 0..k {
+				let re = ScaledInteger::new(op.re_row(i)[h], shifts[i]);
+				let im = op.im_row(i).get(h).map(|&x| ScaledInteger::new(x, shifts[i]));
+				for (l, &m) in moduli.iter().enumerate() {
+					let r = re.residue(m);
+					out[per_modulus * l * k + h] = r;
+					if let Some(im) = im {
+						let s = im.residue(m);
+						out[(3 * l + 1) * k + h] = s;
+						out[(3 * l + 2) * k + h] = sym_mod(r as i64 + s as i64, m);
+					}
+				}
+			}
+			out
+		})
+		.collect();
+	let mut planes = Planes::zeros(per_modulus * moduli.len(), rows, k);
 	planes.rows_mut().enumerate().for_each(|(row, dst)| {
-		let (plane, i) = (row / op.len, row % op.len);
-		let (l, part) = (plane / per_modulus, plane % per_modulus);
-		let m = moduli[l];
-		for (h, d) in dst.iter_mut().enumerate() {
-			let re = || sym_mod_wide(to_integer(op.re_row(i)[h], shifts[i]), m);
-			let im = || sym_mod_wide(to_integer(op.im_row(i)[h], shifts[i]), m);
-			*d = match part {
-				0 => re(),
-				1 => im(),
-				_ => sym_mod(re() as i64 + im() as i64, m),
-			};
-		}
+		let (plane, i) = (row / rows, row % rows);
+		dst.copy_from_slice(&by_row[i][plane * k..(plane + 1) * k]);
 	});
 	planes
 }
