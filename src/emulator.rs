@@ -154,7 +154,11 @@ impl Emulator {
 			},
 			other => other,
 		};
-		Ok(Emulator { backend, scaling: Scaling::Fast, last: Mutex::new(None) })
+		Ok(Emulator {
+			backend,
+			scaling: Scaling::Fast,
+			last: Mutex::new(None),
+		})
 	}
 
 	/// the same context with another scheme II scaling rule
@@ -230,36 +234,70 @@ impl Emulator {
 			Backend::CpuEmulation => self.emulate(dst, accum, lhs, rhs, alpha, precision),
 			_ => {
 				native(dst, accum, lhs, rhs, alpha);
-				let plan = Plan { scheme: Scheme::Native, predicted_bits: T::MANTISSA_BITS as f64, k_passes: 1 };
+				let plan = Plan::native();
 				self.report::<T>(plan, (lhs.nrows(), rhs.ncols(), lhs.ncols()), 0, PhaseTimes::default())
 			},
 		};
-		let report = Report { times: PhaseTimes { total: start.elapsed(), ..report.times }, ..report };
+		let report = Report {
+			times: PhaseTimes {
+				total: start.elapsed(),
+				..report.times
+			},
+			..report
+		};
 		LAST_REPORT.with(|r| *r.borrow_mut() = Some(report.clone()));
 		*self.last.lock().expect("report lock") = Some(report);
 		Ok(())
 	}
 
 	fn report<T: Scalar>(&self, plan: Plan, shape: (usize, usize, usize), nonfinite_entries: usize, times: PhaseTimes) -> Report {
-		let backend = if plan.scheme == Scheme::Native { Backend::Native } else { self.backend };
-		Report { backend, plan, shape, element: T::NAME, nonfinite_entries, times }
+		let backend = if plan.scheme == Scheme::Native {
+			Backend::Native
+		} else {
+			self.backend
+		};
+		Report {
+			backend,
+			plan,
+			shape,
+			element: T::NAME,
+			nonfinite_entries,
+			times,
+		}
 	}
 
 	fn prepare<T: Scalar>(&self, lhs: MatRef<'_, T>, rhs: MatRef<'_, T>, precision: Precision) -> Prepared {
 		let (a, b) = (Operand::lhs(lhs), Operand::rhs(rhs));
 		let (sa, sb) = (row_stats(&a), row_stats(&b));
-		let input = PolicyInput { lhs: &sa, rhs: &sb, k: a.k, complex: T::IS_COMPLEX, mantissa: T::MANTISSA_BITS };
+		let input = PolicyInput {
+			lhs: &sa,
+			rhs: &sb,
+			k: a.k,
+			complex: T::IS_COMPLEX,
+			mantissa: T::MANTISSA_BITS,
+		};
 		let mut plan = match self.backend {
 			Backend::CpuEmulation | Backend::Gpu if a.k > 0 => input.choose(precision),
-			_ => Plan { scheme: Scheme::Native, predicted_bits: T::MANTISSA_BITS as f64, k_passes: 1 },
+			_ => Plan::native(),
 		};
 		if let Scheme::SchemeII { moduli, .. } = plan.scheme {
-			plan.scheme = Scheme::SchemeII { moduli, scaling: self.scaling };
+			plan.scheme = Scheme::SchemeII {
+				moduli,
+				scaling: self.scaling,
+			};
 		}
 		Prepared { a, b, sa, sb, plan }
 	}
 
-	fn emulate<T: Scalar>(&self, mut dst: MatMut<'_, T>, accum: Accum, lhs: MatRef<'_, T>, rhs: MatRef<'_, T>, alpha: T, precision: Precision) -> Report {
+	fn emulate<T: Scalar>(
+		&self,
+		mut dst: MatMut<'_, T>,
+		accum: Accum,
+		lhs: MatRef<'_, T>,
+		rhs: MatRef<'_, T>,
+		alpha: T,
+		precision: Precision,
+	) -> Report {
 		let mut timer = Timer::start();
 		let Prepared { a, b, sa, sb, plan } = self.prepare(lhs, rhs, precision);
 		let shape = (a.len, b.len, a.k);
@@ -300,7 +338,11 @@ struct Prepared {
 #[inline]
 fn combine<T: Scalar>(c: (f64, f64), alpha: T, old: Option<T>) -> T {
 	let (ar, ai) = (alpha.re(), alpha.im());
-	let (re, im) = if T::IS_COMPLEX { (ar * c.0 - ai * c.1, ar * c.1 + ai * c.0) } else { (ar * c.0, 0.0) };
+	let (re, im) = if T::IS_COMPLEX {
+		(ar * c.0 - ai * c.1, ar * c.1 + ai * c.0)
+	} else {
+		(ar * c.0, 0.0)
+	};
 	match old {
 		Some(o) => T::from_parts(o.re() + re, o.im() + im),
 		None => T::from_parts(re, im),
@@ -334,12 +376,22 @@ fn fix_nonfinite<T: Scalar>(
 	for &j in cols {
 		let mut col = Mat::<T>::zeros(lhs.nrows(), 1);
 		native(col.as_mut(), Accum::Replace, lhs, rhs.subcols(j, 1), alpha);
-		(0..lhs.nrows()).filter(|i| rows.binary_search(i).is_err()).for_each(|i| write(i, j, col[(i, 0)]));
+		(0..lhs.nrows())
+			.filter(|i| rows.binary_search(i).is_err())
+			.for_each(|i| write(i, j, col[(i, 0)]));
 	}
 	rows.len() * rhs.ncols() + cols.len() * lhs.nrows() - rows.len() * cols.len()
 }
 
 fn check_shapes<T>(lhs: MatRef<'_, T>, rhs: MatRef<'_, T>, dst: Option<(usize, usize)>) -> Result<(), Error> {
 	let ok = lhs.ncols() == rhs.nrows() && dst.is_none_or(|d| d == (lhs.nrows(), rhs.ncols()));
-	if ok { Ok(()) } else { Err(Error::ShapeMismatch { lhs: (lhs.nrows(), lhs.ncols()), rhs: (rhs.nrows(), rhs.ncols()), dst }) }
+	if ok {
+		Ok(())
+	} else {
+		Err(Error::ShapeMismatch {
+			lhs: (lhs.nrows(), lhs.ncols()),
+			rhs: (rhs.nrows(), rhs.ncols()),
+			dst,
+		})
+	}
 }

@@ -46,7 +46,11 @@ pub(crate) fn significand(x: f64) -> u64 {
 	let bits = x.to_bits();
 	let biased = (bits >> 52) & 0x7FF;
 	let mant = bits & ((1u64 << 52) - 1);
-	if biased != 0 { mant | (1u64 << 52) } else { mant << (mant.leading_zeros() - 11) }
+	if biased != 0 {
+		mant | (1u64 << 52)
+	} else {
+		mant << (mant.leading_zeros() - 11)
+	}
 }
 
 /// `ceil(log2 v)` for `v >= 1`

@@ -51,7 +51,11 @@ impl Operand {
 		let finite: Vec<bool> = if k == 0 {
 			vec![true; len]
 		} else if T::IS_COMPLEX {
-			re.par_chunks_mut(k).zip(im.par_chunks_mut(k)).enumerate().map(|(i, (r, m))| fill_row(i, r, Some(m))).collect()
+			re.par_chunks_mut(k)
+				.zip(im.par_chunks_mut(k))
+				.enumerate()
+				.map(|(i, (r, m))| fill_row(i, r, Some(m)))
+				.collect()
 		} else {
 			re.par_chunks_mut(k).enumerate().map(|(i, r)| fill_row(i, r, None)).collect()
 		};
@@ -71,7 +75,11 @@ impl Operand {
 
 	/// the imaginary parts of row `i` (empty for real operands)
 	pub fn im_row(&self, i: usize) -> &[f64] {
-		if self.is_complex() { &self.im[i * self.k..(i + 1) * self.k] } else { &[] }
+		if self.is_complex() {
+			&self.im[i * self.k..(i + 1) * self.k]
+		} else {
+			&[]
+		}
 	}
 
 	/// every part of row `i`: real parts, then imaginary parts

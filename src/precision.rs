@@ -28,7 +28,10 @@
 //! of an operand are the minimum over its rows of $\sigma_i + E_i - \delta_i$; for the product,
 //! $-\log_2(2^{-b_A} + 2^{-b_B}) - 2$ (a 2-bit margin for the worst pairing of rows and columns),
 //! combined with the output rounding $2^{-\mathrm{mantissa}}$. for scheme I,
-//! $\sigma_i + E_i = 8p - 2$ (or one less); for scheme II with fast scaling
+//! $\sigma_i + E_i = 8p - 2$ (or one less), and its round-to-nearest digits make unbiased errors
+//! that cancel over K like a random walk: $\max(0, \frac12 \log_2 K - 2.5)$ bits are credited
+//! (the 2.5 bits cover the largest of the $mn$ entries); scheme II truncates towards zero, whose
+//! errors do not cancel on inputs of one sign, so it gets no such credit. for scheme II with fast scaling
 //! $\sigma_i = \lfloor(\Lambda_p - \log_2 \lceil\|a_i\|^2\rceil)/2\rfloor$, which costs about
 //! $\frac12 \log_2 K$ bits on dense rows.
 
@@ -147,8 +150,14 @@ impl fmt::Display for Scheme {
 		match self {
 			Scheme::Native => write!(f, "native"),
 			Scheme::SchemeI { slices } => write!(f, "scheme I, {slices} slices"),
-			Scheme::SchemeII { moduli, scaling: Scaling::Fast } => write!(f, "scheme II, {moduli} moduli"),
-			Scheme::SchemeII { moduli, scaling: Scaling::Accurate } => write!(f, "scheme II, {moduli} moduli, accurate scaling"),
+			Scheme::SchemeII {
+				moduli,
+				scaling: Scaling::Fast,
+			} => write!(f, "scheme II, {moduli} moduli"),
+			Scheme::SchemeII {
+				moduli,
+				scaling: Scaling::Accurate,
+			} => write!(f, "scheme II, {moduli} moduli, accurate scaling"),
 		}
 	}
 }
@@ -169,8 +178,8 @@ impl fmt::Display for Scheme {
 pub struct Plan {
 	/// the algorithm
 	pub scheme: Scheme,
-	/// the scaled bits the accuracy model predicts (`+inf` for a zero product; for native plans
-	/// the output's significand bits, as nothing better is known in advance)
+	/// the scaled bits the accuracy model predicts (`+inf` for a zero product; NaN for native
+	/// plans, whose accuracy is not modelled)
 	pub predicted_bits: f64,
 	/// the number of passes over K that scheme I needs to stay within its exact INT32 bound
 	pub k_passes: usize,
@@ -178,11 +187,25 @@ pub struct Plan {
 
 impl fmt::Display for Plan {
 	fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+		if self.scheme == Scheme::Native {
+			return write!(f, "{}", self.scheme);
+		}
 		write!(f, "{} (predicted {:.1} bits", self.scheme, self.predicted_bits)?;
 		if self.k_passes > 1 {
 			write!(f, ", {} K passes", self.k_passes)?;
 		}
 		write!(f, ")")
+	}
+}
+
+impl Plan {
+	/// the native product
+	pub(crate) fn native() -> Plan {
+		Plan {
+			scheme: Scheme::Native,
+			predicted_bits: f64::NAN,
+			k_passes: 1,
+		}
 	}
 }
 
@@ -203,9 +226,11 @@ impl PolicyInput<'_> {
 	pub fn predicted_bits(&self, scheme: Scheme) -> f64 {
 		let out = -(self.mantissa as f64);
 		let (a, b) = match scheme {
-			Scheme::Native => return self.mantissa as f64,
+			Scheme::Native => return f64::NAN,
 			Scheme::SchemeI { slices } => {
-				let bits = |r: &RowStats| 8.0 * slices as f64 - 3.0 - r.spread.unwrap_or(0) as f64;
+				// round-to-nearest digits: unbiased errors that cancel like a random walk over K
+				let cancellation = (0.5 * (self.k as f64).log2() - 2.5).max(0.0);
+				let bits = |r: &RowStats| 8.0 * slices as f64 - 3.0 - r.spread.unwrap_or(0) as f64 + cancellation;
 				(operand_bits(self.lhs, bits), operand_bits(self.rhs, bits))
 			},
 			Scheme::SchemeII { moduli, .. } => {
@@ -223,16 +248,28 @@ impl PolicyInput<'_> {
 
 	/// the plan for `precision`
 	pub fn choose(&self, precision: Precision) -> Plan {
-		let plan = |scheme: Scheme| Plan { scheme, predicted_bits: self.predicted_bits(scheme), k_passes: k_passes(scheme, self.k, self.complex) };
+		let plan = |scheme: Scheme| Plan {
+			scheme,
+			predicted_bits: self.predicted_bits(scheme),
+			k_passes: k_passes(scheme, self.k, self.complex),
+		};
 		match precision {
 			Precision::SchemeI { slices } => return plan(Scheme::SchemeI { slices }),
-			Precision::SchemeII { moduli } => return plan(Scheme::SchemeII { moduli, scaling: Scaling::Fast }),
+			Precision::SchemeII { moduli } => {
+				return plan(Scheme::SchemeII {
+					moduli,
+					scaling: Scaling::Fast,
+				});
+			},
 			_ => {},
 		}
 		let target = precision.target_bits(self.mantissa).expect("a target precision") as f64;
 		let candidates = (1..=scheme1::MAX_SLICES)
 			.map(|slices| Scheme::SchemeI { slices })
-			.chain((2..=MAX_MODULI).map(|moduli| Scheme::SchemeII { moduli, scaling: Scaling::Fast }));
+			.chain((2..=MAX_MODULI).map(|moduli| Scheme::SchemeII {
+				moduli,
+				scaling: Scaling::Fast,
+			}));
 		candidates
 			.map(plan)
 			.filter(|p| p.predicted_bits >= target)
@@ -260,7 +297,9 @@ fn k_passes(scheme: Scheme, k: usize, complex: bool) -> usize {
 pub(crate) fn validate<T: crate::Scalar>(precision: Precision) -> Result<(), crate::Error> {
 	let bad = |reason: &'static str| Err(crate::Error::InvalidPrecision { precision, reason });
 	match precision {
-		Precision::Bits(n) if n >= T::MANTISSA_BITS => bad("the output type cannot hold that many bits (at most its significand bits minus one)"),
+		Precision::Bits(n) if n >= T::MANTISSA_BITS => {
+			bad("the output type cannot hold that many bits (at most its significand bits minus one)")
+		},
 		Precision::SchemeI { slices } if !(1..=scheme1::MAX_SLICES).contains(&slices) => bad("scheme I takes 1..=8 slices"),
 		Precision::SchemeII { moduli } if !(2..=MAX_MODULI).contains(&moduli) => bad("scheme II takes 2..=20 moduli"),
 		_ => Ok(()),

@@ -23,7 +23,11 @@ pub(crate) const fn digit_range(p: u32) -> i64 {
 fn digit_range_f64(p: u32) -> f64 {
 	let r = digit_range(p);
 	let f = r as f64;
-	if f as i128 > r as i128 { f64::from_bits(f.to_bits() - 1) } else { f }
+	if f as i128 > r as i128 {
+		f64::from_bits(f.to_bits() - 1)
+	} else {
+		f
+	}
 }
 
 /// the shift $s$ of a row (column) whose largest magnitude is `amax`: the largest power of two such
@@ -33,7 +37,11 @@ pub(crate) fn shift(amax: f64, p: u32) -> i32 {
 		return 0;
 	}
 	let s = 8 * p as i32 - 2 - exponent(amax);
-	if scale_pow2(amax, s).round_ties_even() > digit_range_f64(p) { s - 1 } else { s }
+	if scale_pow2(amax, s).round_ties_even() > digit_range_f64(p) {
+		s - 1
+	} else {
+		s
+	}
 }
 
 /// $\mathrm{rint}(x 2^s)$ as an integer; `|x| <= amax` of the row that gave `s`
@@ -92,7 +100,10 @@ mod tests {
 		for p in 1..=MAX_SLICES {
 			let r = digit_range(p);
 			let mut d = vec![0i8; p as usize];
-			for x in [0, 1, -1, 127, -128, 128, -129, r, -r, r - 1, -r + 1, r / 3, -(r / 7)].into_iter().filter(|x| x.abs() <= r) {
+			for x in [0, 1, -1, 127, -128, 128, -129, r, -r, r - 1, -r + 1, r / 3, -(r / 7)]
+				.into_iter()
+				.filter(|x| x.abs() <= r)
+			{
 				balanced_digits(x, &mut d);
 				assert_eq!(recompose(&d), x as i128, "p={p} x={x}");
 			}
@@ -102,7 +113,15 @@ mod tests {
 	#[test]
 	fn shift_fills_but_never_overflows_the_digits() {
 		for p in 1..=MAX_SLICES {
-			for &amax in &[1.0, 1.999_999_999_999_999_8, 1.5, 3.0e-300, 7.0e300, 5e-324, 1.0 - f64::EPSILON / 2.0] {
+			for &amax in &[
+				1.0,
+				1.999_999_999_999_999_8,
+				1.5,
+				3.0e-300,
+				7.0e300,
+				5e-324,
+				1.0 - f64::EPSILON / 2.0,
+			] {
 				let s = shift(amax, p);
 				let x = to_integer(amax, s);
 				assert!(x <= digit_range(p), "p={p} amax={amax}");

@@ -17,7 +17,9 @@ use num_bigint::{BigInt, BigUint};
 use num_traits::{ToPrimitive, Zero};
 
 /// the moduli, in the order they are used: the first `p` of them form a plan of `p` moduli
-pub const MODULI: [u32; 20] = [256, 255, 253, 251, 247, 241, 239, 233, 229, 227, 223, 217, 211, 199, 197, 193, 191, 181, 179, 173];
+pub const MODULI: [u32; 20] = [
+	256, 255, 253, 251, 247, 241, 239, 233, 229, 227, 223, 217, 211, 199, 197, 193, 191, 181, 179, 173,
+];
 
 /// the largest modulus count
 pub const MAX_MODULI: u32 = MODULI.len() as u32;
@@ -30,7 +32,6 @@ pub(crate) fn sym_mod(v: i64, m: u32) -> i8 {
 	let r = v.rem_euclid(m);
 	(if r > (m - 1) / 2 { r - m } else { r }) as i8
 }
-
 
 /// the integer `trunc(x * 2^sigma)` in the form the residue computation uses:
 /// `(negative, s, e)` with `|trunc(x 2^sigma)| = s * 2^e`, `s < 2^53`, `e >= 0`
@@ -47,11 +48,19 @@ impl ScaledInteger {
 	pub fn new(x: f64, sigma: i32) -> Self {
 		let v = scale_pow2(x, sigma).trunc();
 		if v == 0.0 {
-			return ScaledInteger { negative: false, significand: 0, exponent: 0 };
+			return ScaledInteger {
+				negative: false,
+				significand: 0,
+				exponent: 0,
+			};
 		}
 		let (sig, e) = (significand(v), exponent(v) - 52);
 		let (significand, exponent) = if e >= 0 { (sig, e as u32) } else { (sig >> -e, 0) };
-		ScaledInteger { negative: v < 0.0, significand, exponent }
+		ScaledInteger {
+			negative: v < 0.0,
+			significand,
+			exponent,
+		}
 	}
 
 	/// the symmetric residue modulo `m`
@@ -112,7 +121,11 @@ pub(crate) fn coarse_magnitude(x: f64, s0: i32) -> i8 {
 /// $s_0 + \lfloor (\Lambda - \lceil \log_2 R \rceil) / 2 \rfloor$
 #[inline]
 pub(crate) fn accurate_shift(s0: i32, row_max: i64, lambda: i32) -> i32 {
-	if row_max <= 0 { s0 } else { s0 + (lambda - ceil_log2(row_max as u64)).div_euclid(2) }
+	if row_max <= 0 {
+		s0
+	} else {
+		s0 + (lambda - ceil_log2(row_max as u64)).div_euclid(2)
+	}
 }
 
 /// the constants of the CRT reconstruction for `p` moduli
@@ -157,7 +170,15 @@ impl Crt {
 			lo.push(l);
 		}
 		let (p_hi, p_lo) = split_on_grid(&big_p, grid);
-		Crt { moduli, lambda: lambda(p), hi, lo, p_hi, p_lo, inv_p: 1.0 / to_f64(&BigInt::from(big_p)) }
+		Crt {
+			moduli,
+			lambda: lambda(p),
+			hi,
+			lo,
+			p_hi,
+			p_lo,
+			inv_p: 1.0 / to_f64(&BigInt::from(big_p)),
+		}
 	}
 
 	/// the number of moduli
@@ -251,11 +272,23 @@ mod tests {
 
 	#[test]
 	fn residues_of_scaled_integers() {
-		for &(x, sigma) in &[(1.5, 70), (-3.25, 60), (1e-300, 1050), (-7e300, -940), (0.75, 0), (123.456, 20), (-1.0, 77)] {
+		for &(x, sigma) in &[
+			(1.5, 70),
+			(-3.25, 60),
+			(1e-300, 1050),
+			(-7e300, -940),
+			(0.75, 0),
+			(123.456, 20),
+			(-1.0, 77),
+		] {
 			let v = to_integer(x, sigma);
 			let s = ScaledInteger::new(x, sigma);
 			for &m in &MODULI {
-				assert_eq!(s.residue(m), sym_mod(v.rem_euclid(m as i128) as i64, m), "x={x} sigma={sigma} m={m}");
+				assert_eq!(
+					s.residue(m),
+					sym_mod(v.rem_euclid(m as i128) as i64, m),
+					"x={x} sigma={sigma} m={m}"
+				);
 			}
 		}
 	}
@@ -303,7 +336,7 @@ mod tests {
 			for trial in 0..200 {
 				let bits = (crt.lambda as u64 * (trial % 7 + 1) / 7) as usize;
 				let mut v = BigInt::from(next()) * BigInt::from(next()) * BigInt::from(next());
-				v = v >> (192usize.saturating_sub(bits));
+				v >>= 192usize.saturating_sub(bits);
 				if next() & 1 == 1 {
 					v = -v;
 				}
@@ -337,7 +370,12 @@ mod tests {
 
 	#[test]
 	fn fast_shift_keeps_the_guarantee() {
-		let rows: [&[f64]; 4] = [&[1.0, -2.0, 3.5], &[1e-300, 5e-324, -2e-310], &[1e300; 64], &[1.999_999_999_999_999_8; 1000]];
+		let rows: [&[f64]; 4] = [
+			&[1.0, -2.0, 3.5],
+			&[1e-300, 5e-324, -2e-310],
+			&[1e300; 64],
+			&[1.999_999_999_999_999_8; 1000],
+		];
 		for p in [2, 8, 15, 20] {
 			let lambda = Crt::new(p).lambda;
 			for row in rows {

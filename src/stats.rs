@@ -30,7 +30,11 @@ pub(crate) fn row_stats(op: &Operand) -> Vec<RowStats> {
 fn one_row(parts: impl Iterator<Item = f64> + Clone) -> RowStats {
 	let norm = norm_bound(parts.clone());
 	let Some((e_max, _)) = norm else {
-		return RowStats { e_max: 0, spread: None, norm };
+		return RowStats {
+			e_max: 0,
+			spread: None,
+			norm,
+		};
 	};
 	let mut histogram = [0usize; SPREAD_CAP + 1];
 	let mut nonzero = 0;
@@ -47,7 +51,11 @@ fn one_row(parts: impl Iterator<Item = f64> + Clone) -> RowStats {
 			seen > target
 		})
 		.unwrap() as u8;
-	RowStats { e_max, spread: Some(spread), norm }
+	RowStats {
+		e_max,
+		spread: Some(spread),
+		norm,
+	}
 }
 
 #[cfg(test)]

@@ -31,7 +31,11 @@ fn dot_portable(a: &[i8], b: &[i8]) -> i32 {
 	const LANES: usize = 32;
 	let mut acc = [0i32; LANES];
 	let (a_blocks, b_blocks) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
-	let tail = a_blocks.remainder().iter().zip(b_blocks.remainder()).fold(0i32, |s, (&x, &y)| s.wrapping_add(x as i32 * y as i32));
+	let tail = a_blocks
+		.remainder()
+		.iter()
+		.zip(b_blocks.remainder())
+		.fold(0i32, |s, (&x, &y)| s.wrapping_add(x as i32 * y as i32));
 	for (x, y) in a_blocks.zip(b_blocks) {
 		for l in 0..LANES {
 			acc[l] = acc[l].wrapping_add(x[l] as i32 * y[l] as i32);
@@ -56,7 +60,11 @@ pub(crate) struct Planes {
 impl Planes {
 	/// `count` zeroed planes of `rows x k`
 	pub fn zeros(count: usize, rows: usize, k: usize) -> Self {
-		Planes { rows, k, data: vec![0; count * rows * k] }
+		Planes {
+			rows,
+			k,
+			data: vec![0; count * rows * k],
+		}
 	}
 
 	/// row `i` of plane `t`

@@ -36,7 +36,10 @@ pub(crate) struct Timer {
 
 impl Timer {
 	pub fn start() -> Self {
-		Timer { last: Instant::now(), times: PhaseTimes::default() }
+		Timer {
+			last: Instant::now(),
+			times: PhaseTimes::default(),
+		}
 	}
 
 	fn lap(&mut self) -> std::time::Duration {

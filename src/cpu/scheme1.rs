@@ -87,14 +87,20 @@ pub(super) fn product(a: &Operand, b: &Operand, p: u32, k_passes: usize, timer: 
 			let re_acc = products(&[(&sa.re, &sb.re), (a_neg_im, b_im)], m, n, p, &passes);
 			let im_acc = products(&[(&sa.re, b_im), (a_im, &sb.re)], m, n, p, &passes);
 			timer.products_done();
-			let parts = Parts { re: reconstruct(&re_acc, m, p, passes.len(), exponent), im: reconstruct(&im_acc, m, p, passes.len(), exponent) };
+			let parts = Parts {
+				re: reconstruct(&re_acc, m, p, passes.len(), exponent),
+				im: reconstruct(&im_acc, m, p, passes.len(), exponent),
+			};
 			timer.reconstruct_done();
 			parts
 		},
 		_ => {
 			let acc = products(&[(&sa.re, &sb.re)], m, n, p, &passes);
 			timer.products_done();
-			let parts = Parts { re: reconstruct(&acc, m, p, passes.len(), exponent), im: Vec::new() };
+			let parts = Parts {
+				re: reconstruct(&acc, m, p, passes.len(), exponent),
+				im: Vec::new(),
+			};
 			timer.reconstruct_done();
 			parts
 		},

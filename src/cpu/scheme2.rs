@@ -20,7 +20,9 @@ fn shifts(a: &Operand, b: &Operand, a_stats: &[RowStats], b_stats: &[RowStats], 
 			let (s0a, coarse_a) = coarse(a);
 			let (s0b, coarse_b) = coarse(b);
 			// the bound product |A||B| <= C_hi 2^(-s0_i - s0_j), exact in integers
-			let c_hi = fill_entries(a.len, b.len, 1, |i, j, out: &mut [i64]| out[0] = dot_wide(coarse_a.row(0, i), coarse_b.row(0, j)));
+			let c_hi = fill_entries(a.len, b.len, 1, |i, j, out: &mut [i64]| {
+				out[0] = dot_wide(coarse_a.row(0, i), coarse_b.row(0, j))
+			});
 			let row_max = (0..a.len).map(|i| (0..b.len).map(|j| c_hi[i + j * a.len]).max().unwrap_or(0));
 			let col_max = (0..b.len).map(|j| c_hi[j * a.len..(j + 1) * a.len].iter().copied().max().unwrap_or(0));
 			let sa = row_max.zip(&s0a).map(|(r, &s0)| accurate_shift(s0, r, lambda)).collect();
@@ -32,7 +34,10 @@ fn shifts(a: &Operand, b: &Operand, a_stats: &[RowStats], b_stats: &[RowStats], 
 
 /// the coarse shifts and the coarse magnitudes `ceil(|re| 2^s0) + ceil(|im| 2^s0)` of an operand
 fn coarse(op: &Operand) -> (Vec<i32>, Planes) {
-	let s0: Vec<i32> = (0..op.len).into_par_iter().map(|i| coarse_shift(op.amax(i), op.is_complex())).collect();
+	let s0: Vec<i32> = (0..op.len)
+		.into_par_iter()
+		.map(|i| coarse_shift(op.amax(i), op.is_complex()))
+		.collect();
 	let mut planes = Planes::zeros(1, op.len, op.k);
 	planes.rows_mut().enumerate().for_each(|(i, dst)| {
 		for (h, d) in dst.iter_mut().enumerate() {
@@ -78,7 +83,14 @@ fn residue_planes(op: &Operand, shifts: &[i32], moduli: &[u32]) -> Planes {
 }
 
 /// `A B` by scheme II with the constants of `crt` and the given scaling
-pub(super) fn product(a: &Operand, b: &Operand, stats: (&[RowStats], &[RowStats]), crt: &Crt, scaling: Scaling, timer: &mut Timer) -> Parts {
+pub(super) fn product(
+	a: &Operand,
+	b: &Operand,
+	stats: (&[RowStats], &[RowStats]),
+	crt: &Crt,
+	scaling: Scaling,
+	timer: &mut Timer,
+) -> Parts {
 	let (sa, sb) = shifts(a, b, stats.0, stats.1, crt.lambda, scaling);
 	let ra = residue_planes(a, &sa, &crt.moduli);
 	let rb = residue_planes(b, &sb, &crt.moduli);
@@ -106,8 +118,32 @@ pub(super) fn product(a: &Operand, b: &Operand, stats: (&[RowStats], &[RowStats]
 		let pairs = map_entries(m, width, &residues, |i, j, r| (value(i, j, &r[..p]), value(i, j, &r[p..])));
 		Parts::from_pairs(pairs)
 	} else {
-		Parts { re: map_entries(m, width, &residues, value), im: Vec::new() }
+		Parts {
+			re: map_entries(m, width, &residues, value),
+			im: Vec::new(),
+		}
 	};
 	timer.reconstruct_done();
 	parts
+}
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+	use crate::stats::row_stats;
+	use crate::testing::random_matrix;
+
+	#[test]
+	fn accurate_shifts_are_at_least_as_large_on_wide_inputs() {
+		let a = random_matrix::<f64>(64, 64, 4.0, 1);
+		let b = random_matrix::<f64>(64, 64, 4.0, 2);
+		let (oa, ob) = (Operand::lhs(a.as_ref()), Operand::rhs(b.as_ref()));
+		let (sa, sb) = (row_stats(&oa), row_stats(&ob));
+		let lambda = crate::scheme2::lambda(12);
+		let fast = shifts(&oa, &ob, &sa, &sb, lambda, Scaling::Fast);
+		let accurate = shifts(&oa, &ob, &sa, &sb, lambda, Scaling::Accurate);
+		let gain: i32 = fast.0.iter().zip(&accurate.0).map(|(f, a)| a - f).sum();
+		println!("fast {:?}\naccurate {:?}\ngain {gain}", &fast.0[..10], &accurate.0[..10]);
+		assert!(gain > 0);
+	}
 }

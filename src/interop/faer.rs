@@ -1,39 +1,39 @@
 //! [`EmuMatMul`] for faer's `Mat` and `MatRef`
 
 use super::{EmuMatMul, product_into};
-use crate::{Error, Precision, Scalar};
+use crate::{Emulator, Error, Precision, Scalar};
 use faer::{Mat, MatRef};
 
-fn product<T: Scalar>(lhs: MatRef<'_, T>, rhs: MatRef<'_, T>, precision: Precision) -> Result<Mat<T>, Error> {
+fn product<T: Scalar>(emu: &Emulator, lhs: MatRef<'_, T>, rhs: MatRef<'_, T>, precision: Precision) -> Result<Mat<T>, Error> {
 	let mut c = Mat::zeros(lhs.nrows(), rhs.ncols());
-	product_into(c.as_mut(), lhs, rhs, precision)?;
+	product_into(emu, c.as_mut(), lhs, rhs, precision)?;
 	Ok(c)
 }
 
 impl<T: Scalar> EmuMatMul for Mat<T> {
 	type Output = Mat<T>;
-	fn try_emu_mul(&self, rhs: &Mat<T>, precision: Precision) -> Result<Mat<T>, Error> {
-		product(self.as_ref(), rhs.as_ref(), precision)
+	fn emu_mul_with(&self, emu: &Emulator, rhs: &Mat<T>, precision: Precision) -> Result<Mat<T>, Error> {
+		product(emu, self.as_ref(), rhs.as_ref(), precision)
 	}
 }
 
 impl<'b, T: Scalar> EmuMatMul<MatRef<'b, T>> for Mat<T> {
 	type Output = Mat<T>;
-	fn try_emu_mul(&self, rhs: &MatRef<'b, T>, precision: Precision) -> Result<Mat<T>, Error> {
-		product(self.as_ref(), *rhs, precision)
+	fn emu_mul_with(&self, emu: &Emulator, rhs: &MatRef<'b, T>, precision: Precision) -> Result<Mat<T>, Error> {
+		product(emu, self.as_ref(), *rhs, precision)
 	}
 }
 
 impl<T: Scalar> EmuMatMul<Mat<T>> for MatRef<'_, T> {
 	type Output = Mat<T>;
-	fn try_emu_mul(&self, rhs: &Mat<T>, precision: Precision) -> Result<Mat<T>, Error> {
-		product(*self, rhs.as_ref(), precision)
+	fn emu_mul_with(&self, emu: &Emulator, rhs: &Mat<T>, precision: Precision) -> Result<Mat<T>, Error> {
+		product(emu, *self, rhs.as_ref(), precision)
 	}
 }
 
 impl<'b, T: Scalar> EmuMatMul<MatRef<'b, T>> for MatRef<'_, T> {
 	type Output = Mat<T>;
-	fn try_emu_mul(&self, rhs: &MatRef<'b, T>, precision: Precision) -> Result<Mat<T>, Error> {
-		product(*self, *rhs, precision)
+	fn emu_mul_with(&self, emu: &Emulator, rhs: &MatRef<'b, T>, precision: Precision) -> Result<Mat<T>, Error> {
+		product(emu, *self, *rhs, precision)
 	}
 }

@@ -27,8 +27,23 @@ pub trait EmuMatMul<Rhs: ?Sized = Self> {
 	/// the product's type
 	type Output;
 
+	/// `self * rhs` at `precision` on the context `emu` (its backend and scaling), or the error
+	///
+	/// # example
+	/// ```
+	/// use emugemm::{Backend, EmuMatMul, Emulator, Precision};
+	/// let emu = Emulator::with_backend(Backend::CpuEmulation)?;
+	/// let a = faer::Mat::<f32>::identity(3, 3);
+	/// let c = a.emu_mul_with(&emu, &a, Precision::Tf32)?;
+	/// assert_eq!(c, a);
+	/// # Ok::<(), emugemm::Error>(())
+	/// ```
+	fn emu_mul_with(&self, emu: &Emulator, rhs: &Rhs, precision: Precision) -> Result<Self::Output, Error>;
+
 	/// `self * rhs` at `precision`, or the error (shape mismatch, invalid precision)
-	fn try_emu_mul(&self, rhs: &Rhs, precision: Precision) -> Result<Self::Output, Error>;
+	fn try_emu_mul(&self, rhs: &Rhs, precision: Precision) -> Result<Self::Output, Error> {
+		self.emu_mul_with(Emulator::global(), rhs, precision)
+	}
 
 	/// `self * rhs` at `precision`
 	///
@@ -41,7 +56,13 @@ pub trait EmuMatMul<Rhs: ?Sized = Self> {
 	}
 }
 
-/// `dst = lhs * rhs` on the shared context
-pub(crate) fn product_into<T: Scalar>(dst: MatMut<'_, T>, lhs: MatRef<'_, T>, rhs: MatRef<'_, T>, precision: Precision) -> Result<(), Error> {
-	Emulator::global().matmul(dst, Accum::Replace, lhs, rhs, T::from_parts(1.0, 0.0), precision)
+/// `dst = lhs * rhs` on `emu`
+pub(crate) fn product_into<T: Scalar>(
+	emu: &Emulator,
+	dst: MatMut<'_, T>,
+	lhs: MatRef<'_, T>,
+	rhs: MatRef<'_, T>,
+	precision: Precision,
+) -> Result<(), Error> {
+	emu.matmul(dst, Accum::Replace, lhs, rhs, T::from_parts(1.0, 0.0), precision)
 }

@@ -1,0 +1,273 @@
+//! the user-facing behaviour: shapes, views, accumulation, errors, determinism, non-finite inputs
+
+mod common;
+
+use common::{cpu, emulated, native_product, same_bits, test_n};
+use emugemm::testing::{ExactProduct, Sampling, random_matrix};
+use emugemm::{Accum, EmuMatMul, Error, Precision, Scalar, Scheme};
+use faer::{Mat, MatRef, c32, c64};
+
+/// odd shapes, K = 1 and 1x1x1 among them, for every type: the emulation keeps the F64 promise
+fn odd_shapes<T: Scalar>() {
+	let emu = cpu();
+	for (m, k, n) in [(1, 1, 1), (7, 33, 5), (257, 1, 129), (3, 64, 1), (1, 200, 1)] {
+		let a = random_matrix::<T>(m, k, 1.0, 5);
+		let b = random_matrix::<T>(k, n, 1.0, 6);
+		let exact = ExactProduct::compute(a.as_ref(), b.as_ref(), Sampling::Full);
+		for precision in [
+			Precision::F64,
+			Precision::F32,
+			Precision::SchemeI { slices: 3 },
+			Precision::SchemeII { moduli: 7 },
+		] {
+			let c = emulated(&emu, a.as_ref(), b.as_ref(), precision);
+			let got = exact.accuracy(c.as_ref());
+			let native = exact.accuracy(native_product(a.as_ref(), b.as_ref(), precision).as_ref());
+			let plan = emu.last_report().unwrap().plan;
+			println!("{} {m}x{k}x{n} {precision:?}: {plan}: {got} (native {:.1})", T::NAME, native.bits);
+			match precision {
+				Precision::F64 | Precision::F32 => assert!(got.bits >= native.bits - 1.0, "{m}x{k}x{n} {precision:?}"),
+				_ => assert!(got.bits >= plan.predicted_bits.min(50.0) - 1.0, "{m}x{k}x{n} {precision:?}"),
+			}
+		}
+	}
+}
+
+#[test]
+fn odd_shapes_f64() {
+	odd_shapes::<f64>();
+}
+
+#[test]
+fn odd_shapes_c64() {
+	odd_shapes::<c64>();
+}
+
+#[test]
+fn odd_shapes_f32() {
+	odd_shapes::<f32>();
+}
+
+#[test]
+fn odd_shapes_c32() {
+	odd_shapes::<c32>();
+}
+
+/// K beyond the exact INT32 bound of scheme I (16383 at 8 slices, 8191 for complex) runs in passes
+#[test]
+fn k_above_the_scheme_one_bound() {
+	let emu = cpu();
+	let a = random_matrix::<f64>(3, 20000, 1.0, 1);
+	let b = random_matrix::<f64>(20000, 2, 1.0, 2);
+	let exact = ExactProduct::compute(a.as_ref(), b.as_ref(), Sampling::Full);
+	let c = emulated(&emu, a.as_ref(), b.as_ref(), Precision::SchemeI { slices: 8 });
+	let report = emu.last_report().unwrap();
+	assert_eq!(report.plan.k_passes, 2);
+	let got = exact.accuracy(c.as_ref());
+	println!("{report}: {got}");
+	assert!(got.bits >= 50.0);
+	let ac = random_matrix::<c64>(2, 9000, 1.0, 3);
+	let bc = random_matrix::<c64>(9000, 2, 1.0, 4);
+	let exact = ExactProduct::compute(ac.as_ref(), bc.as_ref(), Sampling::Full);
+	let c = emulated(&emu, ac.as_ref(), bc.as_ref(), Precision::SchemeI { slices: 8 });
+	assert_eq!(emu.last_report().unwrap().plan.k_passes, 2);
+	assert!(exact.accuracy(c.as_ref()).bits >= 50.0);
+}
+
+/// transposed and strided views give the same bits as contiguous copies
+#[test]
+fn views_are_accepted_without_copies_changing_results() {
+	let emu = cpu();
+	let big = random_matrix::<c64>(40, 50, 1.0, 9);
+	let a_view = big.as_ref().submatrix(3, 5, 20, 30).transpose(); // 30x20, strided and transposed
+	let b = random_matrix::<c64>(20, 11, 1.0, 10);
+	let b_view = b.as_ref().reverse_rows(); // negative stride
+	let a_copy = a_view.to_owned();
+	let b_copy = b_view.to_owned();
+	for precision in [Precision::F64, Precision::Tf32] {
+		let from_views = emulated(&emu, a_view, b_view, precision);
+		let from_copies = emulated(&emu, a_copy.as_ref(), b_copy.as_ref(), precision);
+		assert!(same_bits(from_views.as_ref(), from_copies.as_ref()));
+	}
+	let c = a_view.emu_mul(&b_view, Precision::F64);
+	assert_eq!((c.nrows(), c.ncols()), (30, 11));
+}
+
+/// `C = alpha A B + C` with complex alpha
+#[test]
+fn alpha_and_accumulation() {
+	let emu = cpu();
+	let a = random_matrix::<c64>(17, 9, 1.0, 1);
+	let b = random_matrix::<c64>(9, 13, 1.0, 2);
+	let old = random_matrix::<c64>(17, 13, 1.0, 3);
+	let alpha = c64::new(0.5, -2.0);
+	let mut c = old.clone();
+	emu.matmul(c.as_mut(), Accum::Add, a.as_ref(), b.as_ref(), alpha, Precision::F64)
+		.unwrap();
+	let expected = &old + (&a * &b) * faer::Scale(alpha);
+	assert!((&c - &expected).norm_max() <= 1e-14 * expected.norm_max());
+	let mut r = Mat::<f32>::zeros(4, 4);
+	let af = random_matrix::<f32>(4, 6, 1.0, 4);
+	let bf = random_matrix::<f32>(6, 4, 1.0, 5);
+	emu.matmul(r.as_mut(), Accum::Replace, af.as_ref(), bf.as_ref(), 3.0, Precision::F32)
+		.unwrap();
+	let expected = (&af * &bf) * faer::Scale(3.0f32);
+	assert!((&r - &expected).norm_max() <= 1e-5 * expected.norm_max());
+}
+
+/// the same input gives the same bits, twice and on 1 or 2 threads
+#[test]
+fn deterministic_across_runs_and_thread_counts() {
+	let n = test_n().min(64);
+	let a = random_matrix::<c64>(n, n + 3, 2.0, 11);
+	let b = random_matrix::<c64>(n + 3, n - 1, 2.0, 12);
+	for precision in [Precision::F64, Precision::SchemeI { slices: 5 }, Precision::Tf32] {
+		let run = |threads: usize| {
+			let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+			pool.install(|| emulated(&cpu(), a.as_ref(), b.as_ref(), precision))
+		};
+		let first = run(2);
+		assert!(same_bits(first.as_ref(), run(2).as_ref()), "{precision:?} twice");
+		assert!(same_bits(first.as_ref(), run(1).as_ref()), "{precision:?} across thread counts");
+	}
+}
+
+fn pattern<T: Scalar>(c: MatRef<'_, T>) -> Vec<(bool, bool, bool)> {
+	let mut v = Vec::new();
+	for j in 0..c.ncols() {
+		for i in 0..c.nrows() {
+			let x = c[(i, j)];
+			v.push((
+				x.re().is_nan() || x.im().is_nan(),
+				x.re().is_infinite() || x.im().is_infinite(),
+				x.re() > 0.0 && x.re().is_infinite(),
+			));
+		}
+	}
+	v
+}
+
+/// NaN and infinities give the non-finite pattern of faer's native product; other entries are
+/// emulated as usual
+fn nonfinite<T: Scalar>() {
+	let emu = cpu();
+	let mut a = random_matrix::<T>(9, 12, 1.0, 1);
+	let mut b = random_matrix::<T>(12, 7, 1.0, 2);
+	a[(2, 3)] = T::from_parts(f64::NAN, 0.0);
+	a[(5, 0)] = T::from_parts(f64::INFINITY, 0.0);
+	b[(4, 6)] = T::from_parts(0.0, f64::NEG_INFINITY);
+	b[(7, 1)] = T::from_parts(f64::INFINITY, 0.0);
+	for precision in [Precision::F64, Precision::Tf32, Precision::SchemeI { slices: 4 }] {
+		let c = emulated(&emu, a.as_ref(), b.as_ref(), precision);
+		let native = &a * &b;
+		assert_eq!(pattern(c.as_ref()), pattern(native.as_ref()), "{} {precision:?}", T::NAME);
+		assert!(c[(0, 0)].is_finite_value());
+		let report = emu.last_report().unwrap();
+		assert_eq!(report.nonfinite_entries, 2 * 7 + 2 * 9 - 4);
+		assert_ne!(report.plan.scheme, Scheme::Native);
+	}
+}
+
+#[test]
+fn nonfinite_f64() {
+	nonfinite::<f64>();
+}
+
+#[test]
+fn nonfinite_c64() {
+	nonfinite::<c64>();
+}
+
+#[test]
+fn nonfinite_f32() {
+	nonfinite::<f32>();
+}
+
+#[test]
+fn shape_mismatch_is_an_error() {
+	let a = Mat::<f64>::zeros(3, 4);
+	let b = Mat::<f64>::zeros(5, 2);
+	let err = a.try_emu_mul(&b, Precision::F64).unwrap_err();
+	assert_eq!(
+		err,
+		Error::ShapeMismatch {
+			lhs: (3, 4),
+			rhs: (5, 2),
+			dst: None
+		}
+	);
+	assert!(err.to_string().contains("cannot multiply a 3x4 matrix by a 5x2 matrix"));
+	let mut c = Mat::<f64>::zeros(2, 2);
+	let err = cpu()
+		.matmul(
+			c.as_mut(),
+			Accum::Replace,
+			a.as_ref(),
+			Mat::<f64>::zeros(4, 3).as_ref(),
+			1.0,
+			Precision::F64,
+		)
+		.unwrap_err();
+	assert!(matches!(err, Error::ShapeMismatch { dst: Some((2, 2)), .. }), "{err}");
+}
+
+#[test]
+#[should_panic(expected = "shape mismatch: cannot multiply a 3x4 matrix by a 5x2 matrix")]
+fn emu_mul_panics_on_shape_mismatch() {
+	let _ = Mat::<f32>::zeros(3, 4).emu_mul(&Mat::<f32>::zeros(5, 2), Precision::F32);
+}
+
+#[test]
+fn invalid_precisions_are_errors() {
+	let a = Mat::<f32>::zeros(2, 2);
+	for precision in [
+		Precision::SchemeI { slices: 0 },
+		Precision::SchemeI { slices: 9 },
+		Precision::SchemeII { moduli: 1 },
+		Precision::SchemeII { moduli: 21 },
+		Precision::Bits(24),
+	] {
+		let err = a.try_emu_mul(&a, precision).unwrap_err();
+		assert!(matches!(err, Error::InvalidPrecision { .. }), "{precision:?}");
+	}
+}
+
+/// a zero inner dimension and zero operands
+#[test]
+fn empty_and_zero_products() {
+	let emu = cpu();
+	let a = Mat::<f64>::zeros(4, 0);
+	let b = Mat::<f64>::zeros(0, 3);
+	let c = emulated(&emu, a.as_ref(), b.as_ref(), Precision::F64);
+	assert_eq!(c, Mat::<f64>::zeros(4, 3));
+	let z = Mat::<c64>::zeros(5, 5);
+	assert_eq!(emulated(&emu, z.as_ref(), z.as_ref(), Precision::F64), z);
+}
+
+#[cfg(feature = "nalgebra")]
+#[test]
+fn nalgebra_matrices_and_views() {
+	use nalgebra::DMatrix;
+	let a = DMatrix::<f64>::from_fn(10, 8, |i, j| (i as f64 - 2.5) * (j as f64 + 0.25));
+	let b = DMatrix::<f64>::from_fn(8, 6, |i, j| 1.0 / (1.0 + i as f64 + 2.0 * j as f64));
+	let c = a.emu_mul(&b, Precision::F64);
+	let native = &a * &b;
+	assert!((&c - &native).amax() <= 1e-14 * native.amax());
+	let view = a.view((1, 2), (5, 4));
+	let bv = b.view((0, 1), (4, 3));
+	let cv = view.emu_mul(&bv, Precision::F64);
+	assert!((&cv - view * bv).amax() <= 1e-14);
+	let z = DMatrix::<c32>::from_element(3, 3, c32::new(1.0, -1.0));
+	assert_eq!(z.emu_mul(&z, Precision::F32)[(0, 0)], c32::new(0.0, -6.0));
+	assert!(a.try_emu_mul(&a, Precision::F64).is_err());
+}
+
+/// without a GPU, `emu_mul` computes natively and says so in the report
+#[test]
+fn auto_backend_without_gpu_is_native() {
+	let a = random_matrix::<f64>(8, 8, 1.0, 1);
+	let c = a.emu_mul(&a, Precision::F64);
+	let report = emugemm::last_report().unwrap();
+	assert_eq!(report.backend, emugemm::Backend::Native);
+	assert!(same_bits(c.as_ref(), (&a * &a).as_ref()));
+}

@@ -1,0 +1,69 @@
+//! helpers shared by the integration tests: native comparison products, sizes, emulators
+#![allow(dead_code)]
+
+use emugemm::{Accum, Backend, Emulator, Precision, Scalar};
+use faer::{Mat, MatRef, c64};
+
+/// the size of the square accuracy tests (`EMUGEMM_TEST_N`, default 96)
+pub fn test_n() -> usize {
+	std::env::var("EMUGEMM_TEST_N").ok().and_then(|v| v.parse().ok()).unwrap_or(96)
+}
+
+/// the CPU emulation backend
+pub fn cpu() -> Emulator {
+	Emulator::with_backend(Backend::CpuEmulation).expect("the CPU emulation backend is always available")
+}
+
+/// `a b` by `emu` at `precision`
+pub fn emulated<T: Scalar>(emu: &Emulator, a: MatRef<'_, T>, b: MatRef<'_, T>, precision: Precision) -> Mat<T> {
+	let mut c = Mat::zeros(a.nrows(), b.ncols());
+	emu.matmul(c.as_mut(), Accum::Replace, a, b, T::from_parts(1.0, 0.0), precision)
+		.expect("emulated product");
+	c
+}
+
+/// `x` rounded to TF32 (10 fraction bits, to nearest, ties to even), as the tensor cores read it
+pub fn round_tf32(x: f64) -> f64 {
+	let bits = (x as f32).to_bits();
+	let lsb = (bits >> 13) & 1;
+	f32::from_bits(bits.wrapping_add(0xFFF + lsb) & !0x1FFF) as f64
+}
+
+fn product_as<S: Scalar, T: Scalar>(a: MatRef<'_, T>, b: MatRef<'_, T>, round: fn(f64) -> f64) -> Mat<T> {
+	let cast = |m: MatRef<'_, T>| {
+		Mat::<S>::from_fn(m.nrows(), m.ncols(), |i, j| {
+			S::from_parts(round(m[(i, j)].re()), round(m[(i, j)].im()))
+		})
+	};
+	let c = &cast(a) * &cast(b);
+	Mat::from_fn(c.nrows(), c.ncols(), |i, j| T::from_parts(c[(i, j)].re(), c[(i, j)].im()))
+}
+
+/// the native product that the promise of `precision` is measured against: FP64 (rounded to
+/// `T`), FP32 on inputs rounded to FP32, or TF32 (inputs rounded to TF32, FP32 accumulation)
+pub fn native_product<T: Scalar>(a: MatRef<'_, T>, b: MatRef<'_, T>, precision: Precision) -> Mat<T> {
+	fn keep(x: f64) -> f64 {
+		x
+	}
+	fn to_f32(x: f64) -> f64 {
+		x as f32 as f64
+	}
+	match (precision, T::IS_COMPLEX) {
+		(Precision::F32, false) => product_as::<f32, T>(a, b, to_f32),
+		(Precision::F32, true) => product_as::<faer::c32, T>(a, b, to_f32),
+		(Precision::Tf32, false) => product_as::<f32, T>(a, b, round_tf32),
+		(Precision::Tf32, true) => product_as::<faer::c32, T>(a, b, round_tf32),
+		(_, false) => product_as::<f64, T>(a, b, keep),
+		(_, true) => product_as::<c64, T>(a, b, keep),
+	}
+}
+
+/// true when `x` and `y` are the same bits, part by part
+pub fn same_bits<T: Scalar>(x: MatRef<'_, T>, y: MatRef<'_, T>) -> bool {
+	x.nrows() == y.nrows()
+		&& x.ncols() == y.ncols()
+		&& (0..x.ncols()).all(|j| {
+			(0..x.nrows())
+				.all(|i| x[(i, j)].re().to_bits() == y[(i, j)].re().to_bits() && x[(i, j)].im().to_bits() == y[(i, j)].im().to_bits())
+		})
+}
