@@ -203,7 +203,7 @@ impl Emulator {
 	/// let a = emugemm::testing::random_matrix::<f32>(64, 64, 0.5, 1);
 	/// let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap();
 	/// let plan = emu.plan(a.as_ref(), a.as_ref(), Precision::Tf32).unwrap();
-	/// assert_eq!(plan.scheme, Scheme::SchemeI { slices: 2 });
+	/// assert!(matches!(plan.scheme, Scheme::SchemeI { .. }));
 	/// ```
 	pub fn plan<T: Scalar>(&self, lhs: MatRef<'_, T>, rhs: MatRef<'_, T>, precision: Precision) -> Result<Plan, Error> {
 		check_shapes(lhs, rhs, None)?;
@@ -232,21 +232,23 @@ impl Emulator {
 		let start = Instant::now();
 		let report = match self.backend {
 			Backend::CpuEmulation => self.emulate(dst, accum, lhs, rhs, alpha, precision),
+			#[cfg(feature = "cuda")]
+			Backend::Gpu => self.matmul_staged(dst, accum, lhs, rhs, alpha, precision)?,
 			_ => {
 				native(dst, accum, lhs, rhs, alpha);
-				let plan = Plan::native();
-				self.report::<T>(plan, (lhs.nrows(), rhs.ncols(), lhs.ncols()), 0, PhaseTimes::default())
+				self.report::<T>(Plan::native(), (lhs.nrows(), rhs.ncols(), lhs.ncols()), 0, PhaseTimes::default())
 			},
 		};
-		let report = Report {
-			times: PhaseTimes {
-				total: start.elapsed(),
-				..report.times
+		publish(
+			self,
+			Report {
+				times: PhaseTimes {
+					total: start.elapsed(),
+					..report.times
+				},
+				..report
 			},
-			..report
-		};
-		LAST_REPORT.with(|r| *r.borrow_mut() = Some(report.clone()));
-		*self.last.lock().expect("report lock") = Some(report);
+		);
 		Ok(())
 	}
 
@@ -305,7 +307,7 @@ impl Emulator {
 			native(dst, accum, lhs, rhs, alpha);
 			return self.report::<T>(plan, shape, 0, timer.times());
 		}
-		let parts = cpu::emulate(&a, &b, (&sa, &sb), plan.scheme, plan.k_passes, &mut timer);
+		let parts = cpu::emulate(&a, &b, (&sa, &sb), &plan, &mut timer);
 		let m = a.len;
 		let (bad_rows, bad_cols) = (mask(m, &a.nonfinite), mask(b.len, &b.nonfinite));
 		for j in (0..b.len).filter(|&j| !bad_cols[j]) {
@@ -324,6 +326,12 @@ fn mask(len: usize, set: &[usize]) -> Vec<bool> {
 	let mut m = vec![false; len];
 	set.iter().for_each(|&i| m[i] = true);
 	m
+}
+
+/// records `report` as this context's and this thread's last
+pub(crate) fn publish(emu: &Emulator, report: Report) {
+	LAST_REPORT.with(|r| *r.borrow_mut() = Some(report.clone()));
+	*emu.last.lock().expect("report lock") = Some(report);
 }
 
 struct Prepared {

@@ -33,6 +33,20 @@ pub enum Error {
 		/// why it cannot be served
 		reason: &'static str,
 	},
+	/// the crate was built with the `cuda` feature but without nvcc, so no GPU kernel is embedded:
+	/// install the CUDA 13.0 compiler (or `pip install nvidia-cuda-nvcc==13.0.88 ...`, see the
+	/// README) and rebuild
+	NoKernels,
+	/// the GPU ran out of memory for this product: use smaller operands, or free device memory
+	OutOfMemory {
+		/// what could not be allocated
+		what: String,
+	},
+	/// a CUDA driver or library call failed
+	Gpu {
+		/// the failing call and its status
+		reason: String,
+	},
 	/// the backend asked for cannot run here
 	BackendUnavailable {
 		/// the backend asked for
@@ -56,9 +70,23 @@ impl fmt::Display for Error {
 				lhs.0, lhs.1, rhs.0, rhs.1, dst.0, dst.1, lhs.0, rhs.1, lhs.1, rhs.0
 			),
 			Error::InvalidPrecision { precision, reason } => write!(f, "invalid precision {precision:?}: {reason}"),
+			Error::NoKernels => write!(
+				f,
+				"no GPU kernels: emugemm was built with the `cuda` feature but without nvcc; install the CUDA 13.0 compiler (set NVCC, CUDA_HOME or PATH) and rebuild"
+			),
+			Error::OutOfMemory { what } => write!(f, "out of memory: {what}"),
+			Error::Gpu { reason } => write!(f, "GPU error: {reason}"),
 			Error::BackendUnavailable { backend, reason } => write!(f, "backend {backend:?} unavailable: {reason}"),
 		}
 	}
 }
 
 impl std::error::Error for Error {}
+
+impl Error {
+	/// a [`Error::Gpu`] with this reason
+	#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+	pub(crate) fn gpu(reason: impl Into<String>) -> Self {
+		Error::Gpu { reason: reason.into() }
+	}
+}

@@ -60,6 +60,8 @@ mod error;
 mod fp;
 mod gpu;
 mod interop;
+#[cfg(feature = "cuda")]
+mod kernels;
 mod operand;
 mod precision;
 mod scalar;
@@ -71,6 +73,8 @@ pub mod testing;
 pub use emulator::{Backend, Emulator, PhaseTimes, Report, last_report};
 pub use error::Error;
 pub use faer::Accum;
+#[cfg(feature = "cuda")]
+pub use gpu::{DeviceMatrix, baseline};
 pub use interop::EmuMatMul;
 pub use precision::{Plan, Precision, Scaling, Scheme};
 pub use scalar::Scalar;

@@ -282,14 +282,28 @@ fn operand_bits(rows: &[RowStats], bits: impl Fn(&RowStats) -> f64) -> f64 {
 	rows.iter().filter(|r| r.spread.is_some()).map(bits).fold(f64::INFINITY, f64::min)
 }
 
-/// scheme I passes over K (the complex 4M stacks real and imaginary parts along K)
+/// the K length of one scheme I pass: the largest multiple of 32 within the exact INT32 bound
+/// (halved for complex products, whose 4M stacks real and imaginary parts along K)
+pub(crate) fn pass_len(slices: u32, complex: bool) -> usize {
+	scheme1::k_max(slices) / if complex { 2 } else { 1 } / 32 * 32
+}
+
+/// scheme I passes over K
 fn k_passes(scheme: Scheme, k: usize, complex: bool) -> usize {
 	match scheme {
-		Scheme::SchemeI { slices } => {
-			let per_pass = scheme1::k_max(slices) / if complex { 2 } else { 1 };
-			k.div_ceil(per_pass).max(1)
-		},
+		Scheme::SchemeI { slices } => k.div_ceil(pass_len(slices, complex)).max(1),
 		_ => 1,
+	}
+}
+
+impl Plan {
+	/// the K ranges of the plan's passes (one range for scheme II)
+	pub(crate) fn pass_ranges(&self, k: usize, complex: bool) -> Vec<core::ops::Range<usize>> {
+		let len = match self.scheme {
+			Scheme::SchemeI { slices } => pass_len(slices, complex),
+			_ => k.max(1),
+		};
+		(0..self.k_passes).map(|q| (q * len).min(k)..((q + 1) * len).min(k)).collect()
 	}
 }
 

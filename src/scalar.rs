@@ -23,7 +23,7 @@ mod sealed {
 /// let z = faer::c64::from_parts(1.5, -2.0);
 /// assert_eq!((z.re(), z.im()), (1.5, -2.0));
 /// ```
-pub trait Scalar: faer::traits::ComplexField + Copy + Send + Sync + core::fmt::Debug + 'static + sealed::Sealed {
+pub trait Scalar: faer::traits::ComplexField + bytemuck::Pod + Send + Sync + core::fmt::Debug + sealed::Sealed {
 	/// whether the type has an imaginary part
 	const IS_COMPLEX: bool;
 	/// significand bits of the real type (53 for `f64`/`c64`, 24 for `f32`/`c32`)

@@ -11,7 +11,7 @@ mod scheme2;
 use crate::operand::Operand;
 use crate::scheme2::Crt;
 use crate::stats::RowStats;
-use crate::{PhaseTimes, Scheme};
+use crate::{PhaseTimes, Plan, Scheme};
 use std::time::Instant;
 
 /// an emulated product before `alpha` and accumulation: `f64` parts, column-major
@@ -66,17 +66,10 @@ impl Timer {
 	}
 }
 
-/// `A B` by `scheme` (an emulated one), with the rows of `A` and the columns of `B` given
-pub(crate) fn emulate(
-	a: &Operand,
-	b: &Operand,
-	stats: (&[RowStats], &[RowStats]),
-	scheme: Scheme,
-	k_passes: usize,
-	timer: &mut Timer,
-) -> Parts {
-	match scheme {
-		Scheme::SchemeI { slices } => scheme1::product(a, b, slices, k_passes, timer),
+/// `A B` by `plan` (an emulated one), with the rows of `A` and the columns of `B` given
+pub(crate) fn emulate(a: &Operand, b: &Operand, stats: (&[RowStats], &[RowStats]), plan: &Plan, timer: &mut Timer) -> Parts {
+	match plan.scheme {
+		Scheme::SchemeI { slices } => scheme1::product(a, b, slices, &plan.pass_ranges(a.k, a.is_complex()), timer),
 		Scheme::SchemeII { moduli, scaling } => scheme2::product(a, b, stats, &Crt::new(moduli), scaling, timer),
 		Scheme::Native => unreachable!("native plans do not reach the emulation backend"),
 	}

@@ -70,22 +70,20 @@ fn reconstruct(acc: &[i32], m: usize, p: usize, passes: usize, exponent: impl Fn
 	})
 }
 
-/// `A B` by scheme I with `p` slices and `k_passes` passes over K
-pub(super) fn product(a: &Operand, b: &Operand, p: u32, k_passes: usize, timer: &mut Timer) -> Parts {
+/// `A B` by scheme I with `p` slices, pass by pass over the K ranges `passes`
+pub(super) fn product(a: &Operand, b: &Operand, p: u32, passes: &[Range<usize>], timer: &mut Timer) -> Parts {
 	let p = p as usize;
 	let sa = split(a, p, true);
 	let sb = split(b, p, false);
 	timer.split_done();
-	let (m, n, k) = (a.len, b.len, a.k);
-	let per_pass = k.div_ceil(k_passes).max(1);
-	let passes: Vec<_> = (0..k_passes).map(|q| q * per_pass..((q + 1) * per_pass).min(k)).collect();
+	let (m, n) = (a.len, b.len);
 	let exponent = |i: usize, j: usize| output_exponent(p as u32, sa.shifts[i], sb.shifts[j]);
 	match (&sa.im, &sa.neg_im, &sb.im) {
 		(Some(a_im), Some(a_neg_im), Some(b_im)) => {
 			// 4M with the real and imaginary parts stacked along K:
 			// Re C = [Ar | -Ai] [Br; Bi], Im C = [Ar | Ai] [Bi; Br]
-			let re_acc = products(&[(&sa.re, &sb.re), (a_neg_im, b_im)], m, n, p, &passes);
-			let im_acc = products(&[(&sa.re, b_im), (a_im, &sb.re)], m, n, p, &passes);
+			let re_acc = products(&[(&sa.re, &sb.re), (a_neg_im, b_im)], m, n, p, passes);
+			let im_acc = products(&[(&sa.re, b_im), (a_im, &sb.re)], m, n, p, passes);
 			timer.products_done();
 			let parts = Parts {
 				re: reconstruct(&re_acc, m, p, passes.len(), exponent),
@@ -95,7 +93,7 @@ pub(super) fn product(a: &Operand, b: &Operand, p: u32, k_passes: usize, timer: 
 			parts
 		},
 		_ => {
-			let acc = products(&[(&sa.re, &sb.re)], m, n, p, &passes);
+			let acc = products(&[(&sa.re, &sb.re)], m, n, p, passes);
 			timer.products_done();
 			let parts = Parts {
 				re: reconstruct(&acc, m, p, passes.len(), exponent),

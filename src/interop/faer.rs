@@ -1,10 +1,11 @@
 //! [`EmuMatMul`] for faer's `Mat` and `MatRef`
 
-use super::{EmuMatMul, product_into};
+use super::{EmuMatMul, check_inner, product_into};
 use crate::{Emulator, Error, Precision, Scalar};
 use faer::{Mat, MatRef};
 
 fn product<T: Scalar>(emu: &Emulator, lhs: MatRef<'_, T>, rhs: MatRef<'_, T>, precision: Precision) -> Result<Mat<T>, Error> {
+	check_inner(lhs, rhs)?;
 	let mut c = Mat::zeros(lhs.nrows(), rhs.ncols());
 	product_into(emu, c.as_mut(), lhs, rhs, precision)?;
 	Ok(c)

@@ -56,6 +56,19 @@ pub trait EmuMatMul<Rhs: ?Sized = Self> {
 	}
 }
 
+/// the error of `lhs * rhs` when the inner dimensions differ
+pub(crate) fn check_inner<T>(lhs: MatRef<'_, T>, rhs: MatRef<'_, T>) -> Result<(), Error> {
+	if lhs.ncols() == rhs.nrows() {
+		Ok(())
+	} else {
+		Err(Error::ShapeMismatch {
+			lhs: (lhs.nrows(), lhs.ncols()),
+			rhs: (rhs.nrows(), rhs.ncols()),
+			dst: None,
+		})
+	}
+}
+
 /// `dst = lhs * rhs` on `emu`
 pub(crate) fn product_into<T: Scalar>(
 	emu: &Emulator,

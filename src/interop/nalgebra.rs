@@ -1,6 +1,6 @@
 //! [`EmuMatMul`] for nalgebra matrices and views, through zero-copy faer views
 
-use super::{EmuMatMul, product_into};
+use super::{EmuMatMul, check_inner, product_into};
 use crate::{Emulator, Error, Precision, Scalar};
 use faer::{MatMut, MatRef};
 use nalgebra::{DMatrix, Dim, Matrix, RawStorage};
@@ -27,6 +27,7 @@ where
 
 	fn emu_mul_with(&self, emu: &Emulator, rhs: &Matrix<T, R2, C2, S2>, precision: Precision) -> Result<DMatrix<T>, Error> {
 		let (lhs, rhs) = (as_faer(self), as_faer(rhs));
+		check_inner(lhs, rhs)?;
 		let (m, n) = (lhs.nrows(), rhs.ncols());
 		let mut c = DMatrix::from_element(m, n, T::from_parts(0.0, 0.0));
 		let dst = MatMut::from_column_major_slice_mut(c.as_mut_slice(), m, n);

@@ -1,7 +1,7 @@
 //! the exact reference product: dot products accumulated without any rounding in a long
 //! fixed-point accumulator, then rounded once (to `f64` and to a double-double pair)
 
-use super::fixed::FixedSum;
+use super::fixed::{FixedSum, decompose};
 use crate::Scalar;
 use faer::MatRef;
 use rand::{Rng, SeedableRng};
@@ -70,7 +70,7 @@ impl Sampling {
 }
 
 /// the exact value of one entry: real and imaginary parts as double-double pairs, and the scale
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 struct ExactEntry {
 	re: (f64, f64),
 	im: (f64, f64),
@@ -130,10 +130,9 @@ impl ExactProduct {
 			"ExactProduct::compute: inner dimension {} is not below 2^30",
 			a.ncols()
 		);
-		check_finite(a, "A");
-		check_finite(b, "B");
+		let (a_rows, b_cols) = (exponent_ranges(a, "A", false), exponent_ranges(b, "B", true));
 		let positions = sampling.positions(a.nrows(), b.ncols());
-		let values = positions.par_iter().map(|&(i, j)| exact_entry(a, b, i, j)).collect();
+		let values = evaluate(a, b, &a_rows, &b_cols, &positions);
 		ExactProduct {
 			nrows: a.nrows(),
 			ncols: b.ncols(),
@@ -259,7 +258,10 @@ impl ExactProduct {
 	}
 }
 
-fn check_finite<T: Scalar>(m: MatRef<'_, T>, name: &str) {
+/// the range `(min, max)` of the exponents (as given by `decompose`) of the nonzero parts of each
+/// row of `m` (each column when `by_col`); `min > max` for a zero row. panics on a non-finite entry
+fn exponent_ranges<T: Scalar>(m: MatRef<'_, T>, name: &str, by_col: bool) -> Vec<(i32, i32)> {
+	let mut ranges = vec![(i32::MAX, i32::MIN); if by_col { m.ncols() } else { m.nrows() }];
 	for j in 0..m.ncols() {
 		for i in 0..m.nrows() {
 			let x = m[(i, j)];
@@ -267,51 +269,110 @@ fn check_finite<T: Scalar>(m: MatRef<'_, T>, name: &str) {
 				x.is_finite_value(),
 				"ExactProduct::compute: {name}[({i}, {j})] = {x:?} is not finite"
 			);
+			let r = &mut ranges[if by_col { j } else { i }];
+			for part in [x.re(), x.im()] {
+				let (_, mant, e) = decompose(part);
+				if mant != 0 {
+					*r = (r.0.min(e), r.1.max(e));
+				}
+			}
 		}
 	}
+	ranges
 }
 
-/// the exact sum of the products yielded by `terms` (called twice: sizing, then accumulation)
-fn exact_sum<I: Iterator<Item = (f64, f64)>>(terms: impl Fn() -> I) -> FixedSum {
-	let mut sum = FixedSum::for_products(terms());
-	for (x, y) in terms() {
-		sum.add_product(x, y);
+/// `|x|` (the complex modulus for complex types)
+fn modulus<T: Scalar>(x: T) -> f64 {
+	if T::IS_COMPLEX { f64::hypot(x.re(), x.im()) } else { x.re().abs() }
+}
+
+/// evaluates the entries at `positions`, in parallel over the rows (each row of `A` is read once)
+fn evaluate<T: Scalar>(
+	a: MatRef<'_, T>,
+	b: MatRef<'_, T>,
+	a_rows: &[(i32, i32)],
+	b_cols: &[(i32, i32)],
+	positions: &[(usize, usize)],
+) -> Vec<ExactEntry> {
+	let mut by_row = vec![Vec::new(); a.nrows()];
+	for (k, &(i, j)) in positions.iter().enumerate() {
+		by_row[i].push((k, j));
 	}
-	sum
+	// the moduli of the columns of B that are used (complex types only)
+	let mut cols: Vec<usize> = positions.iter().map(|&(_, j)| j).collect();
+	cols.dedup();
+	let b_abs: Vec<Vec<f64>> = if T::IS_COMPLEX {
+		cols.par_iter()
+			.map(|&j| (0..b.nrows()).map(|h| modulus(b[(h, j)])).collect())
+			.collect()
+	} else {
+		Vec::new()
+	};
+	let mut col_slot = vec![usize::MAX; b.ncols()];
+	for (slot, &j) in cols.iter().enumerate() {
+		col_slot[j] = slot;
+	}
+	let computed: Vec<Vec<(usize, ExactEntry)>> = by_row
+		.par_iter()
+		.enumerate()
+		.filter(|(_, entries)| !entries.is_empty())
+		.map(|(i, entries)| {
+			let row: Vec<T> = (0..a.ncols()).map(|h| a[(i, h)]).collect();
+			let row_abs: Vec<f64> = row.iter().map(|&x| modulus(x)).collect();
+			let entry = |&(k, j): &(usize, usize)| {
+				let col_abs = b_abs.get(col_slot[j]).map(|v| &v[..]);
+				(k, exact_entry(&row, &row_abs, b.col(j), col_abs, a_rows[i], b_cols[j]))
+			};
+			entries.iter().map(entry).collect()
+		})
+		.collect();
+	let mut values = vec![ExactEntry::default(); positions.len()];
+	for (k, v) in computed.into_iter().flatten() {
+		values[k] = v;
+	}
+	values
 }
 
-fn exact_entry<T: Scalar>(a: MatRef<'_, T>, b: MatRef<'_, T>, i: usize, j: usize) -> ExactEntry {
-	let k = a.ncols();
-	let pair = |h: usize| (a[(i, h)], b[(h, j)]);
-	let modulus = |x: T| if T::IS_COMPLEX { f64::hypot(x.re(), x.im()) } else { x.re().abs() };
-	let re = exact_sum(|| {
-		(0..k).flat_map(move |h| {
-			let (x, y) = pair(h);
-			[(x.re(), y.re()), (-x.im(), y.im())]
-				.into_iter()
-				.take(if T::IS_COMPLEX { 2 } else { 1 })
-		})
-	})
-	.round_double_double();
-	let im = if T::IS_COMPLEX {
-		exact_sum(|| {
-			(0..k).flat_map(move |h| {
-				let (x, y) = pair(h);
-				[(x.re(), y.im()), (x.im(), y.re())]
-			})
-		})
-		.round_double_double()
-	} else {
-		(0.0, 0.0)
+/// one entry: `row` is the row of `A` (`row_abs` its moduli), `col` the column of `B` (`col_abs`
+/// its moduli, only given for complex types); `row_exp`, `col_exp` their exponent ranges
+fn exact_entry<T: Scalar>(
+	row: &[T],
+	row_abs: &[f64],
+	col: faer::ColRef<'_, T>,
+	col_abs: Option<&[f64]>,
+	row_exp: (i32, i32),
+	col_exp: (i32, i32),
+) -> ExactEntry {
+	let (lo, hi, k) = (row_exp.0.saturating_add(col_exp.0), row_exp.1.saturating_add(col_exp.1), row.len());
+	let new_sum = |extra: i32| {
+		if lo > hi {
+			FixedSum::new(0, 0, 0)
+		} else {
+			FixedSum::new(lo, hi + extra, 2 * k)
+		}
 	};
-	let moduli = || (0..k).map(move |h| (modulus(a[(i, h)]), modulus(b[(h, j)])));
-	// complex moduli of huge finite values may overflow: then so does the scale
-	let scale = if moduli().all(|(x, y)| x.is_finite() && y.is_finite()) {
-		exact_sum(moduli).round()
-	} else {
-		f64::INFINITY
-	};
-	ExactEntry { re, im, scale }
+	let (mut re, mut im, mut scale) = (new_sum(0), new_sum(0), new_sum(2));
+	let mut scale_overflows = false;
+	for (h, &x) in row.iter().enumerate() {
+		let y = col[h];
+		re.add_product(x.re(), y.re());
+		if T::IS_COMPLEX {
+			re.add_product(-x.im(), y.im());
+			im.add_product(x.re(), y.im());
+			im.add_product(x.im(), y.re());
+		}
+		let (mx, my) = (row_abs[h], col_abs.map_or_else(|| y.re().abs(), |c| c[h]));
+		// complex moduli of huge finite values may overflow: then so does the scale
+		scale_overflows |= mx == f64::INFINITY || my == f64::INFINITY;
+		if !scale_overflows {
+			scale.add_product(mx, my);
+		}
+	}
+	ExactEntry {
+		re: re.round_double_double(),
+		im: if T::IS_COMPLEX { im.round_double_double() } else { (0.0, 0.0) },
+		scale: if scale_overflows { f64::INFINITY } else { scale.round() },
+	}
 }
 
 #[cfg(test)]
@@ -397,6 +458,24 @@ mod tests {
 		let many = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap().install(compute);
 		assert_eq!(one.positions(), many.positions());
 		assert_eq!(one.values, many.values);
+	}
+
+	#[test]
+	fn scaled_rows_scale_the_exact_product() {
+		use crate::testing::{Adversarial, adversarial_matrix, random_matrix};
+		let b = random_matrix::<c64>(40, 7, 2.0, 2);
+		let a0 = random_matrix::<c64>(9, 40, 1.0, 1);
+		let a = adversarial_matrix::<c64>(Adversarial::ScaledRows, 9, 40, 1);
+		let (e0, e) = (
+			ExactProduct::compute(a0.as_ref(), b.as_ref(), Sampling::Full),
+			ExactProduct::compute(a.as_ref(), b.as_ref(), Sampling::Full),
+		);
+		for (k, &(i, _)) in e.positions().iter().enumerate() {
+			let f = [f64::powi(2.0, 200), f64::powi(2.0, -200), 1.0][i % 3];
+			let ((r0, i0), (r, im)) = (e0.exact_double_double(k), e.exact_double_double(k));
+			assert_eq!((r, im), ((r0.0 * f, r0.1 * f), (i0.0 * f, i0.1 * f)));
+			assert_eq!(e.scale(k), e0.scale(k) * f);
+		}
 	}
 
 	#[test]

@@ -81,13 +81,15 @@ impl FixedSum {
 		assert!(terms < (1usize << 31), "too many terms for the exact accumulator");
 		let min_exp = min_exp.min(max_exp);
 		let base = min_exp.div_euclid(LIMB_BITS) * LIMB_BITS;
-		// a product is below 2^(max_exp + 106), a sum of terms below 2^(max_exp + 137); a product
-		// shifted within its first limb spans at most 5 limbs; keep two spare limbs for the sign
-		let len = ((max_exp - base) / LIMB_BITS) as usize + 7;
+		// a product is below 2^(max_exp + 106), a sum of terms below 2^(max_exp + 137), so every
+		// value added (products, and the rounded sum in `round_double_double`) has its lowest bit
+		// at most at 2^(max_exp + 137) and is written to 5 limbs from there; one more for the sign
+		let len = ((max_exp + 137 - base) / LIMB_BITS) as usize + 6;
 		FixedSum { base, limbs: vec![0; len] }
 	}
 
 	/// an accumulator sized for the products `a * b` yielded by `terms`
+	#[cfg(test)]
 	pub(crate) fn for_products(terms: impl Iterator<Item = (f64, f64)>) -> Self {
 		let (mut lo, mut hi, mut count) = (i32::MAX, i32::MIN, 0usize);
 		for (a, b) in terms {
@@ -104,31 +106,29 @@ impl FixedSum {
 		FixedSum::new(lo, hi, count)
 	}
 
-	/// adds `±m * 2^e` (`m < 2^106`, `e` at least the `base`)
+	/// adds `±m * 2^e` (`m < 2^106`, `e` at least the `base` when `m != 0`)
+	#[inline(always)]
 	pub(crate) fn add_scaled(&mut self, negative: bool, m: u128, e: i32) {
 		if m == 0 {
 			return;
 		}
 		let offset = e - self.base;
 		debug_assert!(offset >= 0 && m >> 106 == 0);
-		let mut t = (offset / LIMB_BITS) as usize;
-		let shift = offset % LIMB_BITS;
-		// the first chunk holds the low 32 - shift bits of m, the rest follow in 32-bit chunks
-		let mut chunk = (m << shift) & LIMB_MASK;
-		let mut rest = m >> (LIMB_BITS - shift);
-		loop {
-			let c = chunk as i64;
-			self.limbs[t] += if negative { -c } else { c };
-			if rest == 0 {
-				break;
-			}
-			t += 1;
-			chunk = rest & LIMB_MASK;
-			rest >>= LIMB_BITS;
+		let t = (offset / LIMB_BITS) as usize;
+		let shift = (offset % LIMB_BITS) as u32;
+		// the shifted value has up to 137 bits: 128 in `low`, the rest in `high`
+		let low = m << shift;
+		let high = if shift == 0 { 0 } else { (m >> (128 - shift)) as i64 };
+		let sign = if negative { -1 } else { 1 };
+		let limbs = &mut self.limbs[t..t + 5];
+		for (c, limb) in limbs[..4].iter_mut().enumerate() {
+			*limb += sign * ((low >> (LIMB_BITS as u32 * c as u32)) & LIMB_MASK) as i64;
 		}
+		limbs[4] += sign * high;
 	}
 
 	/// adds the exact product `a * b` of two finite values
+	#[inline(always)]
 	pub(crate) fn add_product(&mut self, a: f64, b: f64) {
 		let ((na, ma, ea), (nb, mb, eb)) = (decompose(a), decompose(b));
 		self.add_scaled(na != nb, ma as u128 * mb as u128, ea + eb);

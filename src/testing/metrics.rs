@@ -16,7 +16,9 @@ use faer::MatRef;
 ///
 /// the error of each entry is computed from the double-double exact value as `(c - hi) - lo` per
 /// part, so it is itself accurate to a few ulps. a product whose exact value is beyond the range
-/// of `f64` cannot be measured: its error is infinite.
+/// of `f64` cannot be measured: its error is infinite. the final rounding of `C` to its element
+/// type is part of the error, so `f32`/`c32` results show at most about 24 bits, and results in the
+/// subnormal range of the element type (or whose scale underflows in `f64`) show few or none.
 ///
 /// # example
 /// ```

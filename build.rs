@@ -1,0 +1,395 @@
+//! build script: compiles the GPU kernels (feature `cuda`) and embeds them
+//!
+//! with the `cuda` feature, every `cuda/*.cu` becomes an `sm_90a` cubin in `$OUT_DIR` (one nvcc call per
+//! file: several files in one call make ptxas serialise wgmma), and `$OUT_DIR/kernels.rs` lists them
+//! as `KERNELS`, embedded with `include_bytes!` (read by `src/kernels.rs`). a kernel whose ptxas
+//! report shows a register spill or a wgmma serialisation warning fails the build.
+//!
+//! nvcc is searched in this order: `$NVCC`; `$CUDA_HOME/bin/nvcc`, `$CUDA_PATH/bin/nvcc`; `nvcc` on
+//! `PATH`; the pip wheel of the active python (`<purelib>/nvidia/cu13/bin/nvcc`);
+//! `$EMUGEMM_CUDA_WHEELS/nvidia/cu13/bin/nvcc` (where `scripts/install-nvcc.sh` installs the pinned
+//! wheels). without nvcc the crate builds without kernels (cfg `emugemm_no_kernels`, a warning),
+//! unless `EMUGEMM_REQUIRE_KERNELS=1`, which makes it an error. `EMUGEMM_PTXAS_REPORT=1` prints
+//! each kernel's registers, shared memory and stack as cargo warnings.
+
+use std::env;
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::thread;
+
+/// the nvcc flags of every kernel, before `-o <cubin> cuda/<stem>.cu`
+const NVCC_FLAGS: &[&str] = &[
+	"-cubin",
+	"-gencode=arch=compute_90a,code=sm_90a",
+	"-O3",
+	"-std=c++17",
+	"--fmad=false",
+	"-lineinfo",
+	"-Xptxas",
+	"-v",
+	"-I",
+	"cuda",
+];
+
+/// the target architecture, as named in the cubin files
+const ARCH: &str = "sm_90a";
+
+/// the nvcc release the GPU machine's driver (CUDA 13.0) is known to accept
+const NVCC_RELEASE: &str = "release 13.0,";
+
+/// ptxas warnings that mean wgmma instructions were serialised (a silent loss of speed)
+const SERIALISATION_WARNINGS: &[&str] = &["(C7509)", "(C7510)", "(C7515)", "(C7517)", "(C7519)"];
+
+/// how many nvcc processes run at once, at most
+const MAX_JOBS: usize = 2;
+
+/// every environment variable that changes what this script does
+const ENV_VARS: &[&str] = &[
+	"NVCC",
+	"CUDA_HOME",
+	"CUDA_PATH",
+	"PATH",
+	"EMUGEMM_REQUIRE_KERNELS",
+	"EMUGEMM_CUDA_WHEELS",
+	"EMUGEMM_PTXAS_REPORT",
+	"NVCC_CCBIN",
+	"NVCC_PREPEND_FLAGS",
+	"NVCC_APPEND_FLAGS",
+];
+
+fn main() {
+	println!("cargo::rustc-check-cfg=cfg(emugemm_no_kernels)");
+	for var in ENV_VARS {
+		println!("cargo::rerun-if-env-changed={var}");
+	}
+	let manifest_dir = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+	let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+
+	let kernels = if env::var_os("CARGO_FEATURE_CUDA").is_some() {
+		build_kernels(&manifest_dir, &out_dir)
+	} else {
+		Vec::new()
+	};
+	if kernels.is_empty() {
+		println!("cargo::rustc-cfg=emugemm_no_kernels");
+	}
+	let table = kernel_table(&kernels);
+	fs::write(out_dir.join("kernels.rs"), table).expect("cannot write $OUT_DIR/kernels.rs");
+}
+
+/// one compiled kernel file: `cuda/<stem>.cu` and its cubin
+struct Kernel {
+	stem: String,
+	cubin: PathBuf,
+}
+
+/// compiles every `cuda/*.cu` to a cubin in `out_dir`; empty when nvcc is missing (and allowed to be)
+fn build_kernels(manifest_dir: &Path, out_dir: &Path) -> Vec<Kernel> {
+	let cuda_dir = manifest_dir.join("cuda");
+	println!("cargo::rerun-if-changed=cuda");
+	let stems = kernel_sources(&cuda_dir);
+	let nvcc = match find_nvcc() {
+		Ok(nvcc) => nvcc,
+		Err(searched) => {
+			no_nvcc(&searched);
+			return Vec::new();
+		},
+	};
+	check_version(&nvcc);
+	let results = compile_all(&nvcc, manifest_dir, out_dir, &stems);
+	// report every file before giving up: a rejected kernel has already failed the build (`cargo::error`)
+	let rejected = results.iter().filter(|result| !report(result)).count();
+	if rejected > 0 {
+		return Vec::new();
+	}
+	results.into_iter().map(|result| result.kernel).collect()
+}
+
+/// the sorted stems of `cuda/*.cu`; asks cargo to rerun when any `.cu` or `.cuh` changes
+fn kernel_sources(cuda_dir: &Path) -> Vec<String> {
+	let Ok(entries) = fs::read_dir(cuda_dir) else {
+		return Vec::new();
+	};
+	let mut stems = Vec::new();
+	for path in entries.filter_map(|entry| Some(entry.ok()?.path())) {
+		let ext = path.extension().and_then(|ext| ext.to_str());
+		if matches!(ext, Some("cu" | "cuh")) {
+			println!("cargo::rerun-if-changed={}", path.display());
+		}
+		if ext == Some("cu") {
+			let stem = path.file_stem().and_then(|stem| stem.to_str());
+			stems.push(stem.expect("kernel file names must be UTF-8").to_owned());
+		}
+	}
+	stems.sort();
+	stems
+}
+
+/// one place nvcc was looked for: where the path came from, and the path (`None`: nothing to try)
+struct Candidate {
+	origin: String,
+	path: Option<PathBuf>,
+}
+
+/// the first existing nvcc of the search order, or every place searched
+fn find_nvcc() -> Result<PathBuf, Vec<Candidate>> {
+	let candidates = nvcc_candidates();
+	if let Some(nvcc) = candidates[0].path.as_ref().filter(|path| !path.is_file()) {
+		println!("cargo::warning=NVCC={} is not a file: ignored", nvcc.display());
+	}
+	match candidates.iter().find_map(|c| c.path.as_ref().filter(|path| path.is_file())) {
+		Some(nvcc) => Ok(nvcc.clone()),
+		None => Err(candidates),
+	}
+}
+
+/// the places nvcc is searched, in order (see the module docs)
+fn nvcc_candidates() -> Vec<Candidate> {
+	let exe = format!("nvcc{}", env::consts::EXE_SUFFIX);
+	let wheel = |root: PathBuf| root.join("nvidia").join("cu13").join("bin").join(&exe);
+	let var = |name: &str| env::var_os(name).filter(|value| !value.is_empty()).map(PathBuf::from);
+
+	let nvcc = var("NVCC").map(|nvcc| {
+		if nvcc.components().count() > 1 {
+			nvcc
+		} else {
+			on_path(&nvcc).unwrap_or(nvcc)
+		}
+	});
+	let mut candidates = vec![Candidate {
+		origin: "$NVCC".into(),
+		path: nvcc,
+	}];
+	for root in ["CUDA_HOME", "CUDA_PATH"] {
+		let path = var(root).map(|root| root.join("bin").join(&exe));
+		candidates.push(Candidate {
+			origin: format!("${root}/bin/{exe}"),
+			path,
+		});
+	}
+	candidates.push(Candidate {
+		origin: format!("{exe} on PATH"),
+		path: on_path(Path::new(&exe)),
+	});
+	candidates.push(Candidate {
+		origin: "the pip wheel of python3 (<purelib>/nvidia/cu13/bin)".into(),
+		path: python_purelib().map(wheel),
+	});
+	candidates.push(Candidate {
+		origin: "$EMUGEMM_CUDA_WHEELS/nvidia/cu13/bin".into(),
+		path: var("EMUGEMM_CUDA_WHEELS").map(wheel),
+	});
+	candidates
+}
+
+/// the first file named `name` in a directory of `PATH`
+fn on_path(name: &Path) -> Option<PathBuf> {
+	env::split_paths(&env::var_os("PATH")?)
+		.map(|dir| dir.join(name))
+		.find(|path| path.is_file())
+}
+
+/// the active python's `purelib` directory, where `pip install` puts the nvidia wheels
+fn python_purelib() -> Option<PathBuf> {
+	let script = "import sysconfig;print(sysconfig.get_paths()['purelib'])";
+	let output = Command::new("python3").args(["-c", script]).output().ok()?;
+	let dir = String::from_utf8(output.stdout).ok()?;
+	(output.status.success() && !dir.trim().is_empty()).then(|| PathBuf::from(dir.trim()))
+}
+
+/// no nvcc: a warning, or with `EMUGEMM_REQUIRE_KERNELS=1` an error listing where it was searched
+fn no_nvcc(searched: &[Candidate]) {
+	if env::var("EMUGEMM_REQUIRE_KERNELS").as_deref() != Ok("1") {
+		println!("cargo::warning=nvcc not found: building without GPU kernels (GPU calls will return Error::NoKernels)");
+		return;
+	}
+	println!("cargo::error=nvcc not found, and EMUGEMM_REQUIRE_KERNELS=1 requires the GPU kernels (searched, in order:)");
+	for Candidate { origin, path } in searched {
+		let path = match path {
+			Some(path) => format!("{} (no such file)", path.display()),
+			None if origin.starts_with('$') => "(not set)".into(),
+			None => "(not found)".into(),
+		};
+		println!("cargo::error=  {origin}: {path}");
+	}
+	println!("cargo::error=install the pinned compiler with `scripts/install-nvcc.sh` and set NVCC to the path it prints");
+}
+
+/// warns when nvcc is not the pinned 13.0 release (newer ones emit cubins the 13.0 driver may refuse)
+fn check_version(nvcc: &Path) {
+	let output = Command::new(nvcc).arg("--version").output();
+	let version = match &output {
+		Ok(output) => String::from_utf8_lossy(&output.stdout).into_owned(),
+		Err(err) => format!("cannot run: {err}"),
+	};
+	if !version.contains(NVCC_RELEASE) {
+		let release = version.lines().find(|line| line.contains("release")).unwrap_or(version.trim());
+		println!(
+			"cargo::warning={}: `{release}`, not CUDA 13.0: its cubins may not load on the GPU machine's CUDA 13.0 driver \
+			 (scripts/install-nvcc.sh installs the pinned 13.0.88)",
+			nvcc.display()
+		);
+	}
+}
+
+/// the result of one nvcc call
+struct Compiled {
+	kernel: Kernel,
+	/// whether nvcc succeeded
+	success: bool,
+	/// nvcc's stdout and stderr (the ptxas report is in there)
+	log: String,
+}
+
+/// compiles every `cuda/<stem>.cu`, at most [`MAX_JOBS`] at a time; results in the order of `stems`
+fn compile_all(nvcc: &Path, manifest_dir: &Path, out_dir: &Path, stems: &[String]) -> Vec<Compiled> {
+	let cargo_jobs = env::var("NUM_JOBS").ok().and_then(|jobs| jobs.parse().ok()).unwrap_or(MAX_JOBS);
+	let jobs = MAX_JOBS.min(cargo_jobs).min(stems.len()).max(1);
+	let next = AtomicUsize::new(0);
+	let worker = || {
+		let mut done = Vec::new();
+		loop {
+			let index = next.fetch_add(1, Ordering::Relaxed);
+			let Some(stem) = stems.get(index) else { return done };
+			done.push((index, compile(nvcc, manifest_dir, out_dir, stem)));
+		}
+	};
+	let mut results: Vec<(usize, Compiled)> = thread::scope(|scope| {
+		let workers: Vec<_> = (0..jobs).map(|_| scope.spawn(worker)).collect();
+		workers
+			.into_iter()
+			.flat_map(|worker| worker.join().expect("nvcc worker panicked"))
+			.collect()
+	});
+	results.sort_by_key(|(index, _)| *index);
+	results.into_iter().map(|(_, compiled)| compiled).collect()
+}
+
+/// `nvcc <NVCC_FLAGS> -o $OUT_DIR/<stem>.sm_90a.cubin cuda/<stem>.cu`, run in the crate's root
+fn compile(nvcc: &Path, manifest_dir: &Path, out_dir: &Path, stem: &str) -> Compiled {
+	let cubin = out_dir.join(format!("{stem}.{ARCH}.cubin"));
+	let output = Command::new(nvcc)
+		.current_dir(manifest_dir)
+		.args(NVCC_FLAGS)
+		.arg("-o")
+		.arg(&cubin)
+		.arg(format!("cuda/{stem}.cu"))
+		.output();
+	let (success, log) = match output {
+		Ok(output) => {
+			let log = String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr);
+			(output.status.success(), log)
+		},
+		Err(err) => (false, format!("cannot run {}: {err}", nvcc.display())),
+	};
+	Compiled {
+		kernel: Kernel { stem: stem.into(), cubin },
+		success,
+		log,
+	}
+}
+
+/// what ptxas said about one function
+#[derive(Default)]
+struct FunctionReport {
+	name: String,
+	/// "Used N registers, ..., N bytes smem, ..."
+	usage: String,
+	/// "N bytes stack frame, N bytes spill stores, N bytes spill loads"
+	frame: String,
+	spilled_bytes: u64,
+}
+
+/// reads ptxas's `-v` report: one entry per function, in the order ptxas names them
+fn parse_ptxas(log: &str) -> Vec<FunctionReport> {
+	let mut functions: Vec<FunctionReport> = Vec::new();
+	for line in log.lines().map(str::trim) {
+		let info = line
+			.strip_prefix("ptxas info")
+			.map(|rest| rest.trim_start().trim_start_matches(':').trim());
+		let named = info.and_then(|info| {
+			let entry = info.strip_prefix("Compiling entry function '");
+			entry
+				.and_then(|name| name.split('\'').next())
+				.or_else(|| info.strip_prefix("Function properties for "))
+		});
+		if let Some(name) = named {
+			if functions.last().is_none_or(|last| last.name != name) {
+				functions.push(FunctionReport {
+					name: name.into(),
+					..FunctionReport::default()
+				});
+			}
+		} else if let Some(function) = functions.last_mut() {
+			if let Some(usage) = info.filter(|info| info.starts_with("Used ")) {
+				function.usage = usage.into();
+			} else if line.contains("bytes spill stores") {
+				function.frame = line.into();
+				function.spilled_bytes = spill_bytes(line);
+			}
+		}
+	}
+	functions
+}
+
+/// the bytes of spill stores plus spill loads of a ptxas "stack frame" line
+fn spill_bytes(line: &str) -> u64 {
+	line.split(',')
+		.filter(|part| part.contains("spill"))
+		.filter_map(|part| part.split_whitespace().next()?.parse::<u64>().ok())
+		.sum()
+}
+
+/// reports one nvcc call to cargo; `false` when the kernel is rejected (nvcc failed, a register spill,
+/// serialised wgmma): then nvcc's whole output goes out as warnings and the reasons as errors
+fn report(compiled: &Compiled) -> bool {
+	let file = format!("cuda/{}.cu", compiled.kernel.stem);
+	let functions = parse_ptxas(&compiled.log);
+	let mut problems = Vec::new();
+	if !compiled.success {
+		problems.push("nvcc failed".to_owned());
+	}
+	for function in functions.iter().filter(|function| function.spilled_bytes > 0) {
+		problems.push(format!("register spill in {}: {}", function.name, function.frame));
+	}
+	let serialised = |line: &&str| SERIALISATION_WARNINGS.iter().any(|code| line.contains(code));
+	problems.extend(compiled.log.lines().map(str::trim).filter(serialised).map(str::to_owned));
+
+	if !problems.is_empty() {
+		for line in compiled.log.lines().filter(|line| !line.trim().is_empty()) {
+			println!("cargo::warning={file}| {line}");
+		}
+		for problem in &problems {
+			println!("cargo::error={file} rejected: {problem}");
+		}
+		return false;
+	}
+	for line in compiled.log.lines().filter(|line| line.contains("warning")) {
+		println!("cargo::warning={file}: {}", line.trim());
+	}
+	if env::var("EMUGEMM_PTXAS_REPORT").as_deref() == Ok("1") {
+		for FunctionReport { name, usage, frame, .. } in &functions {
+			println!("cargo::warning={file}: {name}: {usage}; {frame}");
+		}
+	}
+	true
+}
+
+/// the source of `$OUT_DIR/kernels.rs`: `KERNELS`, every cubin by stem, 64-byte aligned
+fn kernel_table(kernels: &[Kernel]) -> String {
+	let mut src = String::from("// generated by build.rs: the sm_90a cubin of every `cuda/<stem>.cu`, by stem\n\n");
+	if !kernels.is_empty() {
+		src.push_str("/// a cubin image, aligned for the driver's ELF loader\n#[repr(C, align(64))]\nstruct Aligned<B>(B);\n\n");
+	}
+	src.push_str("/// `(stem, cubin)` for every `cuda/<stem>.cu`, sorted by stem; empty without kernels\n");
+	src.push_str("pub(crate) static KERNELS: &[(&str, &[u8])] = &[\n");
+	for Kernel { stem, cubin } in kernels {
+		let cubin = cubin.to_str().expect("OUT_DIR must be UTF-8");
+		writeln!(src, "\t({stem:?}, &Aligned(*include_bytes!({cubin:?})).0),").unwrap();
+	}
+	src.push_str("];\n");
+	src
+}

@@ -1,0 +1,145 @@
+// emugemm: the normative arithmetic of both schemes, mirroring src/fp.rs, src/scheme1.rs and
+// src/scheme2.rs operation for operation (compiled with --fmad=false: no contraction; fma only
+// where __fma_rn is written), plus element access for the four element types.
+#pragma once
+#include <stdint.h>
+
+namespace emu {
+
+// ---- exact floating-point helpers (src/fp.rs) ----
+
+__device__ __forceinline__ double pow2(int e) { return __longlong_as_double((long long)(e + 1023) << 52); }
+
+__device__ __forceinline__ double scale_pow2(double x, int e) {
+	while (e > 1023) { x = __dmul_rn(x, pow2(1023)); e -= 1023; }
+	while (e < -1022) { x = __dmul_rn(x, pow2(-1022)); e += 1022; }
+	return __dmul_rn(x, pow2(e));
+}
+
+// floor(log2 |x|) of a finite nonzero x, subnormals included
+__device__ __forceinline__ int exponent(double x) {
+	unsigned long long bits = (unsigned long long)__double_as_longlong(x);
+	int biased = (int)((bits >> 52) & 0x7FF);
+	if (biased != 0) return biased - 1023;
+	unsigned long long mant = bits & ((1ull << 52) - 1);
+	return (63 - __clzll((long long)mant)) - 1074;
+}
+
+// the significand of a finite nonzero x as an integer in [2^52, 2^53)
+__device__ __forceinline__ unsigned long long significand(double x) {
+	unsigned long long bits = (unsigned long long)__double_as_longlong(x);
+	unsigned long long biased = (bits >> 52) & 0x7FF;
+	unsigned long long mant = bits & ((1ull << 52) - 1);
+	return biased != 0 ? (mant | (1ull << 52)) : (mant << (__clzll((long long)mant) - 11));
+}
+
+// ---- scheme I (src/scheme1.rs) ----
+
+__device__ __forceinline__ long long to_integer_rint(double x, int s) {
+	return (long long)rint(scale_pow2(x, s));
+}
+
+// balanced base-256 digits, most significant first
+__device__ __forceinline__ void balanced_digits(long long x, int p, signed char* digits) {
+	for (int t = p - 1; t >= 0; --t) {
+		long long low = ((x + 128) & 255) - 128;
+		digits[t] = (signed char)low;
+		x = (x - low) >> 8;
+	}
+}
+
+// ---- scheme II (src/scheme2.rs) ----
+
+__device__ __forceinline__ signed char sym_mod(long long v, unsigned m) {
+	long long mm = (long long)m;
+	long long r = v % mm;
+	if (r < 0) r += mm;
+	return (signed char)(r > (mm - 1) / 2 ? r - mm : r);
+}
+
+// trunc(x 2^sigma) as (negative, significand, exponent), |.| = significand 2^exponent
+struct ScaledInteger {
+	bool negative;
+	unsigned long long sig;
+	unsigned exp;
+};
+
+__device__ __forceinline__ ScaledInteger scaled_integer(double x, int sigma) {
+	double v = trunc(scale_pow2(x, sigma));
+	ScaledInteger s{false, 0ull, 0u};
+	if (v == 0.0) return s;
+	unsigned long long sig = significand(v);
+	int e = exponent(v) - 52;
+	s.negative = v < 0.0;
+	if (e >= 0) { s.sig = sig; s.exp = (unsigned)e; } else { s.sig = sig >> (-e); s.exp = 0; }
+	return s;
+}
+
+__device__ __forceinline__ signed char residue(ScaledInteger s, unsigned m) {
+	unsigned long long mm = m;
+	unsigned long long r = (s.sig % mm) * ((1ull << s.exp) % mm) % mm;
+	return sym_mod(s.negative ? -(long long)r : (long long)r, m);
+}
+
+// ceil(|x| 2^s0), at least 1 when x != 0
+__device__ __forceinline__ signed char coarse_magnitude(double x, int s0) {
+	if (x == 0.0) return 0;
+	int c = (int)ceil(scale_pow2(fabs(x), s0));
+	return (signed char)(c < 1 ? 1 : c);
+}
+
+// ---- element access: every type read as two f64 parts ----
+
+template <typename T> struct Elem;
+template <> struct Elem<double> {
+	static constexpr bool complex = false;
+	__device__ static void load(const double* p, long long idx, double& re, double& im) { re = p[idx]; im = 0.0; }
+	__device__ static void store(double* p, long long idx, double re, double) { p[idx] = re; }
+};
+template <> struct Elem<float> {
+	static constexpr bool complex = false;
+	__device__ static void load(const float* p, long long idx, double& re, double& im) { re = (double)p[idx]; im = 0.0; }
+	__device__ static void store(float* p, long long idx, double re, double) { p[idx] = __double2float_rn(re); }
+};
+struct c64 { double re, im; };
+struct c32 { float re, im; };
+template <> struct Elem<c64> {
+	static constexpr bool complex = true;
+	__device__ static void load(const c64* p, long long idx, double& re, double& im) { re = p[idx].re; im = p[idx].im; }
+	__device__ static void store(c64* p, long long idx, double re, double im) { p[idx].re = re; p[idx].im = im; }
+};
+template <> struct Elem<c32> {
+	static constexpr bool complex = true;
+	__device__ static void load(const c32* p, long long idx, double& re, double& im) { re = (double)p[idx].re; im = (double)p[idx].im; }
+	__device__ static void store(c32* p, long long idx, double re, double im) {
+		p[idx].re = __double2float_rn(re);
+		p[idx].im = __double2float_rn(im);
+	}
+};
+
+__device__ __forceinline__ bool finite(double x) { return isfinite(x); }
+
+// alpha c (+ old), each operation rounded in f64 (src/emulator.rs `combine`)
+template <typename T>
+__device__ __forceinline__ void combine_store(T* dst, long long idx, double cre, double cim, double ar, double ai, int accumulate) {
+	double re, im;
+	if (Elem<T>::complex) {
+		re = __dsub_rn(__dmul_rn(ar, cre), __dmul_rn(ai, cim));
+		im = __dadd_rn(__dmul_rn(ar, cim), __dmul_rn(ai, cre));
+	} else {
+		re = __dmul_rn(ar, cre);
+		im = 0.0;
+	}
+	if (accumulate) {
+		double ore, oim;
+		Elem<T>::load(dst, idx, ore, oim);
+		re = __dadd_rn(ore, re);
+		im = __dadd_rn(oim, im);
+	}
+	Elem<T>::store(dst, idx, re, im);
+}
+
+}  // namespace emu
+
+// instantiates `extern "C"` entry points NAME_f64, NAME_f32, NAME_c64, NAME_c32 of a template
+#define EMU_FOR_EACH_TYPE(MACRO) MACRO(f64, double) MACRO(f32, float) MACRO(c64, emu::c64) MACRO(c32, emu::c32)

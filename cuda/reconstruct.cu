@@ -1,0 +1,113 @@
+// emugemm: the floating-point side of the unfused pipeline, elementwise over the m x n output
+// (column-major dst with leading dimension ldd), each entry written as alpha c (+ old):
+//   shift_reduce  scheme I: per K pass sum_s 2^-8s C_s (smallest weight first), passes added in
+//                 order, scaled by 2^(16(p-1) - s_i - s_j)                          (src/cpu/scheme1.rs)
+//   crt           scheme II: CRT of the p residues with split constants, scaled by 2^(-s_i - s_j)
+//                 (Crt::reconstruct in src/scheme2.rs)
+//   native_fixup  entries whose row of A or column of B is non-finite: a plain sum of products,
+//                 which carries the non-finite values a native product gives
+// entries flagged by bad_rows[i] || bad_cols[j] are skipped by the first two and taken by the third.
+#include "common.cuh"
+
+namespace {
+
+__device__ __forceinline__ double shift_reduce(const int* acc, long long stride, int p) {
+	double v = (double)acc[(long long)(p - 1) * stride];
+	for (int s = p - 2; s >= 0; --s) v = __dadd_rn(__dmul_rn(v, 1.0 / 256.0), (double)acc[(long long)s * stride]);
+	return v;
+}
+
+// one part of a scheme I entry: passes of p accumulators each, plane stride m n
+__device__ __forceinline__ double scheme1_part(const int* acc, long long idx, long long mn, int p, int passes, int e) {
+	double v = shift_reduce(acc + idx, mn, p);
+	for (int q = 1; q < passes; ++q) v = __dadd_rn(v, shift_reduce(acc + (long long)q * p * mn + idx, mn, p));
+	return emu::scale_pow2(v, e);
+}
+
+struct CrtConstants {
+	const double* hi;
+	const double* lo;
+	double p_hi, p_lo, inv_p;
+};
+
+__device__ __forceinline__ double crt_part(const signed char* res, long long idx, long long mn, int p, const CrtConstants& k, int e) {
+	double s_hi = 0.0, s_lo = 0.0;
+	for (int l = 0; l < p; ++l) {
+		double c = (double)res[(long long)l * mn + idx];
+		s_hi = __dadd_rn(s_hi, __dmul_rn(k.hi[l], c));
+		s_lo = __dadd_rn(s_lo, __dmul_rn(k.lo[l], c));
+	}
+	double q = rint(__dmul_rn(s_hi, k.inv_p));
+	double t = __fma_rn(-q, k.p_hi, s_hi);
+	double r = __dsub_rn(s_lo, __dmul_rn(q, k.p_lo));
+	return emu::scale_pow2(__dadd_rn(t, r), e);
+}
+
+template <typename T>
+__device__ void shift_reduce_entries(const int* acc_re, const int* acc_im, int p, int passes, int m, int n, const int* sa, const int* sb,
+                                     const int* bad_rows, const int* bad_cols, T* dst, long long ldd, double ar, double ai, int accumulate) {
+	const long long mn = (long long)m * n;
+	for (long long idx = blockIdx.x * 256ll + threadIdx.x; idx < mn; idx += (long long)gridDim.x * 256) {
+		int i = (int)(idx % m), j = (int)(idx / m);
+		if (bad_rows[i] || bad_cols[j]) continue;
+		int e = 16 * (p - 1) - sa[i] - sb[j];
+		double re = scheme1_part(acc_re, idx, mn, p, passes, e);
+		double im = acc_im ? scheme1_part(acc_im, idx, mn, p, passes, e) : 0.0;
+		emu::combine_store(dst, i + (long long)j * ldd, re, im, ar, ai, accumulate);
+	}
+}
+
+template <typename T>
+__device__ void crt_entries(const signed char* res_re, const signed char* res_im, int p, int m, int n, CrtConstants k, const int* sa,
+                            const int* sb, const int* bad_rows, const int* bad_cols, T* dst, long long ldd, double ar, double ai, int accumulate) {
+	const long long mn = (long long)m * n;
+	for (long long idx = blockIdx.x * 256ll + threadIdx.x; idx < mn; idx += (long long)gridDim.x * 256) {
+		int i = (int)(idx % m), j = (int)(idx / m);
+		if (bad_rows[i] || bad_cols[j]) continue;
+		int e = -sa[i] - sb[j];
+		double re = crt_part(res_re, idx, mn, p, k, e);
+		double im = res_im ? crt_part(res_im, idx, mn, p, k, e) : 0.0;
+		emu::combine_store(dst, i + (long long)j * ldd, re, im, ar, ai, accumulate);
+	}
+}
+
+template <typename T>
+__device__ void native_fixup(const T* a, long long lda, const T* b, long long ldb, int m, int n, int k, const int* bad_rows,
+                             const int* bad_cols, T* dst, long long ldd, double ar, double ai, int accumulate) {
+	using E = emu::Elem<T>;
+	for (long long idx = blockIdx.x * 256ll + threadIdx.x; idx < (long long)m * n; idx += (long long)gridDim.x * 256) {
+		int i = (int)(idx % m), j = (int)(idx / m);
+		if (!(bad_rows[i] || bad_cols[j])) continue;
+		double re = 0.0, im = 0.0;
+		for (int h = 0; h < k; ++h) {
+			double xr, xi, yr, yi;
+			E::load(a, i + (long long)h * lda, xr, xi);
+			E::load(b, h + (long long)j * ldb, yr, yi);
+			re = __dadd_rn(re, __dsub_rn(__dmul_rn(xr, yr), E::complex ? __dmul_rn(xi, yi) : 0.0));
+			if (E::complex) im = __dadd_rn(im, __dadd_rn(__dmul_rn(xr, yi), __dmul_rn(xi, yr)));
+		}
+		emu::combine_store(dst, i + (long long)j * ldd, re, im, ar, ai, accumulate);
+	}
+}
+
+}  // namespace
+
+#define EMU_RECONSTRUCT(NAME, T)                                                                                           \
+	extern "C" __global__ void __launch_bounds__(256) shift_reduce_##NAME(                                                 \
+	    const int* acc_re, const int* acc_im, int p, int passes, int m, int n, const int* sa, const int* sb,                \
+	    const int* bad_rows, const int* bad_cols, T* dst, long long ldd, double ar, double ai, int accumulate) {             \
+		shift_reduce_entries<T>(acc_re, acc_im, p, passes, m, n, sa, sb, bad_rows, bad_cols, dst, ldd, ar, ai, accumulate); \
+	}                                                                                                                       \
+	extern "C" __global__ void __launch_bounds__(256) crt_##NAME(                                                          \
+	    const signed char* res_re, const signed char* res_im, int p, int m, int n, const double* hi, const double* lo,     \
+	    double p_hi, double p_lo, double inv_p, const int* sa, const int* sb, const int* bad_rows, const int* bad_cols,     \
+	    T* dst, long long ldd, double ar, double ai, int accumulate) {                                                      \
+		crt_entries<T>(res_re, res_im, p, m, n, CrtConstants{hi, lo, p_hi, p_lo, inv_p}, sa, sb, bad_rows, bad_cols, dst, \
+		               ldd, ar, ai, accumulate);                                                                          \
+	}                                                                                                                       \
+	extern "C" __global__ void __launch_bounds__(256) native_fixup_##NAME(                                                 \
+	    const T* a, long long lda, const T* b, long long ldb, int m, int n, int k, const int* bad_rows,                     \
+	    const int* bad_cols, T* dst, long long ldd, double ar, double ai, int accumulate) {                                 \
+		native_fixup<T>(a, lda, b, ldb, m, n, k, bad_rows, bad_cols, dst, ldd, ar, ai, accumulate);                     \
+	}
+EMU_FOR_EACH_TYPE(EMU_RECONSTRUCT)

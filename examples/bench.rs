@@ -1,0 +1,248 @@
+//! GPU benchmark: every plan against cuBLAS in the same process (feature `cuda`, Hopper GPU)
+//!
+//! `cargo run --release --features cuda --example bench` (or the bundle's `bench`); environment:
+//! `EMUGEMM_BENCH_SIZES` (default `4096,8192,16384`), `EMUGEMM_BENCH_RUNS` (default 30),
+//! `EMUGEMM_BENCH_CSV` (a file to write the rows to). Times are medians of device-event timings
+//! after one warm-up; effective TF/s = 2n^3/t (complex 8n^3/t).
+
+use emugemm::baseline::{self, NativeMath};
+use emugemm::testing::{ExactProduct, Sampling};
+use emugemm::{Accum, Backend, DeviceMatrix, EmuMatMul, Emulator, Precision, Scalar};
+use faer::{Mat, c64};
+use rand::{Rng, SeedableRng};
+use rayon::prelude::*;
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+fn env_list(name: &str, default: &str) -> Vec<usize> {
+	std::env::var(name)
+		.unwrap_or_else(|_| default.into())
+		.split(',')
+		.filter_map(|s| s.trim().parse().ok())
+		.collect()
+}
+
+/// `(u - 0.5) exp(phi z)`, generated column by column in parallel (seeded per column)
+fn generate<T: Scalar>(n: usize, phi: f64, seed: u64) -> Mat<T> {
+	let cols: Vec<Vec<T>> = (0..n)
+		.into_par_iter()
+		.map(|j| {
+			let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ j as u64);
+			let mut draw = || (rng.random::<f64>() - 0.5) * (phi * rng.sample::<f64, _>(rand_distr::StandardNormal)).exp();
+			(0..n)
+				.map(|_| {
+					let re = draw();
+					let im = if T::IS_COMPLEX { draw() } else { 0.0 };
+					T::from_parts(re, im)
+				})
+				.collect()
+		})
+		.collect();
+	Mat::from_fn(n, n, |i, j| cols[j][i])
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+	v.sort();
+	v[v.len() / 2]
+}
+
+struct Bench {
+	emu: Emulator,
+	runs: usize,
+	csv: Option<std::fs::File>,
+}
+
+impl Bench {
+	fn row(&mut self, line: String) {
+		println!("{line}");
+		if let Some(f) = &mut self.csv {
+			let _ = writeln!(
+				f,
+				"{}",
+				line.trim_matches('|').split('|').map(str::trim).collect::<Vec<_>>().join(",")
+			);
+		}
+	}
+
+	/// median device time of `f` over `runs` runs after one warm-up; fewer runs (at least 5) when
+	/// they would take more than 8 s
+	fn time(&self, mut f: impl FnMut() -> Duration) -> Duration {
+		let first = f().as_secs_f64();
+		let runs = self.runs.min(((8.0 / first) as usize).max(5));
+		median((0..runs).map(|_| f()).collect())
+	}
+
+	fn baselines(&mut self, n: usize) {
+		let flops = 2.0 * (n as f64).powi(3);
+		let d = generate::<f64>(n, 1.0, 1);
+		let (da, mut dc) = (self.emu.upload(d.as_ref()).unwrap(), self.emu.zeros_on_device::<f64>(n, n).unwrap());
+		let t = self.time(|| baseline::native_matmul(&self.emu, &mut dc, &da, &da, NativeMath::Exact).unwrap());
+		self.row(format!(
+			"| baseline | f64 | cuBLAS DGEMM | {n} | {:.3} | {:.1} | 1.00 | | | | | |",
+			ms(t),
+			flops / t.as_secs_f64() / 1e12
+		));
+		let f = Mat::<f32>::from_fn(n, n, |i, j| d[(i, j)] as f32);
+		let (fa, mut fc) = (self.emu.upload(f.as_ref()).unwrap(), self.emu.zeros_on_device::<f32>(n, n).unwrap());
+		for (name, math) in [("cuBLAS SGEMM", NativeMath::Exact), ("cuBLAS TF32", NativeMath::Tf32)] {
+			let t = self.time(|| baseline::native_matmul(&self.emu, &mut fc, &fa, &fa, math).unwrap());
+			self.row(format!(
+				"| baseline | f32 | {name} | {n} | {:.3} | {:.1} | | | | | | |",
+				ms(t),
+				flops / t.as_secs_f64() / 1e12
+			));
+		}
+		let z = generate::<c64>(n, 1.0, 2);
+		let (za, mut zc) = (self.emu.upload(z.as_ref()).unwrap(), self.emu.zeros_on_device::<c64>(n, n).unwrap());
+		let t = self.time(|| baseline::native_matmul(&self.emu, &mut zc, &za, &za, NativeMath::Exact).unwrap());
+		self.row(format!(
+			"| baseline | c64 | cuBLAS ZGEMM | {n} | {:.3} | {:.1} | 1.00 | | | | | |",
+			ms(t),
+			4.0 * flops / t.as_secs_f64() / 1e12
+		));
+		let t = self.time(|| baseline::int8_matmul(&self.emu, n, n, n).unwrap());
+		self.row(format!(
+			"| baseline | i8 | cuBLASLt INT8 (TOPS) | {n} | {:.3} | {:.1} | | | | | | |",
+			ms(t),
+			flops / t.as_secs_f64() / 1e12
+		));
+	}
+
+	/// one plan: median time on phi = 1 inputs, bits on phi = 1 and 4 (sampled exact reference)
+	fn plan<T: Scalar>(&mut self, n: usize, precision: Precision, native: Duration, inputs: &[(Mat<T>, Mat<T>, ExactProduct)]) {
+		let flops = if T::IS_COMPLEX { 8.0 } else { 2.0 } * (n as f64).powi(3);
+		let mut bits = Vec::new();
+		let mut timing = None;
+		for (a, b, exact) in inputs {
+			let (da, db) = (self.emu.upload(a.as_ref()).unwrap(), self.emu.upload(b.as_ref()).unwrap());
+			let mut dc: DeviceMatrix<T> = self.emu.zeros_on_device(n, n).unwrap();
+			if timing.is_none() {
+				let mut reports = Vec::new();
+				let t = self.time(|| {
+					self.emu
+						.matmul_device(&mut dc, Accum::Replace, &da, &db, T::from_parts(1.0, 0.0), precision)
+						.unwrap();
+					let r = self.emu.last_report().unwrap();
+					reports.push(r.clone());
+					r.times.split + r.times.products + r.times.reconstruct
+				});
+				timing = Some((t, reports.pop().unwrap()));
+			} else {
+				self.emu
+					.matmul_device(&mut dc, Accum::Replace, &da, &db, T::from_parts(1.0, 0.0), precision)
+					.unwrap();
+			}
+			bits.push(exact.accuracy(dc.download().unwrap().as_ref()).bits);
+		}
+		let (t, r) = timing.unwrap();
+		let total = (r.times.split + r.times.products + r.times.reconstruct).as_secs_f64();
+		let pct = |d: Duration| 100.0 * d.as_secs_f64() / total;
+		self.row(format!(
+			"| emugemm | {} | {:?} -> {} | {n} | {:.3} | {:.1} | {:.2} | {:.1} | {:.1} | {:.0}% | {:.0}% | {:.0}% |",
+			T::NAME,
+			precision,
+			r.plan.scheme,
+			ms(t),
+			flops / t.as_secs_f64() / 1e12,
+			native.as_secs_f64() / t.as_secs_f64(),
+			bits[0],
+			bits[1],
+			pct(r.times.split),
+			pct(r.times.products),
+			pct(r.times.reconstruct)
+		));
+	}
+
+	fn native_time<T: Scalar>(&self, a: &Mat<T>) -> Duration {
+		let da = self.emu.upload(a.as_ref()).unwrap();
+		let mut dc = self.emu.zeros_on_device::<T>(a.nrows(), a.nrows()).unwrap();
+		self.time(|| baseline::native_matmul(&self.emu, &mut dc, &da, &da, NativeMath::Exact).unwrap())
+	}
+
+	fn inputs<T: Scalar>(n: usize) -> Vec<(Mat<T>, Mat<T>, ExactProduct)> {
+		[1.0, 4.0]
+			.iter()
+			.enumerate()
+			.map(|(s, &phi)| {
+				let (a, b) = (generate::<T>(n, phi, 10 + 2 * s as u64), generate::<T>(n, phi, 11 + 2 * s as u64));
+				let exact = ExactProduct::compute(a.as_ref(), b.as_ref(), Sampling::Sampled { entries: 512, seed: 5 });
+				(a, b, exact)
+			})
+			.collect()
+	}
+
+	/// host matrices in and out: `emu_mul` on the GPU against upload + DGEMM + download
+	fn host_to_host(&mut self, n: usize) {
+		let a = generate::<f64>(n, 1.0, 3);
+		let start = Instant::now();
+		let _ = a.emu_mul_with(&self.emu, &a, Precision::F64).unwrap();
+		let emu = start.elapsed();
+		let start = Instant::now();
+		let da = self.emu.upload(a.as_ref()).unwrap();
+		let mut dc = self.emu.zeros_on_device::<f64>(n, n).unwrap();
+		baseline::native_matmul(&self.emu, &mut dc, &da, &da, NativeMath::Exact).unwrap();
+		let _ = dc.download().unwrap();
+		let native = start.elapsed();
+		self.row(format!(
+			"| host-to-host | f64 | emu_mul(F64) vs upload+DGEMM+download | {n} | {:.3} | | {:.2} | | | | | |",
+			ms(emu),
+			native.as_secs_f64() / emu.as_secs_f64()
+		));
+	}
+}
+
+fn ms(d: Duration) -> f64 {
+	d.as_secs_f64() * 1e3
+}
+
+fn main() {
+	let emu = Emulator::with_backend(Backend::Gpu).expect("the benchmark needs a Hopper GPU");
+	let csv = std::env::var("EMUGEMM_BENCH_CSV")
+		.ok()
+		.map(|p| std::fs::File::create(p).expect("csv file"));
+	println!("device: {}", emu.gpu_name().unwrap());
+	let mut bench = Bench {
+		emu,
+		runs: env_list("EMUGEMM_BENCH_RUNS", "30")[0],
+		csv,
+	};
+	println!("| what | type | plan | n | median ms | TF/s | x native | bits phi=1 | bits phi=4 | split | products | reconstruct |");
+	println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
+	for n in env_list("EMUGEMM_BENCH_SIZES", "4096,8192,16384") {
+		bench.baselines(n);
+		let f = Bench::inputs::<f64>(n);
+		let native = bench.native_time(&f[0].0);
+		// the largest size keeps to the plans the targets name (time)
+		let moduli: &[u32] = if n >= 16384 { &[15, 16] } else { &[8, 12, 14, 15, 16, 18, 20] };
+		let mut plans: Vec<Precision> = moduli.iter().map(|&moduli| Precision::SchemeII { moduli }).collect();
+		plans.extend([
+			Precision::SchemeI { slices: 4 },
+			Precision::SchemeI { slices: 8 },
+			Precision::F64,
+			Precision::F32,
+		]);
+		for precision in plans {
+			bench.plan(n, precision, native, &f);
+		}
+		drop(f);
+		let z = Bench::inputs::<c64>(n);
+		let native = bench.native_time(&z[0].0);
+		for precision in [Precision::SchemeII { moduli: 15 }, Precision::F64] {
+			bench.plan(n, precision, native, &z);
+		}
+		drop(z);
+		let s = Bench::inputs::<f32>(n);
+		let native = bench.native_time(&s[0].0);
+		for precision in [
+			Precision::SchemeI { slices: 2 },
+			Precision::SchemeI { slices: 4 },
+			Precision::Tf32,
+			Precision::F32,
+		] {
+			bench.plan(n, precision, native, &s);
+		}
+		if n == 8192 {
+			bench.host_to_host(n);
+		}
+	}
+}

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Builds, on a machine without a GPU, everything a GPU run needs into one flat folder (the GPU
+# machine has no cargo and no network): every test executable, every example and every bench,
+# release, all features, with the kernels compiled by the pinned CUDA 13.0 nvcc and embedded.
+#
+# usage: scripts/build-gpu-bundle.sh OUTDIR      (e.g. gpu-bundle, which git ignores)
+#
+# OUTDIR gets, flat:
+#   test-lib           the library's unit tests
+#   test-<name>        each integration test (tests/<name>.rs)
+#   <name>             each example (examples/<name>.rs; an example named `bench` is the benchmark driver)
+#   bench-<name>       each cargo bench target (benches/<name>.rs)
+#   run.sh             scripts/gpu-run.sh: run `OUTDIR/run.sh RESULTS` on the GPU machine
+#   MANIFEST           git revision, nvcc and rustc versions, and the size and sha256 of every binary
+# Binaries are copied with their debug info stripped (symbols kept, so backtraces still name
+# functions). An OUTDIR from an earlier run is emptied first; any other non-empty OUTDIR is refused.
+set -euo pipefail
+
+[ $# -eq 1 ] || { echo "usage: $0 OUTDIR" >&2; exit 2; }
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+out="$1"
+mkdir -p "$out"
+out="$(cd "$out" && pwd)"
+if [ -n "$(ls -A "$out")" ]; then
+	[ -f "$out/MANIFEST" ] || { echo "$out is not empty and holds no MANIFEST: refusing to empty it" >&2; exit 1; }
+	find "$out" -mindepth 1 -delete
+fi
+
+NVCC="$(scripts/install-nvcc.sh)"
+export NVCC EMUGEMM_REQUIRE_KERNELS=1
+features=(--release --all-features --message-format=json-render-diagnostics)
+
+# executables MODE: "NAME<TAB>PATH" for each executable that cargo's JSON messages on stdin announce,
+# named for the bundle. MODE tests: test binaries, test-lib / test-<name> (test-<kind>-<name> for
+# the unit tests of bins and examples); examples: <name>; benches: bench-<name>
+executables() {
+	python3 -c '
+import json, sys
+mode = sys.argv[1]
+for line in sys.stdin:
+    msg = json.loads(line)
+    exe = msg.get("executable")
+    if msg.get("reason") != "compiler-artifact" or not exe:
+        continue
+    kind, name, test = msg["target"]["kind"][0], msg["target"]["name"], msg["profile"]["test"]
+    if mode == "benches" and kind == "bench":
+        print(f"bench-{name}\t{exe}")
+    elif mode == "examples" and kind == "example" and not test:
+        print(f"{name}\t{exe}")
+    elif mode == "tests" and test and kind != "bench":
+        print("test-lib" if kind == "lib" else f"test-{name}" if kind == "test" else f"test-{kind}-{name}", exe, sep="\t")
+' "$1"
+}
+
+list="$(mktemp)"
+trap 'rm -f "$list"' EXIT
+echo "=== cargo test --no-run" >&2
+cargo test --no-run "${features[@]}" | executables tests >>"$list"
+echo "=== cargo build --examples" >&2
+cargo build --examples "${features[@]}" | executables examples >>"$list"
+if compgen -G "benches/*.rs" >/dev/null || grep -q '^\[\[bench\]\]' Cargo.toml; then
+	echo "=== cargo bench --no-run" >&2
+	cargo bench --no-run "${features[@]}" | executables benches >>"$list"
+fi
+
+dups="$(cut -f1 "$list" | sort | uniq -d)"
+[ -z "$dups" ] || { echo "two executables would share a bundle name: $dups" >&2; exit 1; }
+while IFS=$'\t' read -r name path; do
+	strip --strip-debug -o "$out/$name" "$path"
+done <"$list"
+cp scripts/gpu-run.sh "$out/run.sh"
+chmod +x "$out/run.sh"
+
+{
+	echo "emugemm GPU bundle, built $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -n)"
+	if revision="$(git rev-parse HEAD 2>/dev/null)"; then
+		git diff --quiet HEAD || revision+=" (with uncommitted changes)"
+	else
+		revision="unknown (not a git checkout)"
+	fi
+	echo "git: $revision"
+	echo "nvcc: $("$NVCC" --version | grep release)"
+	echo "rustc: $(rustc --version)"
+	cd "$out"
+	for file in $(cut -f1 "$list" | sort); do
+		printf '%10s  %s  %s\n' "$(stat -c %s "$file")" "$(sha256sum "$file" | cut -c1-16)" "$file"
+	done
+} >"$out/MANIFEST"
+cat "$out/MANIFEST"
+echo "bundle: $out ($(du -sh "$out" | cut -f1)); on the GPU machine: $out/run.sh RESULTS_DIR" >&2

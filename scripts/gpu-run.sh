@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Runs a GPU bundle (made by scripts/build-gpu-bundle.sh, which copies this script into it as run.sh)
+# ON the GPU machine: no cargo, no network, nothing is built. From the bundle folder it runs every
+# `test-*` binary with the ignored GPU tests included, then the benchmarks, and writes its results:
+#
+#   RESULTS/gpu.txt          nvidia-smi's name, driver and max SM clock
+#   RESULTS/tests.log        the output of every test binary
+#   RESULTS/exit-codes.txt   "<binary> <exit code>" per binary run (tests and benches)
+#   RESULTS/bench.log        the output of ./bench (an example named `bench`) and of every `bench-*`
+#
+# usage: run.sh [RESULTS]   (RESULTS defaults to $OUT)
+# env:   TEST_ARGS     extra arguments for every test binary (e.g. a name filter)
+#        TEST_TIMEOUT  seconds allowed per test binary (default: no limit; see timeout(1))
+#        BENCH_ARGS    extra arguments for the benchmarks
+#        SKIP_BENCH=1  run the tests only
+# Exits non-zero when any test binary failed (a failed benchmark is reported, not fatal).
+set -uo pipefail
+
+results="${1:-${OUT:-}}"
+[ -n "$results" ] || { echo "usage: $0 RESULTS_DIR (or set OUT)" >&2; exit 2; }
+mkdir -p "$results" && results="$(cd "$results" && pwd)" || exit 2
+cd "$(dirname "$0")" || exit 2
+
+export LD_LIBRARY_PATH="/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+read -ra test_args <<<"${TEST_ARGS:-}"
+read -ra bench_args <<<"${BENCH_ARGS:-}"
+: >"$results/tests.log"
+: >"$results/exit-codes.txt"
+rm -f "$results/bench.log"
+
+section() { printf '\n=== %s\n' "$*"; }
+
+# run_logged LOG NAME COMMAND...: runs COMMAND, its output appended to LOG (and shown), records
+# "NAME <exit code>" in exit-codes.txt and returns that exit code
+run_logged() {
+	local log="$1" name="$2"
+	shift 2
+	section "$name: $*" | tee -a "$log"
+	"$@" 2>&1 | tee -a "$log"
+	local rc="${PIPESTATUS[0]}"
+	echo "$name $rc" >>"$results/exit-codes.txt"
+	echo "--- $name: exit code $rc" | tee -a "$log"
+	return "$rc"
+}
+
+section "bundle"
+[ -f MANIFEST ] && cat MANIFEST
+section "GPU"
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv 2>&1 | tee "$results/gpu.txt"
+
+failed=()
+for test in ./test-*; do
+	[ -x "$test" ] || continue
+	name="${test#./}"
+	run_logged "$results/tests.log" "$name" timeout "${TEST_TIMEOUT:-0}" "$test" --include-ignored --test-threads=1 "${test_args[@]}" ||
+		failed+=("$name")
+done
+
+bench_failed=()
+if [ "${SKIP_BENCH:-0}" != 1 ]; then
+	if [ -x ./bench ]; then
+		run_logged "$results/bench.log" bench ./bench "${bench_args[@]}" || bench_failed+=(bench)
+	fi
+	for bench in ./bench-*; do
+		[ -x "$bench" ] || continue
+		run_logged "$results/bench.log" "${bench#./}" "$bench" --bench "${bench_args[@]}" || bench_failed+=("${bench#./}")
+	done
+fi
+
+section "summary"
+cat "$results/exit-codes.txt"
+[ "${#bench_failed[@]}" -eq 0 ] || echo "FAILED benchmarks: ${bench_failed[*]}"
+if [ "${#failed[@]}" -gt 0 ]; then
+	echo "FAILED test binaries: ${failed[*]}"
+	exit 1
+fi
+echo "all test binaries passed"

@@ -1,0 +1,167 @@
+//! the GPU side of [`Emulator`]: device-resident operands and products
+
+use super::device::gpu;
+use super::matrix::DeviceMatrix;
+use super::pipeline::{DeviceOperand, Output, product};
+use crate::emulator::publish;
+use crate::{Accum, Backend, Emulator, Error, Precision, Report, Scalar};
+use faer::{MatMut, MatRef};
+use std::time::Instant;
+
+impl Emulator {
+	fn require_gpu(&self) -> Result<(), Error> {
+		if self.backend() == Backend::Gpu {
+			Ok(())
+		} else {
+			Err(Error::BackendUnavailable {
+				backend: Backend::Gpu,
+				reason: format!("this emulator runs on {:?}", self.backend()),
+			})
+		}
+	}
+
+	/// the name of the GPU this emulator runs on
+	///
+	/// # example
+	/// ```no_run
+	/// let emu = emugemm::Emulator::with_backend(emugemm::Backend::Gpu)?;
+	/// println!("{}", emu.gpu_name()?);
+	/// # Ok::<(), emugemm::Error>(())
+	/// ```
+	pub fn gpu_name(&self) -> Result<String, Error> {
+		self.require_gpu()?;
+		Ok(gpu()?.name.clone())
+	}
+
+	/// a copy of `a` in GPU memory, for repeated products (feature `cuda`, [`Backend::Gpu`])
+	///
+	/// # example
+	/// ```no_run
+	/// use emugemm::{Backend, Emulator};
+	/// let emu = Emulator::with_backend(Backend::Gpu)?;
+	/// let a = faer::Mat::<f64>::identity(4, 4);
+	/// assert_eq!(emu.upload(a.as_ref())?.download()?, a);
+	/// # Ok::<(), emugemm::Error>(())
+	/// ```
+	pub fn upload<T: Scalar>(&self, a: MatRef<'_, T>) -> Result<DeviceMatrix<T>, Error> {
+		self.require_gpu()?;
+		DeviceMatrix::upload(a)
+	}
+
+	/// a zeroed `nrows x ncols` matrix in GPU memory (feature `cuda`, [`Backend::Gpu`]); an
+	/// [`Error::OutOfMemory`] when it does not fit
+	///
+	/// # example
+	/// ```no_run
+	/// use emugemm::{Backend, Emulator, Error};
+	/// let emu = Emulator::with_backend(Backend::Gpu)?;
+	/// assert!(matches!(emu.zeros_on_device::<f64>(1 << 20, 1 << 20), Err(Error::OutOfMemory { .. })));
+	/// # Ok::<(), emugemm::Error>(())
+	/// ```
+	pub fn zeros_on_device<T: Scalar>(&self, nrows: usize, ncols: usize) -> Result<DeviceMatrix<T>, Error> {
+		self.require_gpu()?;
+		DeviceMatrix::zeros(nrows, ncols)
+	}
+
+	/// `dst = alpha lhs rhs` ([`Accum::Replace`]) or `dst += alpha lhs rhs` ([`Accum::Add`]) with
+	/// every operand in GPU memory (feature `cuda`, [`Backend::Gpu`])
+	///
+	/// # example
+	/// ```no_run
+	/// use emugemm::{Accum, Backend, Emulator, Precision};
+	/// let emu = Emulator::with_backend(Backend::Gpu)?;
+	/// let a = emu.upload(emugemm::testing::random_matrix::<f64>(64, 64, 1.0, 1).as_ref())?;
+	/// let mut c = emu.zeros_on_device::<f64>(64, 64)?;
+	/// emu.matmul_device(&mut c, Accum::Replace, &a, &a, 1.0, Precision::F64)?;
+	/// println!("{}", emu.last_report().unwrap());
+	/// # Ok::<(), emugemm::Error>(())
+	/// ```
+	pub fn matmul_device<T: Scalar>(
+		&self,
+		dst: &mut DeviceMatrix<T>,
+		accum: Accum,
+		lhs: &DeviceMatrix<T>,
+		rhs: &DeviceMatrix<T>,
+		alpha: T,
+		precision: Precision,
+	) -> Result<(), Error> {
+		self.require_gpu()?;
+		let shapes_ok = lhs.ncols() == rhs.nrows() && (dst.nrows(), dst.ncols()) == (lhs.nrows(), rhs.ncols());
+		if !shapes_ok {
+			return Err(Error::ShapeMismatch {
+				lhs: (lhs.nrows(), lhs.ncols()),
+				rhs: (rhs.nrows(), rhs.ncols()),
+				dst: Some((dst.nrows(), dst.ncols())),
+			});
+		}
+		crate::precision::validate::<T>(precision)?;
+		let start = Instant::now();
+		let g = gpu()?;
+		let (m, k, n) = (lhs.nrows(), lhs.ncols(), rhs.ncols());
+		let a = DeviceOperand {
+			ptr: lhs.ptr(&g),
+			rows: m,
+			k,
+			rs: 1,
+			cs: m.max(1) as i64,
+		};
+		let b = DeviceOperand {
+			ptr: rhs.ptr(&g),
+			rows: n,
+			k,
+			rs: k.max(1) as i64,
+			cs: 1,
+		};
+		let out = Output {
+			ptr: dst.ptr(&g),
+			ld: m.max(1),
+			accumulate: accum == Accum::Add,
+		};
+		let outcome = product(&g, a, b, out, alpha, precision, self.scaling())?;
+		g.stream.synchronize().map_err(super::device::driver)?;
+		let mut times = outcome.times;
+		times.total = start.elapsed();
+		let backend = if outcome.plan.scheme == crate::Scheme::Native {
+			Backend::Native
+		} else {
+			Backend::Gpu
+		};
+		publish(
+			self,
+			Report {
+				backend,
+				plan: outcome.plan,
+				shape: (m, n, k),
+				element: T::NAME,
+				nonfinite_entries: outcome.nonfinite_entries,
+				times,
+			},
+		);
+		Ok(())
+	}
+
+	/// a host product on the GPU: operands staged in, result staged out
+	pub(crate) fn matmul_staged<T: Scalar>(
+		&self,
+		mut dst: MatMut<'_, T>,
+		accum: Accum,
+		lhs: MatRef<'_, T>,
+		rhs: MatRef<'_, T>,
+		alpha: T,
+		precision: Precision,
+	) -> Result<Report, Error> {
+		let start = Instant::now();
+		let (a, b) = (DeviceMatrix::upload(lhs)?, DeviceMatrix::upload(rhs)?);
+		let mut c = if accum == Accum::Add {
+			DeviceMatrix::upload(dst.as_ref())?
+		} else {
+			DeviceMatrix::zeros(dst.nrows(), dst.ncols())?
+		};
+		self.matmul_device(&mut c, accum, &a, &b, alpha, precision)?;
+		let host = c.download()?;
+		dst.copy_from(&host);
+		let mut report = self.last_report().expect("matmul_device reports");
+		report.times.total = start.elapsed();
+		Ok(report)
+	}
+}

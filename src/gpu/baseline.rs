@@ -1,0 +1,89 @@
+//! NVIDIA's own products on device matrices, timed with device events: the baselines that every
+//! emugemm benchmark prints beside its own numbers (feature `cuda`)
+
+use super::blas::{Int8Gemm, native_gemm};
+use super::device::{Gpu, driver, gpu};
+use crate::{DeviceMatrix, Emulator, Error, Scalar};
+use std::time::Duration;
+
+pub use super::blas::NativeMath;
+
+fn timed(gpu: &Gpu, work: impl FnOnce() -> Result<(), Error>) -> Result<Duration, Error> {
+	let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+	let (start, end) = (gpu.ctx.new_event(flags).map_err(driver)?, gpu.ctx.new_event(flags).map_err(driver)?);
+	start.record(&gpu.stream).map_err(driver)?;
+	work()?;
+	end.record(&gpu.stream).map_err(driver)?;
+	end.synchronize().map_err(driver)?;
+	Ok(Duration::from_secs_f64(start.elapsed_ms(&end).map_err(driver)? as f64 / 1e3))
+}
+
+/// `dst = lhs rhs` by cuBLAS (`GemmEx`: DGEMM, ZGEMM, SGEMM, CGEMM, or TF32 tensor cores for
+/// `f32`/`c32` with [`NativeMath::Tf32`]); returns the device time of the call
+///
+/// # example
+/// ```no_run
+/// use emugemm::{Backend, Emulator, baseline};
+/// let emu = Emulator::with_backend(Backend::Gpu)?;
+/// let a = emu.upload(faer::Mat::<f64>::identity(1024, 1024).as_ref())?;
+/// let mut c = emu.zeros_on_device::<f64>(1024, 1024)?;
+/// let t = baseline::native_matmul(&emu, &mut c, &a, &a, baseline::NativeMath::Exact)?;
+/// println!("DGEMM: {t:?}");
+/// # Ok::<(), emugemm::Error>(())
+/// ```
+pub fn native_matmul<T: Scalar>(
+	emu: &Emulator,
+	dst: &mut DeviceMatrix<T>,
+	lhs: &DeviceMatrix<T>,
+	rhs: &DeviceMatrix<T>,
+	math: NativeMath,
+) -> Result<Duration, Error> {
+	let _ = emu.zeros_on_device::<T>(0, 0)?; // the emulator must be on the GPU
+	let (m, k, n) = (lhs.nrows(), lhs.ncols(), rhs.ncols());
+	if rhs.nrows() != k || (dst.nrows(), dst.ncols()) != (m, n) {
+		return Err(Error::ShapeMismatch {
+			lhs: (m, k),
+			rhs: (rhs.nrows(), n),
+			dst: Some((dst.nrows(), dst.ncols())),
+		});
+	}
+	let g = gpu()?;
+	let (a, b, c) = (lhs.ptr(&g), rhs.ptr(&g), dst.ptr(&g));
+	let (one, zero) = (T::from_parts(1.0, 0.0), T::from_parts(0.0, 0.0));
+	timed(&g, || {
+		native_gemm(&g, (m, n, k), (a, m.max(1)), (b, k.max(1)), (c, m.max(1)), one, zero, math)
+	})
+}
+
+/// one `m x n x k` INT8 product (INT32 out, "TN") by cuBLASLt on scratch operands; returns the
+/// device time of the call
+///
+/// # example
+/// ```no_run
+/// use emugemm::{Backend, Emulator, baseline};
+/// let emu = Emulator::with_backend(Backend::Gpu)?;
+/// let t = baseline::int8_matmul(&emu, 8192, 8192, 8192)?;
+/// println!("{:.0} TOPS", 2.0 * 8192f64.powi(3) / t.as_secs_f64() / 1e12);
+/// # Ok::<(), emugemm::Error>(())
+/// ```
+pub fn int8_matmul(emu: &Emulator, m: usize, n: usize, k: usize) -> Result<Duration, Error> {
+	let _ = emu.zeros_on_device::<f64>(0, 0)?;
+	let g = gpu()?;
+	let kpad = k.div_ceil(16) * 16;
+	// scratch slots past the pipeline's
+	let (a, b, c) = (g.scratch(16, m * kpad)?, g.scratch(17, n * kpad)?, g.scratch(18, 4 * m * n)?);
+	timed(&g, || {
+		Int8Gemm {
+			m,
+			n,
+			k: kpad,
+			a,
+			lda: kpad,
+			b,
+			ldb: kpad,
+			c,
+			accumulate: false,
+		}
+		.run(&g)
+	})
+}

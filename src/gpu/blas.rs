@@ -1,0 +1,199 @@
+//! the products the pipeline delegates to NVIDIA's libraries: exact INT8 GEMMs (cuBLASLt, INT8 in,
+//! INT32 out, "TN" on K-major planes) and the native GEMMs (cuBLAS `GemmEx`) used for native plans
+//! and as the benchmark's baselines
+
+use super::device::Gpu;
+use crate::{Error, Scalar};
+use cudarc::cublas::sys as blas;
+use cudarc::cublaslt::sys as lt;
+use cudarc::driver::DevicePtr;
+use std::ffi::c_void;
+
+/// the library handles, created once per GPU
+pub(crate) struct Handles {
+	lt: lt::cublasLtHandle_t,
+	pub blas: cudarc::cublas::CudaBlas,
+}
+
+// SAFETY: the handles are used by one thread at a time (the GPU sits behind a mutex)
+unsafe impl Send for Handles {}
+
+impl Handles {
+	pub fn new(stream: std::sync::Arc<cudarc::driver::CudaStream>) -> Result<Self, Error> {
+		let lt = cudarc::cublaslt::result::create_handle().map_err(|e| Error::gpu(format!("cuBLASLt: {e:?}")))?;
+		let blas = cudarc::cublas::CudaBlas::new(stream).map_err(|e| Error::gpu(format!("cuBLAS: {e:?}")))?;
+		Ok(Handles { lt, blas })
+	}
+}
+
+impl Drop for Handles {
+	fn drop(&mut self) {
+		// SAFETY: created in `new`, destroyed once
+		let _ = unsafe { cudarc::cublaslt::result::destroy_handle(self.lt) };
+	}
+}
+
+fn lt_check(status: lt::cublasStatus_t, what: &str) -> Result<(), Error> {
+	if status == lt::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
+		Ok(())
+	} else {
+		Err(Error::gpu(format!("cuBLASLt {what}: {status:?}")))
+	}
+}
+
+/// one exact INT8 product: `C (m x n, INT32, ld m) = [C +] A B^T`, with `A` given as `m` K-major
+/// rows of `k` int8 (leading dimension `lda`) and `B` as `n` K-major rows (`ldb`)
+pub(crate) struct Int8Gemm {
+	pub m: usize,
+	pub n: usize,
+	pub k: usize,
+	pub a: u64,
+	pub lda: usize,
+	pub b: u64,
+	pub ldb: usize,
+	pub c: u64,
+	pub accumulate: bool,
+}
+
+impl Int8Gemm {
+	pub fn run(&self, gpu: &Gpu) -> Result<(), Error> {
+		let h = &gpu.handles;
+		let (workspace, _sync) = gpu.lt_workspace.device_ptr(&gpu.stream);
+		let (alpha, beta) = (1i32, self.accumulate as i32);
+		// SAFETY: descriptors are created, used on this stream and destroyed here; pointers come
+		// from live device allocations of the sizes the layouts describe
+		unsafe {
+			let mut desc = std::ptr::null_mut();
+			lt_check(
+				lt::cublasLtMatmulDescCreate(
+					&mut desc,
+					lt::cublasComputeType_t::CUBLAS_COMPUTE_32I,
+					lt::cudaDataType_t::CUDA_R_32I,
+				),
+				"desc",
+			)?;
+			let trans = blas::cublasOperation_t::CUBLAS_OP_T;
+			let attr = lt::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_TRANSA;
+			lt_check(
+				lt::cublasLtMatmulDescSetAttribute(
+					desc,
+					attr,
+					(&trans as *const blas::cublasOperation_t).cast(),
+					size_of::<blas::cublasOperation_t>(),
+				),
+				"transa",
+			)?;
+			let layout = |ty, rows: usize, cols: usize, ld: usize| {
+				let mut l = std::ptr::null_mut();
+				lt_check(
+					lt::cublasLtMatrixLayoutCreate(&mut l, ty, rows as u64, cols as u64, ld as i64),
+					"layout",
+				)
+				.map(|_| l)
+			};
+			let la = layout(lt::cudaDataType_t::CUDA_R_8I, self.k, self.m, self.lda)?;
+			let lb = layout(lt::cudaDataType_t::CUDA_R_8I, self.k, self.n, self.ldb)?;
+			let lc = layout(lt::cudaDataType_t::CUDA_R_32I, self.m, self.n, self.m)?;
+			let status = lt::cublasLtMatmul(
+				h.lt,
+				desc,
+				(&alpha as *const i32).cast(),
+				self.a as *const c_void,
+				la,
+				self.b as *const c_void,
+				lb,
+				(&beta as *const i32).cast(),
+				self.c as *const c_void,
+				lc,
+				self.c as *mut c_void,
+				lc,
+				std::ptr::null(),
+				workspace as *mut c_void,
+				super::device::LT_WORKSPACE,
+				gpu.stream.cu_stream() as lt::cudaStream_t,
+			);
+			for l in [la, lb, lc] {
+				lt::cublasLtMatrixLayoutDestroy(l);
+			}
+			lt::cublasLtMatmulDescDestroy(desc);
+			lt_check(status, "matmul")
+		}
+	}
+}
+
+/// the arithmetic of a native GEMM
+///
+/// # example
+/// ```
+/// assert_ne!(emugemm::baseline::NativeMath::Exact, emugemm::baseline::NativeMath::Tf32);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NativeMath {
+	/// the type's own precision (DGEMM, ZGEMM, SGEMM, CGEMM)
+	Exact,
+	/// FP32 inputs rounded to TF32 on the tensor cores (f32/c32 only)
+	Tf32,
+}
+
+/// the cuBLAS data and compute types of `T`
+fn types<T: Scalar>(math: NativeMath) -> (blas::cudaDataType, blas::cublasComputeType_t) {
+	use blas::cublasComputeType_t::*;
+	use blas::cudaDataType::*;
+	let data = match (T::IS_COMPLEX, T::MANTISSA_BITS) {
+		(false, 53) => CUDA_R_64F,
+		(true, 53) => CUDA_C_64F,
+		(false, _) => CUDA_R_32F,
+		(true, _) => CUDA_C_32F,
+	};
+	let compute = match (T::MANTISSA_BITS, math) {
+		(53, _) => CUBLAS_COMPUTE_64F,
+		(_, NativeMath::Exact) => CUBLAS_COMPUTE_32F,
+		(_, NativeMath::Tf32) => CUBLAS_COMPUTE_32F_FAST_TF32,
+	};
+	(data, compute)
+}
+
+/// `C = alpha A B + beta C` natively, column-major operands (`A` m x k, `B` k x n)
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn native_gemm<T: Scalar>(
+	gpu: &Gpu,
+	(m, n, k): (usize, usize, usize),
+	a: (u64, usize),
+	b: (u64, usize),
+	c: (u64, usize),
+	alpha: T,
+	beta: T,
+	math: NativeMath,
+) -> Result<(), Error> {
+	let (data, compute) = types::<T>(math);
+	let dim = |x: usize| i32::try_from(x).map_err(|_| Error::gpu("dimension too large for cuBLAS"));
+	// SAFETY: pointers come from live device allocations of at least ld x cols elements
+	let status = unsafe {
+		blas::cublasGemmEx(
+			*gpu.handles.blas.handle(),
+			blas::cublasOperation_t::CUBLAS_OP_N,
+			blas::cublasOperation_t::CUBLAS_OP_N,
+			dim(m)?,
+			dim(n)?,
+			dim(k)?,
+			(&alpha as *const T).cast(),
+			a.0 as *const c_void,
+			data,
+			dim(a.1)?,
+			b.0 as *const c_void,
+			data,
+			dim(b.1)?,
+			(&beta as *const T).cast(),
+			c.0 as *mut c_void,
+			data,
+			dim(c.1)?,
+			compute,
+			blas::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
+		)
+	};
+	if status == blas::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
+		Ok(())
+	} else {
+		Err(Error::gpu(format!("cuBLAS GemmEx: {status:?}")))
+	}
+}

@@ -1,0 +1,129 @@
+//! the GPU: context, stream, kernel functions, cuBLASLt handle and workspace, guarded so that a
+//! machine without the driver gets an error, not a panic
+
+use crate::Error;
+use cudarc::driver::sys::CUresult;
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DriverError};
+use cudarc::nvrtc::Ptx;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+/// one GPU with everything the pipeline needs; used by one product at a time (see [`gpu`])
+pub(crate) struct Gpu {
+	pub ctx: Arc<CudaContext>,
+	pub stream: Arc<CudaStream>,
+	modules: Vec<Arc<CudaModule>>,
+	functions: RefCell<HashMap<String, CudaFunction>>,
+	pub handles: super::blas::Handles,
+	pub lt_workspace: CudaSlice<u8>,
+	/// grow-only scratch buffers of the pipeline, by slot
+	scratch: RefCell<Vec<Option<CudaSlice<u8>>>>,
+	/// the device's name
+	pub name: String,
+}
+
+/// the size of the cuBLASLt workspace
+pub(crate) const LT_WORKSPACE: usize = 32 << 20;
+
+impl Gpu {
+	fn new(ordinal: usize) -> Result<Self, Error> {
+		// SAFETY: only tries to dlopen libcuda; CudaContext::new panics without it
+		if !unsafe { cudarc::driver::sys::is_culib_present() } {
+			return Err(Error::gpu("no NVIDIA driver (libcuda) found"));
+		}
+		let count = CudaContext::device_count().map_err(|e| Error::gpu(format!("cannot count devices: {e:?}")))?;
+		if count as usize <= ordinal {
+			return Err(Error::gpu("no CUDA device present"));
+		}
+		let ctx = CudaContext::new(ordinal).map_err(driver)?;
+		let name = ctx.name().map_err(driver)?;
+		let cc = ctx.compute_capability().map_err(driver)?;
+		if cc != (9, 0) {
+			return Err(Error::gpu(format!(
+				"{name} has compute capability {}.{}; the kernels need a Hopper GPU (9.0, sm_90a)",
+				cc.0, cc.1
+			)));
+		}
+		if crate::kernels::KERNELS.is_empty() {
+			return Err(Error::NoKernels);
+		}
+		let modules = crate::kernels::KERNELS
+			.iter()
+			.map(|(file, cubin)| {
+				ctx.load_module(Ptx::from_binary(cubin.to_vec()))
+					.map_err(|e| Error::gpu(format!("loading {file}.cubin: {e:?}")))
+			})
+			.collect::<Result<Vec<_>, _>>()?;
+		let stream = ctx.default_stream();
+		let handles = super::blas::Handles::new(stream.clone())?;
+		// SAFETY: scratch memory for cuBLASLt, never read uninitialised by us
+		let lt_workspace = unsafe { stream.alloc::<u8>(LT_WORKSPACE) }.map_err(driver)?;
+		Ok(Gpu {
+			ctx,
+			stream,
+			modules,
+			functions: RefCell::new(HashMap::new()),
+			handles,
+			lt_workspace,
+			scratch: RefCell::new(Vec::new()),
+			name,
+		})
+	}
+
+	/// the device address of scratch buffer `slot`, at least `bytes` long (contents undefined; valid
+	/// until the next request of the same slot; grown by reallocation, never shrunk)
+	pub fn scratch(&self, slot: usize, bytes: usize) -> Result<u64, Error> {
+		let mut slots = self.scratch.borrow_mut();
+		if slots.len() <= slot {
+			slots.resize_with(slot + 1, || None);
+		}
+		if slots[slot].as_ref().is_none_or(|b| b.len() < bytes) {
+			slots[slot] = None;
+			// SAFETY: scratch memory is written by the pipeline before it is read
+			let buffer = unsafe { self.stream.alloc::<u8>(bytes.max(256)) }.map_err(|e| match driver(e) {
+				Error::OutOfMemory { .. } => Error::OutOfMemory {
+					what: format!("{bytes} bytes of GPU workspace"),
+				},
+				other => other,
+			})?;
+			slots[slot] = Some(buffer);
+		}
+		Ok(slots[slot].as_ref().expect("allocated above").device_ptr(&self.stream).0)
+	}
+
+	/// the kernel `name`, looked up once in the embedded modules (panics on a name no cubin
+	/// defines: a programming error)
+	pub fn function(&self, name: &str) -> CudaFunction {
+		let mut cache = self.functions.borrow_mut();
+		cache
+			.entry(name.to_string())
+			.or_insert_with(|| {
+				self.modules
+					.iter()
+					.find_map(|m| m.load_function(name).ok())
+					.unwrap_or_else(|| panic!("kernel {name} is not in the embedded cubins"))
+			})
+			.clone()
+	}
+}
+
+/// the process's GPU (device 0), initialised on first use; products take the lock in turn
+pub(crate) fn gpu() -> Result<MutexGuard<'static, Gpu>, Error> {
+	static GPU: OnceLock<Result<Mutex<Gpu>, Error>> = OnceLock::new();
+	match GPU.get_or_init(|| Gpu::new(0).map(Mutex::new)) {
+		Ok(gpu) => Ok(gpu.lock().unwrap_or_else(|poisoned| poisoned.into_inner())),
+		Err(e) => Err(e.clone()),
+	}
+}
+
+/// a driver error as an [`Error`], out-of-memory told apart
+pub(crate) fn driver(e: DriverError) -> Error {
+	if e.0 == CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+		Error::OutOfMemory {
+			what: "device memory".into(),
+		}
+	} else {
+		Error::gpu(format!("CUDA driver: {e:?}"))
+	}
+}

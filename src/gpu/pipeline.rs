@@ -1,0 +1,642 @@
+//! the unfused Ozaki pipeline on the GPU: statistics, policy, split, exact INT8 products,
+//! reconstruction; every constant comes from the same Rust functions as the CPU oracle's
+
+use super::blas::{Int8Gemm, NativeMath, native_gemm};
+use super::device::{Gpu, driver};
+use crate::precision::PolicyInput;
+use crate::scheme2::{self, Crt};
+use crate::stats::RowStats;
+use crate::{Error, PhaseTimes, Plan, Precision, Scalar, Scaling, Scheme, scheme1};
+use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits};
+use std::time::Duration;
+
+/// rows of an operand on the device: element `(r, h)` at `ptr + (r rs + h cs) * size_of::<T>()`
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct DeviceOperand {
+	pub ptr: u64,
+	pub rows: usize,
+	pub k: usize,
+	pub rs: i64,
+	pub cs: i64,
+}
+
+/// the product's destination: column-major, leading dimension `ld`
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Output {
+	pub ptr: u64,
+	pub ld: usize,
+	pub accumulate: bool,
+}
+
+/// what a GPU product reports
+pub(crate) struct Outcome {
+	pub plan: Plan,
+	pub nonfinite_entries: usize,
+	pub times: PhaseTimes,
+}
+
+/// `ceil(x / 16) * 16`: the K padding of the int8 planes
+fn pad16(x: usize) -> usize {
+	x.div_ceil(16) * 16
+}
+
+fn alloc<T: DeviceRepr + ValidAsZeroBits>(gpu: &Gpu, len: usize) -> Result<CudaSlice<T>, Error> {
+	gpu.stream.alloc_zeros::<T>(len.max(1)).map_err(driver)
+}
+
+fn ptr<T>(gpu: &Gpu, s: &CudaSlice<T>) -> u64 {
+	s.device_ptr(&gpu.stream).0
+}
+
+/// a grid-stride launch over `len` elements
+fn elementwise(len: usize) -> LaunchConfig {
+	LaunchConfig {
+		grid_dim: (len.div_ceil(256).clamp(1, 132 * 16) as u32, 1, 1),
+		block_dim: (256, 1, 1),
+		shared_mem_bytes: 0,
+	}
+}
+
+/// launches `name` with the arguments (each passed by reference to a local that lives to the launch)
+macro_rules! launch {
+	($gpu:expr, $name:expr, $cfg:expr, $($arg:expr),* $(,)?) => {{
+		let f = $gpu.function(&$name);
+		let mut builder = $gpu.stream.launch_builder(&f);
+		$( let arg = $arg; builder.arg(&arg); )*
+		// SAFETY: the kernels' parameter lists match these arguments (see cuda/*.cu)
+		unsafe { builder.launch($cfg) }.map(|_| ()).map_err(driver)
+	}};
+}
+
+/// the statistics of an operand's rows, downloaded
+struct OperandStats {
+	rows: Vec<RowStats>,
+	amax: Vec<f64>,
+	nonfinite: Vec<i32>,
+}
+
+fn stats<T: Scalar>(gpu: &Gpu, op: &DeviceOperand) -> Result<OperandStats, Error> {
+	let n = op.rows;
+	let (amax, e_max, t, spread, bad) = (
+		alloc::<f64>(gpu, n)?,
+		alloc::<i32>(gpu, n)?,
+		alloc::<u64>(gpu, n)?,
+		alloc::<i32>(gpu, n)?,
+		alloc::<i32>(gpu, n)?,
+	);
+	let per_block = if op.rs == 1 { 32 } else { 8 };
+	let cfg = LaunchConfig {
+		grid_dim: (n.div_ceil(per_block) as u32, 1, 1),
+		block_dim: (32, 8, 1),
+		shared_mem_bytes: 0,
+	};
+	let name = format!("row_stats_{}", T::NAME);
+	let outs = [ptr(gpu, &amax), ptr(gpu, &e_max), ptr(gpu, &t), ptr(gpu, &spread), ptr(gpu, &bad)];
+	launch!(
+		gpu,
+		name,
+		cfg,
+		op.ptr,
+		n as i32,
+		op.k as i32,
+		op.rs,
+		op.cs,
+		outs[0],
+		outs[1],
+		outs[2],
+		outs[3],
+		outs[4]
+	)?;
+	let down = |e| Error::gpu(format!("download: {e:?}"));
+	let (e_max, t, spread) = (
+		gpu.stream.clone_dtoh(&e_max).map_err(down)?,
+		gpu.stream.clone_dtoh(&t).map_err(down)?,
+		gpu.stream.clone_dtoh(&spread).map_err(down)?,
+	);
+	let rows = (0..n)
+		.map(|i| {
+			let nonzero = spread[i] >= 0;
+			RowStats {
+				e_max: e_max[i],
+				spread: nonzero.then_some(spread[i] as u8),
+				norm: nonzero.then_some((e_max[i], t[i])),
+			}
+		})
+		.collect();
+	Ok(OperandStats {
+		rows,
+		amax: gpu.stream.clone_dtoh(&amax).map_err(down)?,
+		nonfinite: gpu.stream.clone_dtoh(&bad).map_err(down)?,
+	})
+}
+
+/// the phase boundaries, timed with device events
+struct Clock {
+	events: Vec<cudarc::driver::CudaEvent>,
+}
+
+impl Clock {
+	fn start(gpu: &Gpu) -> Result<Self, Error> {
+		let mut c = Clock { events: Vec::new() };
+		c.mark(gpu)?;
+		Ok(c)
+	}
+
+	fn mark(&mut self, gpu: &Gpu) -> Result<(), Error> {
+		let e = gpu
+			.ctx
+			.new_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT))
+			.map_err(driver)?;
+		e.record(&gpu.stream).map_err(driver)?;
+		self.events.push(e);
+		Ok(())
+	}
+
+	/// the durations between consecutive marks (waits for the last)
+	fn laps(&self) -> Result<Vec<Duration>, Error> {
+		self.events.last().map(|e| e.synchronize()).transpose().map_err(driver)?;
+		self.events
+			.windows(2)
+			.map(|w| {
+				w[0].elapsed_ms(&w[1])
+					.map(|ms| Duration::from_secs_f64(ms as f64 / 1e3))
+					.map_err(driver)
+			})
+			.collect()
+	}
+}
+
+/// everything a scheme needs besides its own constants
+struct Job<'a, T: Scalar> {
+	gpu: &'a Gpu,
+	a: DeviceOperand,
+	b: DeviceOperand,
+	out: Output,
+	alpha: T,
+	bad_rows: CudaSlice<i32>,
+	bad_cols: CudaSlice<i32>,
+}
+
+impl<T: Scalar> Job<'_, T> {
+	fn dims(&self) -> (usize, usize, usize) {
+		(self.a.rows, self.b.rows, self.a.k)
+	}
+
+	/// the split launch configuration of an operand: 32 x 32 tiles over (kpad, rows)
+	fn tiles(op: &DeviceOperand) -> LaunchConfig {
+		LaunchConfig {
+			grid_dim: (pad16(op.k).div_ceil(32) as u32, op.rows.div_ceil(32) as u32, 1),
+			block_dim: (32, 8, 1),
+			shared_mem_bytes: 0,
+		}
+	}
+}
+
+/// `dst = alpha A B (+ dst)` on the GPU at `precision`
+pub(crate) fn product<T: Scalar>(
+	gpu: &Gpu,
+	a: DeviceOperand,
+	b: DeviceOperand,
+	out: Output,
+	alpha: T,
+	precision: Precision,
+	scaling: Scaling,
+) -> Result<Outcome, Error> {
+	let mut clock = Clock::start(gpu)?;
+	let (m, n, k) = (a.rows, b.rows, a.k);
+	if m == 0 || n == 0 || k == 0 {
+		native::<T>(gpu, &a, &b, &out, alpha)?;
+		return Ok(Outcome {
+			plan: Plan::native(),
+			nonfinite_entries: 0,
+			times: PhaseTimes::default(),
+		});
+	}
+	let (sa, sb) = (stats::<T>(gpu, &a)?, stats::<T>(gpu, &b)?);
+	let input = PolicyInput {
+		lhs: &sa.rows,
+		rhs: &sb.rows,
+		k,
+		complex: T::IS_COMPLEX,
+		mantissa: T::MANTISSA_BITS,
+	};
+	let mut plan = input.choose(precision);
+	if let Scheme::SchemeII { moduli, .. } = plan.scheme {
+		plan.scheme = Scheme::SchemeII { moduli, scaling };
+	}
+	if plan.scheme == Scheme::Native {
+		native::<T>(gpu, &a, &b, &out, alpha)?;
+		return Ok(Outcome {
+			plan,
+			nonfinite_entries: 0,
+			times: PhaseTimes::default(),
+		});
+	}
+	let bad_rows = gpu.stream.clone_htod(&sa.nonfinite).map_err(driver)?;
+	let bad_cols = gpu.stream.clone_htod(&sb.nonfinite).map_err(driver)?;
+	let job = Job {
+		gpu,
+		a,
+		b,
+		out,
+		alpha,
+		bad_rows,
+		bad_cols,
+	};
+	match plan.scheme {
+		Scheme::SchemeI { slices } => scheme_one(&job, &sa, &sb, slices, &plan, &mut clock)?,
+		Scheme::SchemeII { moduli, scaling } => scheme_two(&job, &sa, &sb, moduli, scaling, &mut clock)?,
+		Scheme::Native => unreachable!(),
+	}
+	let (bad_m, bad_n) = (
+		sa.nonfinite.iter().filter(|&&x| x != 0).count(),
+		sb.nonfinite.iter().filter(|&&x| x != 0).count(),
+	);
+	if bad_m + bad_n > 0 {
+		fixup(&job)?;
+	}
+	clock.mark(gpu)?;
+	let laps = clock.laps()?;
+	let times = PhaseTimes {
+		split: laps[0],
+		products: laps[1],
+		reconstruct: laps[2] + laps[3],
+		total: laps.iter().sum(),
+	};
+	Ok(Outcome {
+		plan,
+		nonfinite_entries: bad_m * n + bad_n * m - bad_m * bad_n,
+		times,
+	})
+}
+
+/// the native product through cuBLAS
+fn native<T: Scalar>(gpu: &Gpu, a: &DeviceOperand, b: &DeviceOperand, out: &Output, alpha: T) -> Result<(), Error> {
+	let beta = T::from_parts(out.accumulate as u8 as f64, 0.0);
+	let dims = (a.rows, b.rows, a.k);
+	native_gemm(
+		gpu,
+		dims,
+		(a.ptr, a.cs.max(1) as usize),
+		(b.ptr, b.rs.max(1) as usize),
+		(out.ptr, out.ld),
+		alpha,
+		beta,
+		NativeMath::Exact,
+	)
+}
+
+/// the entries of non-finite rows and columns, recomputed as plain sums of products
+fn fixup<T: Scalar>(job: &Job<'_, T>) -> Result<(), Error> {
+	let (m, n, k) = job.dims();
+	let (gpu, out) = (job.gpu, job.out);
+	let name = format!("native_fixup_{}", T::NAME);
+	let (rows, cols) = (ptr(gpu, &job.bad_rows), ptr(gpu, &job.bad_cols));
+	let (ar, ai) = (job.alpha.re(), job.alpha.im());
+	launch!(
+		gpu,
+		name,
+		elementwise(m * n),
+		job.a.ptr,
+		job.a.cs,
+		job.b.ptr,
+		job.b.rs,
+		m as i32,
+		n as i32,
+		k as i32,
+		rows,
+		cols,
+		out.ptr,
+		out.ld as i64,
+		ar,
+		ai,
+		out.accumulate as i32
+	)
+}
+
+fn upload_i32(gpu: &Gpu, v: &[i32]) -> Result<CudaSlice<i32>, Error> {
+	gpu.stream.clone_htod(v).map_err(driver)
+}
+
+/// scheme I: digit planes, `p(p+1)/2` exact products per term and pass into INT32 diagonals, shift-reduce
+fn scheme_one<T: Scalar>(
+	job: &Job<'_, T>,
+	sa: &OperandStats,
+	sb: &OperandStats,
+	p: u32,
+	plan: &Plan,
+	clock: &mut Clock,
+) -> Result<(), Error> {
+	let gpu = job.gpu;
+	let (m, n, k) = job.dims();
+	let kpad = pad16(k);
+	let shifts_a: Vec<i32> = sa.amax.iter().map(|&x| scheme1::shift(x, p)).collect();
+	let shifts_b: Vec<i32> = sb.amax.iter().map(|&x| scheme1::shift(x, p)).collect();
+	let (da, db) = (upload_i32(gpu, &shifts_a)?, upload_i32(gpu, &shifts_b)?);
+	let planes = |slot: usize, op: &DeviceOperand, shifts: &CudaSlice<i32>, part: i32| -> Result<u64, Error> {
+		let out = gpu.scratch(slot, p as usize * op.rows * kpad)?;
+		let name = format!("split_digits_{}", T::NAME);
+		launch!(
+			gpu,
+			name,
+			Job::<T>::tiles(op),
+			op.ptr,
+			op.rows as i32,
+			op.k as i32,
+			op.rs,
+			op.cs,
+			kpad as i64,
+			out,
+			ptr(gpu, shifts),
+			p as i32,
+			part
+		)?;
+		Ok(out)
+	};
+	let a_re = planes(0, &job.a, &da, 0)?;
+	let b_re = planes(1, &job.b, &db, 0)?;
+	let complex = T::IS_COMPLEX;
+	let (a_im, a_neg, b_im) = if complex {
+		(
+			Some(planes(2, &job.a, &da, 1)?),
+			Some(planes(3, &job.a, &da, 2)?),
+			Some(planes(4, &job.b, &db, 1)?),
+		)
+	} else {
+		(None, None, None)
+	};
+	clock.mark(gpu)?;
+	let passes = plan.pass_ranges(k, complex);
+	let p = p as usize;
+	let acc_len = passes.len() * p * m * n;
+	let diagonals = |slot: usize, terms: &[(u64, u64)]| -> Result<u64, Error> {
+		let acc = gpu.scratch(slot, 4 * acc_len)?;
+		for (q, range) in passes.iter().enumerate() {
+			let len = if q + 1 == passes.len() { kpad - range.start } else { range.len() };
+			for s in 0..p {
+				let c = acc + 4 * ((q * p + s) * m * n) as u64;
+				let mut first = true;
+				for t in 0..=s {
+					for &(x, y) in terms {
+						let a = x + (t * m * kpad + range.start) as u64;
+						let b = y + ((s - t) * n * kpad + range.start) as u64;
+						Int8Gemm {
+							m,
+							n,
+							k: len,
+							a,
+							lda: kpad,
+							b,
+							ldb: kpad,
+							c,
+							accumulate: !first,
+						}
+						.run(gpu)?;
+						first = false;
+					}
+				}
+			}
+		}
+		Ok(acc)
+	};
+	let (acc_re, acc_im) = match (a_im, a_neg, b_im) {
+		(Some(a_im), Some(a_neg), Some(b_im)) => (
+			diagonals(5, &[(a_re, b_re), (a_neg, b_im)])?,
+			Some(diagonals(6, &[(a_re, b_im), (a_im, b_re)])?),
+		),
+		_ => (diagonals(5, &[(a_re, b_re)])?, None),
+	};
+	clock.mark(gpu)?;
+	let out = job.out;
+	let name = format!("shift_reduce_{}", T::NAME);
+	let im = acc_im.unwrap_or(0);
+	let (ar, ai) = (job.alpha.re(), job.alpha.im());
+	let (rows, cols) = (ptr(gpu, &job.bad_rows), ptr(gpu, &job.bad_cols));
+	launch!(
+		gpu,
+		name,
+		elementwise(m * n),
+		acc_re,
+		im,
+		p as i32,
+		passes.len() as i32,
+		m as i32,
+		n as i32,
+		ptr(gpu, &da),
+		ptr(gpu, &db),
+		rows,
+		cols,
+		out.ptr,
+		out.ld as i64,
+		ar,
+		ai,
+		out.accumulate as i32
+	)?;
+	clock.mark(gpu)
+}
+
+/// INT32 accumulation of int8 residue products is exact over this many K (a multiple of 16)
+const RESIDUE_CHUNK: usize = 131_056;
+
+/// the shifts of scheme II under `scaling` (the accurate one takes one extra INT8 product)
+fn shifts_two<T: Scalar>(
+	job: &Job<'_, T>,
+	sa: &OperandStats,
+	sb: &OperandStats,
+	lambda: i32,
+	scaling: Scaling,
+) -> Result<(Vec<i32>, Vec<i32>), Error> {
+	let fast = |s: &OperandStats| s.rows.iter().map(|r| scheme2::fast_shift(r.norm, lambda)).collect::<Vec<_>>();
+	if scaling == Scaling::Fast {
+		return Ok((fast(sa), fast(sb)));
+	}
+	let gpu = job.gpu;
+	let (m, n, k) = job.dims();
+	if k >= 1 << 19 {
+		return Err(Error::gpu(
+			"accurate scaling on the GPU supports K < 524288 (the bound product must stay exact in INT32)",
+		));
+	}
+	let kpad = pad16(k);
+	let coarse = |slot: usize, op: &DeviceOperand, s: &OperandStats| -> Result<(Vec<i32>, u64), Error> {
+		let s0: Vec<i32> = s.amax.iter().map(|&x| scheme2::coarse_shift(x, T::IS_COMPLEX)).collect();
+		let d0 = upload_i32(gpu, &s0)?;
+		let out = gpu.scratch(slot, op.rows * kpad)?;
+		let name = format!("split_coarse_{}", T::NAME);
+		launch!(
+			gpu,
+			name,
+			Job::<T>::tiles(op),
+			op.ptr,
+			op.rows as i32,
+			op.k as i32,
+			op.rs,
+			op.cs,
+			kpad as i64,
+			out,
+			ptr(gpu, &d0)
+		)?;
+		Ok((s0, out))
+	};
+	let ((s0a, ca), (s0b, cb)) = (coarse(0, &job.a, sa)?, coarse(1, &job.b, sb)?);
+	let c_hi = gpu.scratch(9, 4 * m * n)?;
+	Int8Gemm {
+		m,
+		n,
+		k: kpad,
+		a: ca,
+		lda: kpad,
+		b: cb,
+		ldb: kpad,
+		c: c_hi,
+		accumulate: false,
+	}
+	.run(gpu)?;
+	let (row_max, col_max) = (alloc::<i32>(gpu, m)?, alloc::<i32>(gpu, n)?);
+	launch!(
+		gpu,
+		"row_col_max",
+		elementwise(m * n),
+		c_hi,
+		m as i32,
+		n as i32,
+		ptr(gpu, &row_max),
+		ptr(gpu, &col_max)
+	)?;
+	let down = |e| Error::gpu(format!("download: {e:?}"));
+	let (row_max, col_max) = (
+		gpu.stream.clone_dtoh(&row_max).map_err(down)?,
+		gpu.stream.clone_dtoh(&col_max).map_err(down)?,
+	);
+	let accurate = |s0: &[i32], mx: &[i32]| {
+		s0.iter()
+			.zip(mx)
+			.map(|(&s, &r)| scheme2::accurate_shift(s, r as i64, lambda))
+			.collect()
+	};
+	Ok((accurate(&s0a, &row_max), accurate(&s0b, &col_max)))
+}
+
+/// scheme II: residue planes, one exact product per modulus (3 for complex) reduced mod m, CRT
+fn scheme_two<T: Scalar>(
+	job: &Job<'_, T>,
+	sa: &OperandStats,
+	sb: &OperandStats,
+	p: u32,
+	scaling: Scaling,
+	clock: &mut Clock,
+) -> Result<(), Error> {
+	let gpu = job.gpu;
+	let (m, n, k) = job.dims();
+	let (kpad, mn, pu) = (pad16(k), m * n, p as usize);
+	let crt = Crt::new(p);
+	let (shifts_a, shifts_b) = shifts_two(job, sa, sb, crt.lambda, scaling)?;
+	let (da, db) = (upload_i32(gpu, &shifts_a)?, upload_i32(gpu, &shifts_b)?);
+	let moduli = gpu.stream.clone_htod(&crt.moduli).map_err(driver)?;
+	let per = if T::IS_COMPLEX { 3 } else { 1 };
+	let residues = |slot: usize, op: &DeviceOperand, shifts: &CudaSlice<i32>| -> Result<u64, Error> {
+		let out = gpu.scratch(slot, per * pu * op.rows * kpad)?;
+		let name = format!("split_residues_{}", T::NAME);
+		launch!(
+			gpu,
+			name,
+			Job::<T>::tiles(op),
+			op.ptr,
+			op.rows as i32,
+			op.k as i32,
+			op.rs,
+			op.cs,
+			kpad as i64,
+			out,
+			ptr(gpu, shifts),
+			ptr(gpu, &moduli),
+			p as i32
+		)?;
+		Ok(out)
+	};
+	let (ra, rb) = (residues(0, &job.a, &da)?, residues(1, &job.b, &db)?);
+	clock.mark(gpu)?;
+	let res_re = gpu.scratch(7, pu * mn)?;
+	let res_im = if T::IS_COMPLEX { Some(gpu.scratch(8, pu * mn)?) } else { None };
+	let tmp = gpu.scratch(9, 4 * per * mn)?;
+	for (l, &modulus) in crt.moduli.iter().enumerate() {
+		for (chunk, start) in (0..kpad).step_by(RESIDUE_CHUNK).enumerate() {
+			let len = RESIDUE_CHUNK.min(kpad - start);
+			for part in 0..per {
+				let plane = per * l + part;
+				let a = ra + (plane * m * kpad + start) as u64;
+				let b = rb + (plane * n * kpad + start) as u64;
+				let c = tmp + 4 * (part * mn) as u64;
+				Int8Gemm {
+					m,
+					n,
+					k: len,
+					a,
+					lda: kpad,
+					b,
+					ldb: kpad,
+					c,
+					accumulate: false,
+				}
+				.run(gpu)?;
+			}
+			let acc = (chunk > 0) as i32;
+			let re = res_re + (l * mn) as u64;
+			match res_im {
+				None => launch!(gpu, "reduce_mod", elementwise(mn), tmp, mn as i64, modulus, re, acc)?,
+				Some(res_im) => {
+					let t = tmp;
+					let im = res_im + (l * mn) as u64;
+					launch!(
+						gpu,
+						"reduce_3m",
+						elementwise(mn),
+						t,
+						t + 4 * mn as u64,
+						t + 8 * mn as u64,
+						mn as i64,
+						modulus,
+						re,
+						im,
+						acc
+					)?
+				},
+			}
+		}
+	}
+	clock.mark(gpu)?;
+	let (hi, lo) = (
+		gpu.stream.clone_htod(&crt.hi).map_err(driver)?,
+		gpu.stream.clone_htod(&crt.lo).map_err(driver)?,
+	);
+	let out = job.out;
+	let name = format!("crt_{}", T::NAME);
+	let im = res_im.unwrap_or(0);
+	let (ar, ai) = (job.alpha.re(), job.alpha.im());
+	let (rows, cols) = (ptr(gpu, &job.bad_rows), ptr(gpu, &job.bad_cols));
+	launch!(
+		gpu,
+		name,
+		elementwise(mn),
+		res_re,
+		im,
+		p as i32,
+		m as i32,
+		n as i32,
+		ptr(gpu, &hi),
+		ptr(gpu, &lo),
+		crt.p_hi,
+		crt.p_lo,
+		crt.inv_p,
+		ptr(gpu, &da),
+		ptr(gpu, &db),
+		rows,
+		cols,
+		out.ptr,
+		out.ld as i64,
+		ar,
+		ai,
+		out.accumulate as i32
+	)?;
+	clock.mark(gpu)
+}

@@ -1,0 +1,227 @@
+//! the GPU backend against the CPU oracle: bit for bit, for every type, scheme and odd shape
+//!
+//! these tests need an NVIDIA Hopper GPU and a build with the `cuda` feature: they are ignored
+//! otherwise (run them with `--include-ignored`; without a GPU they then fail, never pass)
+#![cfg(feature = "cuda")]
+
+mod common;
+
+use common::{cpu, emulated, same_bits};
+use emugemm::testing::{Adversarial, adversarial_matrix, random_matrix};
+use emugemm::{Accum, Backend, EmuMatMul, Emulator, Error, Precision, Scalar, Scaling, Scheme};
+use faer::{Mat, MatRef, c32, c64};
+
+const NEEDS_GPU: &str = "needs a Hopper GPU";
+
+fn gpu() -> Emulator {
+	Emulator::with_backend(Backend::Gpu).unwrap_or_else(|e| panic!("these tests need a Hopper GPU and the cuda feature: {e}"))
+}
+
+/// the GPU and the CPU oracle give the same plan and the same bits
+fn same_as_oracle<T: Scalar>(gpu: &Emulator, oracle: &Emulator, a: MatRef<'_, T>, b: MatRef<'_, T>, precision: Precision) {
+	let g = emulated(gpu, a, b, precision);
+	let gr = gpu.last_report().unwrap();
+	let c = emulated(oracle, a, b, precision);
+	let cr = oracle.last_report().unwrap();
+	assert_eq!(gr.plan.scheme, cr.plan.scheme, "{} {precision:?}: plans differ", T::NAME);
+	if gr.plan.scheme == Scheme::Native {
+		return; // cuBLAS and faer need not agree bit for bit
+	}
+	let mismatches = (0..g.ncols())
+		.flat_map(|j| (0..g.nrows()).map(move |i| (i, j)))
+		.filter(|&(i, j)| g[(i, j)].re().to_bits() != c[(i, j)].re().to_bits() || g[(i, j)].im().to_bits() != c[(i, j)].im().to_bits())
+		.count();
+	assert_eq!(
+		mismatches,
+		0,
+		"{} {}x{}x{} {precision:?} ({}): {mismatches} entries differ from the CPU oracle",
+		T::NAME,
+		a.nrows(),
+		a.ncols(),
+		b.ncols(),
+		gr.plan
+	);
+}
+
+fn plans<T: Scalar>() -> Vec<Precision> {
+	let mut v = vec![
+		Precision::Tf32,
+		Precision::F32,
+		Precision::F64,
+		Precision::Bits(T::MANTISSA_BITS - 4),
+	];
+	v.extend((1..=8).map(|slices| Precision::SchemeI { slices }));
+	v.extend([2, 3, 6, 7, 8, 12, 15, 16, 20].map(|moduli| Precision::SchemeII { moduli }));
+	v
+}
+
+fn bit_exact<T: Scalar>() {
+	let (g, o) = (gpu(), cpu());
+	let (ga, oa) = (gpu().with_scaling(Scaling::Accurate), cpu().with_scaling(Scaling::Accurate));
+	for (m, k, n) in [(1, 1, 1), (7, 33, 5), (33, 257, 7), (64, 96, 48)] {
+		for (phi, seed) in [(1.0, 1), (4.0, 2)] {
+			let a = random_matrix::<T>(m, k, phi, seed);
+			let b = random_matrix::<T>(k, n, phi, seed + 10);
+			for precision in plans::<T>() {
+				same_as_oracle(&g, &o, a.as_ref(), b.as_ref(), precision);
+			}
+			for moduli in [8, 14] {
+				same_as_oracle(&ga, &oa, a.as_ref(), b.as_ref(), Precision::SchemeII { moduli });
+			}
+		}
+	}
+	for (x, y) in [
+		(Adversarial::ScaledRows, Adversarial::ScaledCols),
+		(Adversarial::ZeroRows, Adversarial::HugeEntries),
+		(Adversarial::Subnormal, Adversarial::ScaledCols),
+	] {
+		let a = adversarial_matrix::<T>(x, 40, 70, 3);
+		let b = adversarial_matrix::<T>(y, 70, 30, 4);
+		for precision in [
+			Precision::F64,
+			Precision::Tf32,
+			Precision::SchemeI { slices: 5 },
+			Precision::SchemeII { moduli: 18 },
+		] {
+			same_as_oracle(&g, &o, a.as_ref(), b.as_ref(), precision);
+		}
+	}
+}
+
+#[test]
+#[ignore = "needs a Hopper GPU"]
+fn bit_exact_f64() {
+	bit_exact::<f64>();
+}
+
+#[test]
+#[ignore = "needs a Hopper GPU"]
+fn bit_exact_c64() {
+	bit_exact::<c64>();
+}
+
+#[test]
+#[ignore = "needs a Hopper GPU"]
+fn bit_exact_f32() {
+	bit_exact::<f32>();
+}
+
+#[test]
+#[ignore = "needs a Hopper GPU"]
+fn bit_exact_c32() {
+	bit_exact::<c32>();
+}
+
+/// the design's large odd shape, and K beyond scheme I's exact INT32 bound (passes)
+#[test]
+#[ignore = "needs a Hopper GPU"]
+fn bit_exact_large_and_long() {
+	let (g, o) = (gpu(), cpu());
+	let a = random_matrix::<f64>(1000, 3001, 1.0, 5);
+	let b = random_matrix::<f64>(3001, 777, 1.0, 6);
+	for precision in [Precision::F64, Precision::SchemeI { slices: 3 }] {
+		same_as_oracle(&g, &o, a.as_ref(), b.as_ref(), precision);
+	}
+	let a = random_matrix::<c64>(9, 20000, 1.0, 7);
+	let b = random_matrix::<c64>(20000, 5, 1.0, 8);
+	same_as_oracle(&g, &o, a.as_ref(), b.as_ref(), Precision::SchemeI { slices: 8 });
+	assert_eq!(g.last_report().unwrap().plan.k_passes, 3);
+	same_as_oracle(&g, &o, a.as_ref(), b.as_ref(), Precision::SchemeII { moduli: 16 });
+}
+
+/// transposed and strided host views, alpha and accumulation
+#[test]
+#[ignore = "needs a Hopper GPU"]
+fn views_alpha_and_accumulation() {
+	let (g, o) = (gpu(), cpu());
+	let big = random_matrix::<c64>(50, 60, 1.0, 9);
+	let a = big.as_ref().submatrix(3, 5, 20, 30).transpose();
+	let b = random_matrix::<c64>(20, 11, 1.0, 10);
+	let b = b.as_ref().reverse_rows();
+	same_as_oracle(&g, &o, a, b, Precision::F64);
+	let old = random_matrix::<c64>(30, 11, 1.0, 11);
+	let alpha = c64::new(0.75, -1.5);
+	let run = |emu: &Emulator| {
+		let mut c = old.clone();
+		emu.matmul(c.as_mut(), Accum::Add, a, b, alpha, Precision::SchemeII { moduli: 13 })
+			.unwrap();
+		c
+	};
+	assert!(same_bits(run(&g).as_ref(), run(&o).as_ref()));
+}
+
+/// NaN and infinities: the GPU gives the non-finite pattern of the native product, and the
+/// other entries bit for bit as the oracle
+#[test]
+#[ignore = "needs a Hopper GPU"]
+fn nonfinite_inputs() {
+	let (g, o) = (gpu(), cpu());
+	let mut a = random_matrix::<f64>(9, 12, 1.0, 1);
+	let mut b = random_matrix::<f64>(12, 7, 1.0, 2);
+	a[(2, 3)] = f64::NAN;
+	a[(5, 0)] = f64::INFINITY;
+	b[(7, 1)] = f64::NEG_INFINITY;
+	for precision in [Precision::F64, Precision::SchemeI { slices: 4 }] {
+		let gc = emulated(&g, a.as_ref(), b.as_ref(), precision);
+		let oc = emulated(&o, a.as_ref(), b.as_ref(), precision);
+		let native = &a * &b;
+		for j in 0..7 {
+			for i in 0..9 {
+				let (x, y, z) = (gc[(i, j)], oc[(i, j)], native[(i, j)]);
+				assert_eq!(
+					(x.is_nan(), x.is_infinite(), x > 0.0),
+					(z.is_nan(), z.is_infinite(), z > 0.0),
+					"({i}, {j})"
+				);
+				if z.is_finite() {
+					assert_eq!(x.to_bits(), y.to_bits(), "({i}, {j})");
+				}
+			}
+		}
+		assert_eq!(g.last_report().unwrap().nonfinite_entries, 2 * 7 + 9 - 2);
+	}
+}
+
+/// device-resident operands: repeated products without transfers give the staged result
+#[test]
+#[ignore = "needs a Hopper GPU"]
+fn device_resident_products() {
+	let g = gpu();
+	let a = random_matrix::<f64>(70, 40, 1.0, 1);
+	let b = random_matrix::<f64>(40, 30, 1.0, 2);
+	let (da, db) = (g.upload(a.as_ref()).unwrap(), g.upload(b.as_ref()).unwrap());
+	assert!(same_bits(da.download().unwrap().as_ref(), a.as_ref()));
+	let mut dc = g.zeros_on_device::<f64>(70, 30).unwrap();
+	g.matmul_device(&mut dc, Accum::Replace, &da, &db, 1.0, Precision::F64).unwrap();
+	g.matmul_device(&mut dc, Accum::Add, &da, &db, -1.0, Precision::F64).unwrap();
+	assert!(dc.download().unwrap().norm_max() == 0.0);
+	g.matmul_device(&mut dc, Accum::Replace, &da, &db, 1.0, Precision::F64).unwrap();
+	let staged = a.emu_mul_with(&g, &b, Precision::F64).unwrap();
+	assert!(same_bits(dc.download().unwrap().as_ref(), staged.as_ref()));
+	let mut wrong = g.zeros_on_device::<f64>(3, 3).unwrap();
+	assert!(matches!(
+		g.matmul_device(&mut wrong, Accum::Replace, &da, &db, 1.0, Precision::F64),
+		Err(Error::ShapeMismatch { .. })
+	));
+}
+
+#[test]
+#[ignore = "needs a Hopper GPU"]
+fn out_of_memory_is_an_error() {
+	let g = gpu();
+	let err = g.zeros_on_device::<c64>(1 << 21, 1 << 21).map(|_| ()).unwrap_err();
+	assert!(matches!(err, Error::OutOfMemory { .. }), "{err}");
+	println!("{err}");
+	// the GPU is still usable afterwards
+	let a = Mat::<f64>::identity(8, 8);
+	assert_eq!(a.emu_mul_with(&g, &a, Precision::F64).unwrap(), a);
+}
+
+#[test]
+#[ignore = "needs a Hopper GPU"]
+fn auto_backend_picks_the_gpu() {
+	assert_eq!(Emulator::new().unwrap().backend(), Backend::Gpu, "{NEEDS_GPU}");
+	let a = random_matrix::<f64>(16, 16, 1.0, 3);
+	let _ = a.emu_mul(&a, Precision::F64);
+	assert_eq!(emugemm::last_report().unwrap().backend, Backend::Gpu);
+}
