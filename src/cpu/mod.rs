@@ -8,6 +8,9 @@ mod igemm;
 mod scheme1;
 mod scheme2;
 
+#[cfg(all(test, feature = "cuda"))]
+pub(crate) use {igemm::Planes, scheme1::digit_planes, scheme2::residue_planes};
+
 use crate::operand::Operand;
 use crate::scheme2::Crt;
 use crate::stats::RowStats;

@@ -9,7 +9,7 @@ use core::ops::Range;
 use rayon::prelude::*;
 
 /// the digit planes of one operand part: plane `t` holds digit `t` (most significant first)
-fn digit_planes(values: &[f64], shifts: &[i32], k: usize, p: usize, negate: bool) -> Planes {
+pub(crate) fn digit_planes(values: &[f64], shifts: &[i32], k: usize, p: usize, negate: bool) -> Planes {
 	let rows = shifts.len();
 	let mut planes = Planes::zeros(p, rows, k);
 	planes.rows_mut().enumerate().for_each(|(row, dst)| {

@@ -50,7 +50,7 @@ fn coarse(op: &Operand) -> (Vec<i32>, Planes) {
 
 /// the residue planes of one operand: plane `l` (real), or planes `3l, 3l+1, 3l+2` holding the
 /// residues of the real part, the imaginary part and their sum (complex, for 3M)
-fn residue_planes(op: &Operand, shifts: &[i32], moduli: &[u32]) -> Planes {
+pub(crate) fn residue_planes(op: &Operand, shifts: &[i32], moduli: &[u32]) -> Planes {
 	let per_modulus = if op.is_complex() { 3 } else { 1 };
 	let (rows, k) = (op.len, op.k);
 	// row by row (all planes of a row together), then scattered into the planes

@@ -16,6 +16,8 @@ mod device;
 mod matrix;
 #[cfg(feature = "cuda")]
 mod pipeline;
+#[cfg(all(test, feature = "cuda"))]
+mod tests;
 
 #[cfg(feature = "cuda")]
 pub(crate) use device::gpu;

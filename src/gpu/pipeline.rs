@@ -318,6 +318,27 @@ fn upload_i32(gpu: &Gpu, v: &[i32]) -> Result<CudaSlice<i32>, Error> {
 	gpu.stream.clone_htod(v).map_err(driver)
 }
 
+/// the scheme I digit planes of one part of an operand (`part`: 0 real, 1 imaginary, 2 negated
+/// imaginary) into scratch `slot`: `p` planes of `rows x pad16(k)`
+pub(crate) fn split_digits<T: Scalar>(gpu: &Gpu, slot: usize, op: &DeviceOperand, shifts: &CudaSlice<i32>, p: u32, part: i32) -> Result<u64, Error> {
+	let kpad = pad16(op.k);
+	let out = gpu.scratch(slot, p as usize * op.rows * kpad)?;
+	let name = format!("split_digits_{}", T::NAME);
+	launch!(gpu, name, Job::<T>::tiles(op), op.ptr, op.rows as i32, op.k as i32, op.rs, op.cs, kpad as i64, out, ptr(gpu, shifts), p as i32, part)?;
+	Ok(out)
+}
+
+/// the scheme II residue planes of an operand into scratch `slot`: per modulus 1 plane (real) or
+/// 3 (complex: re, im, re + im) of `rows x pad16(k)`
+pub(crate) fn split_residues<T: Scalar>(gpu: &Gpu, slot: usize, op: &DeviceOperand, shifts: &CudaSlice<i32>, moduli: &CudaSlice<u32>) -> Result<u64, Error> {
+	let kpad = pad16(op.k);
+	let per = if T::IS_COMPLEX { 3 } else { 1 };
+	let out = gpu.scratch(slot, per * moduli.len() * op.rows * kpad)?;
+	let name = format!("split_residues_{}", T::NAME);
+	launch!(gpu, name, Job::<T>::tiles(op), op.ptr, op.rows as i32, op.k as i32, op.rs, op.cs, kpad as i64, out, ptr(gpu, shifts), ptr(gpu, moduli), moduli.len() as i32)?;
+	Ok(out)
+}
+
 /// scheme I: digit planes, `p(p+1)/2` exact products per term and pass into INT32 diagonals, shift-reduce
 fn scheme_one<T: Scalar>(
 	job: &Job<'_, T>,
@@ -333,26 +354,7 @@ fn scheme_one<T: Scalar>(
 	let shifts_a: Vec<i32> = sa.amax.iter().map(|&x| scheme1::shift(x, p)).collect();
 	let shifts_b: Vec<i32> = sb.amax.iter().map(|&x| scheme1::shift(x, p)).collect();
 	let (da, db) = (upload_i32(gpu, &shifts_a)?, upload_i32(gpu, &shifts_b)?);
-	let planes = |slot: usize, op: &DeviceOperand, shifts: &CudaSlice<i32>, part: i32| -> Result<u64, Error> {
-		let out = gpu.scratch(slot, p as usize * op.rows * kpad)?;
-		let name = format!("split_digits_{}", T::NAME);
-		launch!(
-			gpu,
-			name,
-			Job::<T>::tiles(op),
-			op.ptr,
-			op.rows as i32,
-			op.k as i32,
-			op.rs,
-			op.cs,
-			kpad as i64,
-			out,
-			ptr(gpu, shifts),
-			p as i32,
-			part
-		)?;
-		Ok(out)
-	};
+	let planes = |slot: usize, op: &DeviceOperand, shifts: &CudaSlice<i32>, part: i32| split_digits::<T>(gpu, slot, op, shifts, p, part);
 	let a_re = planes(0, &job.a, &da, 0)?;
 	let b_re = planes(1, &job.b, &db, 0)?;
 	let complex = T::IS_COMPLEX;
@@ -534,26 +536,7 @@ fn scheme_two<T: Scalar>(
 	let (da, db) = (upload_i32(gpu, &shifts_a)?, upload_i32(gpu, &shifts_b)?);
 	let moduli = gpu.stream.clone_htod(&crt.moduli).map_err(driver)?;
 	let per = if T::IS_COMPLEX { 3 } else { 1 };
-	let residues = |slot: usize, op: &DeviceOperand, shifts: &CudaSlice<i32>| -> Result<u64, Error> {
-		let out = gpu.scratch(slot, per * pu * op.rows * kpad)?;
-		let name = format!("split_residues_{}", T::NAME);
-		launch!(
-			gpu,
-			name,
-			Job::<T>::tiles(op),
-			op.ptr,
-			op.rows as i32,
-			op.k as i32,
-			op.rs,
-			op.cs,
-			kpad as i64,
-			out,
-			ptr(gpu, shifts),
-			ptr(gpu, &moduli),
-			p as i32
-		)?;
-		Ok(out)
-	};
+	let residues = |slot: usize, op: &DeviceOperand, shifts: &CudaSlice<i32>| split_residues::<T>(gpu, slot, op, shifts, &moduli);
 	let (ra, rb) = (residues(0, &job.a, &da)?, residues(1, &job.b, &db)?);
 	clock.mark(gpu)?;
 	let res_re = gpu.scratch(7, pu * mn)?;

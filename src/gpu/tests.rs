@@ -1,0 +1,84 @@
+//! the GPU's intermediate planes against the CPU oracle's, byte for byte (needs a Hopper GPU:
+//! ignored unless run with `--include-ignored`, and failing without one)
+
+use super::device::{Gpu, gpu};
+use super::matrix::DeviceMatrix;
+use super::pipeline::{DeviceOperand, split_digits, split_residues};
+use crate::cpu::{Planes, digit_planes, residue_planes};
+use crate::operand::Operand;
+use crate::scheme2::{Crt, fast_shift};
+use crate::stats::row_stats;
+use crate::testing::random_matrix;
+use crate::{Scalar, scheme1};
+use faer::c64;
+
+fn download(g: &Gpu, ptr: u64, len: usize) -> Vec<i8> {
+	let mut host = vec![0i8; len];
+	g.stream.synchronize().unwrap();
+	// SAFETY: `ptr` is a live scratch buffer of at least `len` bytes, the stream is idle
+	unsafe { cudarc::driver::result::memcpy_dtoh_sync(&mut host, ptr) }.unwrap();
+	host
+}
+
+/// the GPU planes at `ptr` (rows padded to a multiple of 16) equal the CPU planes, padding zero
+fn assert_same_planes(g: &Gpu, ptr: u64, cpu: &Planes, count: usize, what: &str) {
+	let kpad = cpu.k.div_ceil(16) * 16;
+	let gpu_bytes = download(g, ptr, count * cpu.rows * kpad);
+	for t in 0..count {
+		for i in 0..cpu.rows {
+			let row = &gpu_bytes[(t * cpu.rows + i) * kpad..][..kpad];
+			assert_eq!(&row[..cpu.k], cpu.row(t, i), "{what}: plane {t}, row {i}");
+			assert!(row[cpu.k..].iter().all(|&x| x == 0), "{what}: padding of plane {t}, row {i}");
+		}
+	}
+}
+
+/// both operand orientations: rows of A (rows contiguous) and columns of B (K contiguous)
+fn operands<T: Scalar>(g: &Gpu, a: &DeviceMatrix<T>) -> [(DeviceOperand, &'static str); 2] {
+	let (m, k) = (a.nrows(), a.ncols());
+	[
+		(DeviceOperand { ptr: a.ptr(g), rows: m, k, rs: 1, cs: m as i64 }, "rows of A"),
+		(DeviceOperand { ptr: a.ptr(g), rows: k, k: m, rs: m as i64, cs: 1 }, "columns of B"),
+	]
+}
+
+fn planes_match<T: Scalar>() {
+	let host = random_matrix::<T>(37, 45, 2.0, 9);
+	let dev = DeviceMatrix::upload(host.as_ref()).expect("these tests need a Hopper GPU");
+	let g = gpu().unwrap();
+	for (op, what) in operands(&g, &dev) {
+		let cpu_op = if what == "rows of A" { Operand::lhs(host.as_ref()) } else { Operand::rhs(host.as_ref()) };
+		for p in [1u32, 3, 8] {
+			let shifts: Vec<i32> = (0..cpu_op.len).map(|i| scheme1::shift(cpu_op.amax(i), p)).collect();
+			let d = g.stream.clone_htod(&shifts).unwrap();
+			let parts: &[(i32, &[f64], bool)] = if T::IS_COMPLEX { &[(0, &cpu_op.re, false), (1, &cpu_op.im, false), (2, &cpu_op.im, true)] } else { &[(0, &cpu_op.re, false)] };
+			for &(part, values, negate) in parts {
+				let ptr = split_digits::<T>(&g, 0, &op, &d, p, part).unwrap();
+				let cpu = digit_planes(values, &shifts, cpu_op.k, p as usize, negate);
+				assert_same_planes(&g, ptr, &cpu, p as usize, &format!("{} {what} digits p={p} part {part}", T::NAME));
+			}
+		}
+		let stats = row_stats(&cpu_op);
+		for p in [2u32, 9, 20] {
+			let crt = Crt::new(p);
+			let shifts: Vec<i32> = stats.iter().map(|r| fast_shift(r.norm, crt.lambda)).collect();
+			let (d, moduli) = (g.stream.clone_htod(&shifts).unwrap(), g.stream.clone_htod(&crt.moduli).unwrap());
+			let ptr = split_residues::<T>(&g, 1, &op, &d, &moduli).unwrap();
+			let cpu = residue_planes(&cpu_op, &shifts, &crt.moduli);
+			let count = p as usize * if T::IS_COMPLEX { 3 } else { 1 };
+			assert_same_planes(&g, ptr, &cpu, count, &format!("{} {what} residues p={p}", T::NAME));
+		}
+	}
+}
+
+#[test]
+#[ignore = "needs a Hopper GPU"]
+fn digit_and_residue_planes_match_the_oracle_f64() {
+	planes_match::<f64>();
+}
+
+#[test]
+#[ignore = "needs a Hopper GPU"]
+fn digit_and_residue_planes_match_the_oracle_c64() {
+	planes_match::<c64>();
+}
