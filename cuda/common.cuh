@@ -50,11 +50,24 @@ __device__ __forceinline__ void balanced_digits(long long x, int p, signed char*
 
 // ---- scheme II (src/scheme2.rs) ----
 
-__device__ __forceinline__ signed char sym_mod(long long v, unsigned m) {
-	long long mm = (long long)m;
-	long long r = v % mm;
-	if (r < 0) r += mm;
-	return (signed char)(r > (mm - 1) / 2 ? r - mm : r);
+// v mod m in [0, m) for an integer-valued double |v| < 2^53, exactly: one multiplication by the
+// rounded reciprocal gives the quotient within one, the fma gives the exact remainder, one
+// correction step each way brings it into range (integer `%` by a run-time divisor is about 20x
+// slower)
+__device__ __forceinline__ double mod_exact(double v, double m, double inv_m) {
+	double q = floor(__dmul_rn(v, inv_m));
+	double r = __fma_rn(-q, m, v);
+	if (r < 0.0) r = __dadd_rn(r, m);
+	if (r >= m) r = __dsub_rn(r, m);
+	return r;
+}
+
+// the symmetric residue of an integer-valued double |v| < 2^53 (sym_mod in src/scheme2.rs):
+// in [-(m-1)/2, (m-1)/2] for odd m, [-128, 127] for m = 256
+__device__ __forceinline__ signed char sym_mod_exact(double v, unsigned m) {
+	double md = (double)m;
+	double r = mod_exact(v, md, 1.0 / md);
+	return (signed char)(r > (md - 1.0) * 0.5 ? r - md : r);
 }
 
 // trunc(x 2^sigma) as (negative, significand, exponent), |.| = significand 2^exponent
@@ -76,9 +89,10 @@ __device__ __forceinline__ ScaledInteger scaled_integer(double x, int sigma) {
 }
 
 __device__ __forceinline__ signed char residue(ScaledInteger s, unsigned m) {
-	unsigned long long mm = m;
-	unsigned long long r = (s.sig % mm) * ((1ull << s.exp) % mm) % mm;
-	return sym_mod(s.negative ? -(long long)r : (long long)r, m);
+	double md = (double)m, inv = 1.0 / md;
+	double r = mod_exact((double)s.sig, md, inv);
+	if (s.exp > 0) r = mod_exact(__dmul_rn(r, mod_exact((double)(1ull << s.exp), md, inv)), md, inv);
+	return sym_mod_exact(s.negative ? -r : r, m);
 }
 
 // ceil(|x| 2^s0), at least 1 when x != 0

@@ -9,7 +9,7 @@ extern "C" __global__ void __launch_bounds__(256) reduce_mod(const int* c, long 
 	for (long long i = blockIdx.x * 256ll + threadIdx.x; i < len; i += (long long)gridDim.x * 256) {
 		long long v = c[i];
 		if (accumulate) v += out[i];
-		out[i] = emu::sym_mod(v, m);
+		out[i] = emu::sym_mod_exact((double)v, m);
 	}
 }
 
@@ -19,8 +19,8 @@ extern "C" __global__ void __launch_bounds__(256) reduce_3m(const int* t1, const
 		long long a = t1[i], b = t2[i], c = t3[i];
 		long long vr = a - b, vi = c - a - b;
 		if (accumulate) { vr += re[i]; vi += im[i]; }
-		re[i] = emu::sym_mod(vr, m);
-		im[i] = emu::sym_mod(vi, m);
+		re[i] = emu::sym_mod_exact((double)vr, m);
+		im[i] = emu::sym_mod_exact((double)vi, m);
 	}
 }
 

@@ -35,7 +35,7 @@ struct Residues {
 			if (complex) {
 				signed char b = emu::residue(sim, m);
 				out[((long long)(3 * l + 1) * rows + r) * kpad + h] = b;
-				out[((long long)(3 * l + 2) * rows + r) * kpad + h] = emu::sym_mod((long long)a + (long long)b, m);
+				out[((long long)(3 * l + 2) * rows + r) * kpad + h] = emu::sym_mod_exact((double)a + (double)b, m);
 			}
 		}
 	}
