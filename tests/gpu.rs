@@ -225,3 +225,51 @@ fn auto_backend_picks_the_gpu() {
 	let _ = a.emu_mul(&a, Precision::F64);
 	assert_eq!(emugemm::last_report().unwrap().backend, Backend::Gpu);
 }
+
+/// operands that keep their splits: the same bits as without, for every scheme and side, and a
+/// matrix written by a product is split anew
+#[test]
+#[ignore = "needs a Hopper GPU"]
+fn reused_splits_give_the_same_bits() {
+	let g = gpu();
+	let a = random_matrix::<c64>(60, 50, 1.0, 1);
+	let b = random_matrix::<c64>(50, 40, 1.0, 2);
+	let (da, db) = (g.upload(a.as_ref()).unwrap(), g.upload(b.as_ref()).unwrap());
+	let one = c64::new(1.0, 0.0);
+	let product = |precision| {
+		let mut dc = g.zeros_on_device::<c64>(60, 40).unwrap();
+		g.matmul_device(&mut dc, Accum::Replace, &da, &db, one, precision).unwrap();
+		(dc.download().unwrap(), g.last_report().unwrap())
+	};
+	let plans = [
+		Precision::SchemeII { moduli: 14 },
+		Precision::SchemeI { slices: 3 },
+		Precision::F64,
+		Precision::SchemeII { moduli: 14 },
+	];
+	let fresh: Vec<_> = plans.iter().map(|&p| product(p).0).collect();
+	da.reuse_splits(true);
+	db.reuse_splits(true);
+	for (precision, expected) in plans.iter().zip(&fresh) {
+		for _ in 0..2 {
+			let (c, report) = product(*precision);
+			assert!(same_bits(c.as_ref(), expected.as_ref()), "{precision:?}: {report}");
+		}
+	}
+	// the product's destination, reused as an operand after being overwritten
+	let mut dc = g.zeros_on_device::<c64>(60, 50).unwrap();
+	dc.reuse_splits(true);
+	let dsq = g.upload(random_matrix::<c64>(50, 50, 1.0, 3).as_ref()).unwrap();
+	let mut out = g.zeros_on_device::<c64>(60, 50).unwrap();
+	g.matmul_device(&mut dc, Accum::Replace, &da, &dsq, one, Precision::F64).unwrap();
+	g.matmul_device(&mut out, Accum::Replace, &dc, &dsq, one, Precision::F64).unwrap();
+	g.matmul_device(&mut dc, Accum::Add, &da, &dsq, one, Precision::F64).unwrap();
+	g.matmul_device(&mut out, Accum::Replace, &dc, &dsq, one, Precision::F64).unwrap();
+	let expected = emulated(
+		&cpu(),
+		dc.download().unwrap().as_ref(),
+		dsq.download().unwrap().as_ref(),
+		Precision::F64,
+	);
+	assert!(same_bits(out.download().unwrap().as_ref(), expected.as_ref()));
+}

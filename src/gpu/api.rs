@@ -117,7 +117,13 @@ impl Emulator {
 			ld: m.max(1),
 			accumulate: accum == Accum::Add,
 		};
-		let outcome = product(&g, a, b, out, alpha, precision, self.scaling())?;
+		dst.forget();
+		let (mut ka, mut kb) = (
+			lhs.kept[0].lock().unwrap_or_else(|e| e.into_inner()),
+			rhs.kept[1].lock().unwrap_or_else(|e| e.into_inner()),
+		);
+		let keep = (lhs.reuses().then_some(&mut *ka), rhs.reuses().then_some(&mut *kb));
+		let outcome = product(&g, a, b, out, alpha, precision, self.scaling(), keep)?;
 		g.stream.synchronize().map_err(super::device::driver)?;
 		let mut times = outcome.times;
 		times.total = start.elapsed();

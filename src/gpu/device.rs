@@ -3,7 +3,7 @@
 
 use crate::Error;
 use cudarc::driver::sys::CUresult;
-use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DriverError};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DriverError, PinnedHostSlice};
 use cudarc::nvrtc::Ptx;
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -19,6 +19,8 @@ pub(crate) struct Gpu {
 	pub lt_workspace: CudaSlice<u8>,
 	/// grow-only scratch buffers of the pipeline, by slot
 	scratch: RefCell<Vec<Option<CudaSlice<u8>>>>,
+	/// grow-only page-locked host staging buffer for uploads and downloads
+	pinned: RefCell<Option<PinnedHostSlice<u8>>>,
 	/// the device's name
 	pub name: String,
 }
@@ -67,6 +69,7 @@ impl Gpu {
 			handles,
 			lt_workspace,
 			scratch: RefCell::new(Vec::new()),
+			pinned: RefCell::new(None),
 			name,
 		})
 	}
@@ -90,6 +93,25 @@ impl Gpu {
 			slots[slot] = Some(buffer);
 		}
 		Ok(slots[slot].as_ref().expect("allocated above").device_ptr(&self.stream).0)
+	}
+
+	/// runs `f` on the first `bytes` of the page-locked staging buffer (grown as needed); the
+	/// stream is idle when `f` starts and must be idle again when it returns
+	pub fn with_pinned<R>(&self, bytes: usize, f: impl FnOnce(&mut [u8]) -> Result<R, Error>) -> Result<R, Error> {
+		let mut pinned = self.pinned.borrow_mut();
+		if pinned.as_ref().is_none_or(|p| p.len() < bytes) {
+			*pinned = None;
+			// SAFETY: plain page-locked host memory, written before it is read
+			let buffer = unsafe { self.ctx.alloc_pinned_with_flags::<u8>(bytes.max(4096), 0) }.map_err(|e| match driver(e) {
+				Error::OutOfMemory { .. } => Error::OutOfMemory {
+					what: format!("{bytes} bytes of page-locked host memory"),
+				},
+				other => other,
+			})?;
+			*pinned = Some(buffer);
+		}
+		let buffer = pinned.as_mut().expect("allocated above").as_mut_slice().map_err(driver)?;
+		f(&mut buffer[..bytes])
 	}
 
 	/// the kernel `name`, looked up once in the embedded modules (panics on a name no cubin

@@ -1,10 +1,14 @@
 //! matrices resident on the GPU, for repeated products without host transfers
 
 use super::device::{Gpu, driver, gpu};
+use super::pipeline::Kept;
 use crate::{Error, Scalar};
 use cudarc::driver::{CudaSlice, DevicePtr};
 use faer::{Mat, MatRef};
+use rayon::prelude::*;
 use std::marker::PhantomData;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// a column-major matrix in GPU memory (leading dimension = rows)
 ///
@@ -28,6 +32,10 @@ pub struct DeviceMatrix<T: Scalar> {
 	pub(crate) data: CudaSlice<u8>,
 	nrows: usize,
 	ncols: usize,
+	/// whether products keep this matrix's statistics and split planes for the next product
+	reuse: AtomicBool,
+	/// what is kept, as the left operand and as the right operand
+	pub(crate) kept: [Mutex<Kept>; 2],
 	_t: PhantomData<T>,
 }
 
@@ -40,6 +48,42 @@ impl<T: Scalar> DeviceMatrix<T> {
 	/// columns
 	pub fn ncols(&self) -> usize {
 		self.ncols
+	}
+
+	/// keep (`true`) or stop keeping (`false`, the default) this matrix's statistics and split
+	/// planes between products: a matrix used again with the same explicit plan (or a precision
+	/// that resolves to the same plan) is then not split again. costs the planes' memory: up to
+	/// `p` bytes per element for `p` slices or moduli (3p for complex operands), per side
+	///
+	/// # example
+	/// ```no_run
+	/// use emugemm::{Accum, Backend, Emulator, Precision};
+	/// let emu = Emulator::with_backend(Backend::Gpu)?;
+	/// let a = emu.upload(emugemm::testing::random_matrix::<f64>(512, 512, 1.0, 1).as_ref())?;
+	/// a.reuse_splits(true);
+	/// let mut c = emu.zeros_on_device::<f64>(512, 512)?;
+	/// for _ in 0..3 {
+	///     emu.matmul_device(&mut c, Accum::Add, &a, &a, 1.0, Precision::SchemeII { moduli: 16 })?; // splits `a` once per side
+	/// }
+	/// # Ok::<(), emugemm::Error>(())
+	/// ```
+	pub fn reuse_splits(&self, on: bool) {
+		self.reuse.store(on, Ordering::Relaxed);
+		if !on {
+			self.forget();
+		}
+	}
+
+	/// whether products keep this matrix's splits
+	pub(crate) fn reuses(&self) -> bool {
+		self.reuse.load(Ordering::Relaxed)
+	}
+
+	/// drops what was kept (the contents changed, or reuse was switched off)
+	pub(crate) fn forget(&self) {
+		for k in &self.kept {
+			*k.lock().unwrap_or_else(|e| e.into_inner()) = Kept::default();
+		}
 	}
 
 	/// a zeroed `nrows x ncols` matrix on the GPU
@@ -61,34 +105,53 @@ impl<T: Scalar> DeviceMatrix<T> {
 			data,
 			nrows,
 			ncols,
+			reuse: AtomicBool::new(false),
+			kept: Default::default(),
 			_t: PhantomData,
 		})
 	}
 
-	/// a copy of `a` on the GPU (any strides; staged through a contiguous host buffer)
+	/// a copy of `a` on the GPU (any strides), staged through page-locked host memory
 	pub(crate) fn upload(a: MatRef<'_, T>) -> Result<Self, Error> {
-		let mut m = Self::zeros(a.nrows(), a.ncols())?;
-		let host: Vec<T> = (0..a.ncols()).flat_map(|j| (0..a.nrows()).map(move |i| a[(i, j)])).collect();
-		if !host.is_empty() {
-			let g = gpu()?;
-			g.stream
-				.memcpy_htod(bytemuck::cast_slice::<T, u8>(&host), &mut m.data)
-				.map_err(driver)?;
+		let m = Self::zeros(a.nrows(), a.ncols())?;
+		let (rows, bytes) = (a.nrows(), m.bytes());
+		if bytes == 0 {
+			return Ok(m);
 		}
+		let g = gpu()?;
+		let dst = m.ptr(&g);
+		g.with_pinned(bytes, |staging| {
+			let values: &mut [T] = bytemuck::cast_slice_mut(staging);
+			values
+				.par_chunks_mut(rows)
+				.enumerate()
+				.for_each(|(j, col)| col.iter_mut().enumerate().for_each(|(i, x)| *x = a[(i, j)]));
+			// SAFETY: `dst` holds `bytes` bytes; the stream is synchronised before the staging buffer is reused
+			unsafe { cudarc::driver::result::memcpy_htod_async(dst, staging, g.stream.cu_stream()) }.map_err(driver)?;
+			g.stream.synchronize().map_err(driver)
+		})?;
 		Ok(m)
 	}
 
-	/// a copy of the matrix on the host
+	/// a copy of the matrix on the host, staged through page-locked host memory
 	pub fn download(&self) -> Result<Mat<T>, Error> {
-		let mut host = vec![T::from_parts(0.0, 0.0); self.nrows * self.ncols];
-		if !host.is_empty() {
-			let g = gpu()?;
-			g.stream
-				.memcpy_dtoh(&self.data, bytemuck::cast_slice_mut::<T, u8>(&mut host))
-				.map_err(driver)?;
-			g.stream.synchronize().map_err(driver)?;
+		let bytes = self.bytes();
+		if bytes == 0 {
+			return Ok(Mat::zeros(self.nrows, self.ncols));
 		}
-		Ok(Mat::from_fn(self.nrows, self.ncols, |i, j| host[i + j * self.nrows]))
+		let g = gpu()?;
+		let src = self.ptr(&g);
+		g.with_pinned(bytes, |staging| {
+			// SAFETY: `src` holds `bytes` bytes; the copy completes before the staging buffer is read
+			unsafe { cudarc::driver::result::memcpy_dtoh_async(staging, src, g.stream.cu_stream()) }.map_err(driver)?;
+			g.stream.synchronize().map_err(driver)?;
+			let values: &[T] = bytemuck::cast_slice(staging);
+			Ok(Mat::from_fn(self.nrows, self.ncols, |i, j| values[i + j * self.nrows]))
+		})
+	}
+
+	fn bytes(&self) -> usize {
+		self.nrows * self.ncols * size_of::<T>()
 	}
 
 	/// the device address of the first element

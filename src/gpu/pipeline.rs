@@ -69,6 +69,7 @@ macro_rules! launch {
 }
 
 /// the statistics of an operand's rows, downloaded
+#[derive(Clone)]
 struct OperandStats {
 	rows: Vec<RowStats>,
 	amax: Vec<f64>,
@@ -201,6 +202,7 @@ pub(crate) fn product<T: Scalar>(
 	alpha: T,
 	precision: Precision,
 	scaling: Scaling,
+	(mut keep_a, mut keep_b): (Option<&mut Kept>, Option<&mut Kept>),
 ) -> Result<Outcome, Error> {
 	let mut clock = Clock::start(gpu)?;
 	let (m, n, k) = (a.rows, b.rows, a.k);
@@ -212,7 +214,10 @@ pub(crate) fn product<T: Scalar>(
 			times: PhaseTimes::default(),
 		});
 	}
-	let (sa, sb) = (stats::<T>(gpu, &a)?, stats::<T>(gpu, &b)?);
+	let (sa, sb) = (
+		kept_stats::<T>(gpu, &a, keep_a.as_deref_mut())?,
+		kept_stats::<T>(gpu, &b, keep_b.as_deref_mut())?,
+	);
 	let input = PolicyInput {
 		lhs: &sa.rows,
 		rhs: &sb.rows,
@@ -244,8 +249,8 @@ pub(crate) fn product<T: Scalar>(
 		bad_cols,
 	};
 	match plan.scheme {
-		Scheme::SchemeI { slices } => scheme_one(&job, &sa, &sb, slices, &plan, &mut clock)?,
-		Scheme::SchemeII { moduli, scaling } => scheme_two(&job, &sa, &sb, moduli, scaling, &mut clock)?,
+		Scheme::SchemeI { slices } => scheme_one(&job, (&sa, &sb), slices, &plan, (keep_a, keep_b), &mut clock)?,
+		Scheme::SchemeII { moduli, scaling } => scheme_two(&job, (&sa, &sb), moduli, scaling, (keep_a, keep_b), &mut clock)?,
 		Scheme::Native => unreachable!(),
 	}
 	let (bad_m, bad_n) = (
@@ -318,34 +323,117 @@ fn upload_i32(gpu: &Gpu, v: &[i32]) -> Result<CudaSlice<i32>, Error> {
 	gpu.stream.clone_htod(v).map_err(driver)
 }
 
+/// what a device matrix keeps between products, for one side (rows of `A` or columns of `B`):
+/// its statistics and the planes of its last split (see `DeviceMatrix::reuse_splits`)
+#[derive(Default)]
+pub(crate) struct Kept {
+	stats: Option<OperandStats>,
+	split: Option<(Scheme, Vec<CudaSlice<u8>>)>,
+}
+
+/// the split planes of one operand for `scheme`, `parts` buffers of `bytes` each: reused from
+/// `keep` when it holds those of `scheme`; otherwise written by `split(part, dst)` into owned
+/// buffers kept in `keep`, or into scratch slots `slot + part` when nothing is kept
+fn planes(
+	gpu: &Gpu,
+	keep: Option<&mut Kept>,
+	scheme: Scheme,
+	(parts, bytes, slot): (usize, usize, usize),
+	split: impl Fn(usize, u64) -> Result<u64, Error>,
+) -> Result<Vec<u64>, Error> {
+	let Some(keep) = keep else {
+		return (0..parts).map(|part| split(part, gpu.scratch(slot + part, bytes)?)).collect();
+	};
+	if !matches!(&keep.split, Some((kept, _)) if *kept == scheme) {
+		keep.split = None;
+		let buffers = (0..parts).map(|_| alloc::<u8>(gpu, bytes)).collect::<Result<Vec<_>, _>>()?;
+		for (part, b) in buffers.iter().enumerate() {
+			split(part, ptr(gpu, b))?;
+		}
+		keep.split = Some((scheme, buffers));
+	}
+	Ok(keep.split.as_ref().expect("kept above").1.iter().map(|b| ptr(gpu, b)).collect())
+}
+
+/// the statistics of an operand, reused from `keep` when it holds them
+fn kept_stats<T: Scalar>(gpu: &Gpu, op: &DeviceOperand, keep: Option<&mut Kept>) -> Result<OperandStats, Error> {
+	match keep {
+		Some(Kept { stats: Some(s), .. }) => Ok(s.clone()),
+		Some(keep) => {
+			let s = stats::<T>(gpu, op)?;
+			keep.stats = Some(s.clone());
+			Ok(s)
+		},
+		None => stats::<T>(gpu, op),
+	}
+}
+
 /// the scheme I digit planes of one part of an operand (`part`: 0 real, 1 imaginary, 2 negated
-/// imaginary) into scratch `slot`: `p` planes of `rows x pad16(k)`
-pub(crate) fn split_digits<T: Scalar>(gpu: &Gpu, slot: usize, op: &DeviceOperand, shifts: &CudaSlice<i32>, p: u32, part: i32) -> Result<u64, Error> {
+/// imaginary) into `out`: `p` planes of `rows x pad16(k)`
+pub(crate) fn split_digits<T: Scalar>(
+	gpu: &Gpu,
+	out: u64,
+	op: &DeviceOperand,
+	shifts: &CudaSlice<i32>,
+	p: u32,
+	part: i32,
+) -> Result<u64, Error> {
 	let kpad = pad16(op.k);
-	let out = gpu.scratch(slot, p as usize * op.rows * kpad)?;
 	let name = format!("split_digits_{}", T::NAME);
-	launch!(gpu, name, Job::<T>::tiles(op), op.ptr, op.rows as i32, op.k as i32, op.rs, op.cs, kpad as i64, out, ptr(gpu, shifts), p as i32, part)?;
+	launch!(
+		gpu,
+		name,
+		Job::<T>::tiles(op),
+		op.ptr,
+		op.rows as i32,
+		op.k as i32,
+		op.rs,
+		op.cs,
+		kpad as i64,
+		out,
+		ptr(gpu, shifts),
+		p as i32,
+		part
+	)?;
 	Ok(out)
 }
 
-/// the scheme II residue planes of an operand into scratch `slot`: per modulus 1 plane (real) or
-/// 3 (complex: re, im, re + im) of `rows x pad16(k)`
-pub(crate) fn split_residues<T: Scalar>(gpu: &Gpu, slot: usize, op: &DeviceOperand, shifts: &CudaSlice<i32>, moduli: &CudaSlice<u32>) -> Result<u64, Error> {
+/// the scheme II residue planes of an operand into `out`: per modulus 1 plane (real) or 3
+/// (complex: re, im, re + im) of `rows x pad16(k)`
+pub(crate) fn split_residues<T: Scalar>(
+	gpu: &Gpu,
+	out: u64,
+	op: &DeviceOperand,
+	shifts: &CudaSlice<i32>,
+	moduli: &CudaSlice<u32>,
+) -> Result<u64, Error> {
 	let kpad = pad16(op.k);
-	let per = if T::IS_COMPLEX { 3 } else { 1 };
-	let out = gpu.scratch(slot, per * moduli.len() * op.rows * kpad)?;
 	let name = format!("split_residues_{}", T::NAME);
-	launch!(gpu, name, Job::<T>::tiles(op), op.ptr, op.rows as i32, op.k as i32, op.rs, op.cs, kpad as i64, out, ptr(gpu, shifts), ptr(gpu, moduli), moduli.len() as i32)?;
+	launch!(
+		gpu,
+		name,
+		Job::<T>::tiles(op),
+		op.ptr,
+		op.rows as i32,
+		op.k as i32,
+		op.rs,
+		op.cs,
+		kpad as i64,
+		out,
+		ptr(gpu, shifts),
+		ptr(gpu, moduli),
+		moduli.len() as i32
+	)?;
 	Ok(out)
 }
 
 /// scheme I: digit planes, `p(p+1)/2` exact products per term and pass into INT32 diagonals, shift-reduce
 fn scheme_one<T: Scalar>(
 	job: &Job<'_, T>,
-	sa: &OperandStats,
-	sb: &OperandStats,
+	(sa, sb): (&OperandStats, &OperandStats),
 	p: u32,
 	plan: &Plan,
+	keep: (Option<&mut Kept>, Option<&mut Kept>),
 	clock: &mut Clock,
 ) -> Result<(), Error> {
 	let gpu = job.gpu;
@@ -354,16 +442,19 @@ fn scheme_one<T: Scalar>(
 	let shifts_a: Vec<i32> = sa.amax.iter().map(|&x| scheme1::shift(x, p)).collect();
 	let shifts_b: Vec<i32> = sb.amax.iter().map(|&x| scheme1::shift(x, p)).collect();
 	let (da, db) = (upload_i32(gpu, &shifts_a)?, upload_i32(gpu, &shifts_b)?);
-	let planes = |slot: usize, op: &DeviceOperand, shifts: &CudaSlice<i32>, part: i32| split_digits::<T>(gpu, slot, op, shifts, p, part);
-	let a_re = planes(0, &job.a, &da, 0)?;
-	let b_re = planes(1, &job.b, &db, 0)?;
 	let complex = T::IS_COMPLEX;
+	let scheme = Scheme::SchemeI { slices: p };
+	let (parts_a, parts_b) = if complex { (3, 2) } else { (1, 1) };
+	// A: real, imaginary, negated imaginary digits; B: real, imaginary
+	let a = planes(gpu, keep.0, scheme, (parts_a, p as usize * m * kpad, 0), |part, dst| {
+		split_digits::<T>(gpu, dst, &job.a, &da, p, part as i32)
+	})?;
+	let b = planes(gpu, keep.1, scheme, (parts_b, p as usize * n * kpad, 3), |part, dst| {
+		split_digits::<T>(gpu, dst, &job.b, &db, p, part as i32)
+	})?;
+	let (a_re, b_re) = (a[0], b[0]);
 	let (a_im, a_neg, b_im) = if complex {
-		(
-			Some(planes(2, &job.a, &da, 1)?),
-			Some(planes(3, &job.a, &da, 2)?),
-			Some(planes(4, &job.b, &db, 1)?),
-		)
+		(Some(a[1]), Some(a[2]), Some(b[1]))
 	} else {
 		(None, None, None)
 	};
@@ -522,10 +613,10 @@ fn shifts_two<T: Scalar>(
 /// scheme II: residue planes, one exact product per modulus (3 for complex) reduced mod m, CRT
 fn scheme_two<T: Scalar>(
 	job: &Job<'_, T>,
-	sa: &OperandStats,
-	sb: &OperandStats,
+	(sa, sb): (&OperandStats, &OperandStats),
 	p: u32,
 	scaling: Scaling,
+	keep: (Option<&mut Kept>, Option<&mut Kept>),
 	clock: &mut Clock,
 ) -> Result<(), Error> {
 	let gpu = job.gpu;
@@ -536,8 +627,16 @@ fn scheme_two<T: Scalar>(
 	let (da, db) = (upload_i32(gpu, &shifts_a)?, upload_i32(gpu, &shifts_b)?);
 	let moduli = gpu.stream.clone_htod(&crt.moduli).map_err(driver)?;
 	let per = if T::IS_COMPLEX { 3 } else { 1 };
-	let residues = |slot: usize, op: &DeviceOperand, shifts: &CudaSlice<i32>| split_residues::<T>(gpu, slot, op, shifts, &moduli);
-	let (ra, rb) = (residues(0, &job.a, &da)?, residues(1, &job.b, &db)?);
+	// accurate shifts depend on both operands: only fast-scaled splits are kept
+	let fast = scaling == Scaling::Fast;
+	let (keep_a, keep_b) = if fast { keep } else { (None, None) };
+	let scheme = Scheme::SchemeII { moduli: p, scaling };
+	let ra = planes(gpu, keep_a, scheme, (1, per * pu * m * kpad, 0), |_, dst| {
+		split_residues::<T>(gpu, dst, &job.a, &da, &moduli)
+	})?[0];
+	let rb = planes(gpu, keep_b, scheme, (1, per * pu * n * kpad, 1), |_, dst| {
+		split_residues::<T>(gpu, dst, &job.b, &db, &moduli)
+	})?[0];
 	clock.mark(gpu)?;
 	let res_re = gpu.scratch(7, pu * mn)?;
 	let res_im = if T::IS_COMPLEX { Some(gpu.scratch(8, pu * mn)?) } else { None };

@@ -37,8 +37,26 @@ fn assert_same_planes(g: &Gpu, ptr: u64, cpu: &Planes, count: usize, what: &str)
 fn operands<T: Scalar>(g: &Gpu, a: &DeviceMatrix<T>) -> [(DeviceOperand, &'static str); 2] {
 	let (m, k) = (a.nrows(), a.ncols());
 	[
-		(DeviceOperand { ptr: a.ptr(g), rows: m, k, rs: 1, cs: m as i64 }, "rows of A"),
-		(DeviceOperand { ptr: a.ptr(g), rows: k, k: m, rs: m as i64, cs: 1 }, "columns of B"),
+		(
+			DeviceOperand {
+				ptr: a.ptr(g),
+				rows: m,
+				k,
+				rs: 1,
+				cs: m as i64,
+			},
+			"rows of A",
+		),
+		(
+			DeviceOperand {
+				ptr: a.ptr(g),
+				rows: k,
+				k: m,
+				rs: m as i64,
+				cs: 1,
+			},
+			"columns of B",
+		),
 	]
 }
 
@@ -47,13 +65,21 @@ fn planes_match<T: Scalar>() {
 	let dev = DeviceMatrix::upload(host.as_ref()).expect("these tests need a Hopper GPU");
 	let g = gpu().unwrap();
 	for (op, what) in operands(&g, &dev) {
-		let cpu_op = if what == "rows of A" { Operand::lhs(host.as_ref()) } else { Operand::rhs(host.as_ref()) };
+		let cpu_op = if what == "rows of A" {
+			Operand::lhs(host.as_ref())
+		} else {
+			Operand::rhs(host.as_ref())
+		};
 		for p in [1u32, 3, 8] {
 			let shifts: Vec<i32> = (0..cpu_op.len).map(|i| scheme1::shift(cpu_op.amax(i), p)).collect();
 			let d = g.stream.clone_htod(&shifts).unwrap();
-			let parts: &[(i32, &[f64], bool)] = if T::IS_COMPLEX { &[(0, &cpu_op.re, false), (1, &cpu_op.im, false), (2, &cpu_op.im, true)] } else { &[(0, &cpu_op.re, false)] };
+			let parts: &[(i32, &[f64], bool)] = if T::IS_COMPLEX {
+				&[(0, &cpu_op.re, false), (1, &cpu_op.im, false), (2, &cpu_op.im, true)]
+			} else {
+				&[(0, &cpu_op.re, false)]
+			};
 			for &(part, values, negate) in parts {
-				let ptr = split_digits::<T>(&g, 0, &op, &d, p, part).unwrap();
+				let ptr = split_digits::<T>(&g, g.scratch(0, 8 * op.rows * op.k.div_ceil(16) * 16).unwrap(), &op, &d, p, part).unwrap();
 				let cpu = digit_planes(values, &shifts, cpu_op.k, p as usize, negate);
 				assert_same_planes(&g, ptr, &cpu, p as usize, &format!("{} {what} digits p={p} part {part}", T::NAME));
 			}
@@ -63,7 +89,7 @@ fn planes_match<T: Scalar>() {
 			let crt = Crt::new(p);
 			let shifts: Vec<i32> = stats.iter().map(|r| fast_shift(r.norm, crt.lambda)).collect();
 			let (d, moduli) = (g.stream.clone_htod(&shifts).unwrap(), g.stream.clone_htod(&crt.moduli).unwrap());
-			let ptr = split_residues::<T>(&g, 1, &op, &d, &moduli).unwrap();
+			let ptr = split_residues::<T>(&g, g.scratch(1, 60 * op.rows * op.k.div_ceil(16) * 16).unwrap(), &op, &d, &moduli).unwrap();
 			let cpu = residue_planes(&cpu_op, &shifts, &crt.moduli);
 			let count = p as usize * if T::IS_COMPLEX { 3 } else { 1 };
 			assert_same_planes(&g, ptr, &cpu, count, &format!("{} {what} residues p={p}", T::NAME));

@@ -14,6 +14,15 @@ pub fn cpu() -> Emulator {
 	Emulator::with_backend(Backend::CpuEmulation).expect("the CPU emulation backend is always available")
 }
 
+/// the backend of the accuracy tables: the CPU emulation, or the GPU when `EMUGEMM_TEST_BACKEND=gpu`
+/// (bit for bit the same results, see tests/gpu.rs; much faster for large `EMUGEMM_TEST_N`)
+pub fn table_backend() -> Emulator {
+	match std::env::var("EMUGEMM_TEST_BACKEND").as_deref() {
+		Ok("gpu") => Emulator::with_backend(Backend::Gpu).expect("EMUGEMM_TEST_BACKEND=gpu needs a GPU"),
+		_ => cpu(),
+	}
+}
+
 /// `a b` by `emu` at `precision`
 pub fn emulated<T: Scalar>(emu: &Emulator, a: MatRef<'_, T>, b: MatRef<'_, T>, precision: Precision) -> Mat<T> {
 	let mut c = Mat::zeros(a.nrows(), b.ncols());
