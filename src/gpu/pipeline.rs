@@ -200,8 +200,7 @@ pub(crate) fn product<T: Scalar>(
 	b: DeviceOperand,
 	out: Output,
 	alpha: T,
-	precision: Precision,
-	scaling: Scaling,
+	(precision, scaling): (Precision, Scaling),
 	(mut keep_a, mut keep_b): (Option<&mut Kept>, Option<&mut Kept>),
 ) -> Result<Outcome, Error> {
 	let mut clock = Clock::start(gpu)?;
