@@ -68,6 +68,31 @@ macro_rules! launch {
 	}};
 }
 
+/// launches the split kernel `KERNEL_<type>` over the 32 x 32 tiles of `op`, writing its planes
+/// to `out`; every split kernel takes the operand, its shape and strides, the padded K and `out`
+/// first, then its own arguments
+macro_rules! launch_split {
+	($gpu:expr, $kernel:literal, $t:ty, $op:expr, $out:expr, $($arg:expr),* $(,)?) => {{
+		let op: &DeviceOperand = $op;
+		let name = format!(concat!($kernel, "_{}"), <$t as Scalar>::NAME);
+		launch!($gpu, name, Job::<$t>::tiles(op), op.ptr, op.rows as i32, op.k as i32, op.rs, op.cs, pad16(op.k) as i64, $out, $($arg),*)
+	}};
+}
+
+/// launches the reconstruction kernel `KERNEL_<type>` over the entries of `job`'s output: its own
+/// arguments first, then what every reconstruction takes (row and column shifts, non-finite
+/// masks, destination, alpha, accumulate)
+macro_rules! launch_epilogue {
+	($job:expr, $kernel:literal, $t:ty, ($sa:expr, $sb:expr), $($arg:expr),* $(,)?) => {{
+		let job: &Job<'_, $t> = $job;
+		let (gpu, out, (m, n, _)) = (job.gpu, job.out, job.dims());
+		let name = format!(concat!($kernel, "_{}"), <$t as Scalar>::NAME);
+		let (rows, cols) = (ptr(gpu, &job.bad_rows), ptr(gpu, &job.bad_cols));
+		let (ar, ai, acc) = (job.alpha.re(), job.alpha.im(), out.accumulate as i32);
+		launch!(gpu, name, elementwise(m * n), $($arg,)* ptr(gpu, $sa), ptr(gpu, $sb), rows, cols, out.ptr, out.ld as i64, ar, ai, acc)
+	}};
+}
+
 /// the statistics of an operand's rows, downloaded
 #[derive(Clone)]
 struct OperandStats {
@@ -377,23 +402,7 @@ pub(crate) fn split_digits<T: Scalar>(
 	p: u32,
 	part: i32,
 ) -> Result<u64, Error> {
-	let kpad = pad16(op.k);
-	let name = format!("split_digits_{}", T::NAME);
-	launch!(
-		gpu,
-		name,
-		Job::<T>::tiles(op),
-		op.ptr,
-		op.rows as i32,
-		op.k as i32,
-		op.rs,
-		op.cs,
-		kpad as i64,
-		out,
-		ptr(gpu, shifts),
-		p as i32,
-		part
-	)?;
+	launch_split!(gpu, "split_digits", T, op, out, ptr(gpu, shifts), p as i32, part)?;
 	Ok(out)
 }
 
@@ -406,18 +415,11 @@ pub(crate) fn split_residues<T: Scalar>(
 	shifts: &CudaSlice<i32>,
 	moduli: &CudaSlice<u32>,
 ) -> Result<u64, Error> {
-	let kpad = pad16(op.k);
-	let name = format!("split_residues_{}", T::NAME);
-	launch!(
+	launch_split!(
 		gpu,
-		name,
-		Job::<T>::tiles(op),
-		op.ptr,
-		op.rows as i32,
-		op.k as i32,
-		op.rs,
-		op.cs,
-		kpad as i64,
+		"split_residues",
+		T,
+		op,
 		out,
 		ptr(gpu, shifts),
 		ptr(gpu, moduli),
@@ -499,30 +501,19 @@ fn scheme_one<T: Scalar>(
 		_ => (diagonals(5, &[(a_re, b_re)])?, None),
 	};
 	clock.mark(gpu)?;
-	let out = job.out;
-	let name = format!("shift_reduce_{}", T::NAME);
 	let im = acc_im.unwrap_or(0);
-	let (ar, ai) = (job.alpha.re(), job.alpha.im());
-	let (rows, cols) = (ptr(gpu, &job.bad_rows), ptr(gpu, &job.bad_cols));
-	launch!(
-		gpu,
-		name,
-		elementwise(m * n),
+	let counts = (p as i32, passes.len() as i32, m as i32, n as i32);
+	launch_epilogue!(
+		job,
+		"shift_reduce",
+		T,
+		(&da, &db),
 		acc_re,
 		im,
-		p as i32,
-		passes.len() as i32,
-		m as i32,
-		n as i32,
-		ptr(gpu, &da),
-		ptr(gpu, &db),
-		rows,
-		cols,
-		out.ptr,
-		out.ld as i64,
-		ar,
-		ai,
-		out.accumulate as i32
+		counts.0,
+		counts.1,
+		counts.2,
+		counts.3
 	)?;
 	clock.mark(gpu)
 }
@@ -554,20 +545,7 @@ fn shifts_two<T: Scalar>(
 		let s0: Vec<i32> = s.amax.iter().map(|&x| scheme2::coarse_shift(x, T::IS_COMPLEX)).collect();
 		let d0 = upload_i32(gpu, &s0)?;
 		let out = gpu.scratch(slot, op.rows * kpad)?;
-		let name = format!("split_coarse_{}", T::NAME);
-		launch!(
-			gpu,
-			name,
-			Job::<T>::tiles(op),
-			op.ptr,
-			op.rows as i32,
-			op.k as i32,
-			op.rs,
-			op.cs,
-			kpad as i64,
-			out,
-			ptr(gpu, &d0)
-		)?;
+		launch_split!(gpu, "split_coarse", T, op, out, ptr(gpu, &d0))?;
 		Ok((s0, out))
 	};
 	let ((s0a, ca), (s0b, cb)) = (coarse(0, &job.a, sa)?, coarse(1, &job.b, sb)?);
@@ -690,34 +668,24 @@ fn scheme_two<T: Scalar>(
 		gpu.stream.clone_htod(&crt.hi).map_err(driver)?,
 		gpu.stream.clone_htod(&crt.lo).map_err(driver)?,
 	);
-	let out = job.out;
-	let name = format!("crt_{}", T::NAME);
 	let im = res_im.unwrap_or(0);
-	let (ar, ai) = (job.alpha.re(), job.alpha.im());
-	let (rows, cols) = (ptr(gpu, &job.bad_rows), ptr(gpu, &job.bad_cols));
-	launch!(
-		gpu,
-		name,
-		elementwise(mn),
+	let constants = (ptr(gpu, &hi), ptr(gpu, &lo), crt.p_hi, crt.p_lo, crt.inv_p);
+	let (p, m, n) = (p as i32, m as i32, n as i32);
+	launch_epilogue!(
+		job,
+		"crt",
+		T,
+		(&da, &db),
 		res_re,
 		im,
-		p as i32,
-		m as i32,
-		n as i32,
-		ptr(gpu, &hi),
-		ptr(gpu, &lo),
-		crt.p_hi,
-		crt.p_lo,
-		crt.inv_p,
-		ptr(gpu, &da),
-		ptr(gpu, &db),
-		rows,
-		cols,
-		out.ptr,
-		out.ld as i64,
-		ar,
-		ai,
-		out.accumulate as i32
+		p,
+		m,
+		n,
+		constants.0,
+		constants.1,
+		constants.2,
+		constants.3,
+		constants.4
 	)?;
 	clock.mark(gpu)
 }
