@@ -10,6 +10,7 @@ use crate::scheme2::{Crt, fast_shift};
 use crate::stats::row_stats;
 use crate::testing::random_matrix;
 use crate::{Scalar, scheme1};
+use cudarc::driver::DevicePtr;
 use faer::c64;
 
 fn download(g: &Gpu, ptr: u64, len: usize) -> Vec<i8> {
@@ -107,4 +108,113 @@ fn digit_and_residue_planes_match_the_oracle_f64() {
 #[ignore = "needs a Hopper GPU"]
 fn digit_and_residue_planes_match_the_oracle_c64() {
 	planes_match::<c64>();
+}
+
+/// the INT8 wgmma chassis (v0) against exact products on the CPU and cuBLASLt, and its speed
+#[test]
+#[ignore = "needs a Hopper GPU"]
+fn igemm_chassis_is_exact() {
+	use super::blas::Int8Gemm;
+	use cudarc::driver::{LaunchConfig, PushKernelArg};
+	let g = gpu().unwrap();
+	let (m, n, k) = (128usize, 256usize, 384usize);
+	let mut state = 0x2545_F491_4F6C_DD1Du64;
+	let mut byte = || {
+		state ^= state << 13;
+		state ^= state >> 7;
+		state ^= state << 17;
+		(state >> 24) as i8
+	};
+	let a: Vec<i8> = (0..m * k).map(|_| byte()).collect();
+	let b: Vec<i8> = (0..n * k).map(|_| byte()).collect();
+	let expected: Vec<i32> = (0..m * n)
+		.map(|idx| (0..k).map(|h| a[(idx % m) * k + h] as i32 * b[(idx / m) * k + h] as i32).sum())
+		.collect();
+	let (da, db) = (g.stream.clone_htod(&a).unwrap(), g.stream.clone_htod(&b).unwrap());
+	let dc = g.stream.alloc_zeros::<i32>(m * n).unwrap();
+	let ptr = |s: u64| s;
+	let (pa, pb, pc) = (
+		ptr(da.device_ptr(&g.stream).0),
+		ptr(db.device_ptr(&g.stream).0),
+		ptr(dc.device_ptr(&g.stream).0),
+	);
+	let run = |lbo: u32, sbo: u32, (m, n, k): (usize, usize, usize), (pa, pb, pc): (u64, u64, u64)| {
+		let f = g.function("igemm_v0");
+		let mut launch = g.stream.launch_builder(&f);
+		let (mi, ni, ki, ld) = (m as i32, n as i32, k as i32, k as i64);
+		launch
+			.arg(&pa)
+			.arg(&pb)
+			.arg(&pc)
+			.arg(&mi)
+			.arg(&ni)
+			.arg(&ki)
+			.arg(&ld)
+			.arg(&lbo)
+			.arg(&sbo);
+		let cfg = LaunchConfig {
+			grid_dim: ((n / 128) as u32, (m / 64) as u32, 1),
+			block_dim: (128, 1, 1),
+			shared_mem_bytes: 0,
+		};
+		unsafe { launch.launch(cfg) }.unwrap();
+		g.stream.synchronize().unwrap();
+	};
+	for (lbo, sbo) in [(128, 256), (256, 128)] {
+		run(lbo, sbo, (m, n, k), (pa, pb, pc));
+		let got = g.stream.clone_dtoh(&dc).unwrap();
+		let wrong = got.iter().zip(&expected).filter(|(x, y)| x != y).count();
+		println!("igemm_v0 with LBO {lbo}, SBO {sbo}: {wrong} of {} entries differ", m * n);
+		if (lbo, sbo) == (128, 256) {
+			assert_eq!(
+				wrong, 0,
+				"the no-swizzle K-major layout: LBO = K-adjacent core matrices, SBO = 8-row groups"
+			);
+		}
+	}
+	// speed at 8192^3 against cuBLASLt, device events
+	let big = 8192usize;
+	let (sa, sb, sc) = (
+		g.scratch(20, big * big).unwrap(),
+		g.scratch(21, big * big).unwrap(),
+		g.scratch(22, 4 * big * big).unwrap(),
+	);
+	let time = |f: &dyn Fn()| {
+		f();
+		let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+		let (s, e) = (g.ctx.new_event(flags).unwrap(), g.ctx.new_event(flags).unwrap());
+		let mut v: Vec<f32> = (0..10)
+			.map(|_| {
+				s.record(&g.stream).unwrap();
+				f();
+				e.record(&g.stream).unwrap();
+				e.synchronize().unwrap();
+				s.elapsed_ms(&e).unwrap()
+			})
+			.collect();
+		v.sort_by(f32::total_cmp);
+		v[5] as f64
+	};
+	let ours = time(&|| run(128, 256, (big, big, big), (sa, sb, sc)));
+	let lt = time(&|| {
+		Int8Gemm {
+			m: big,
+			n: big,
+			k: big,
+			a: sa,
+			lda: big,
+			b: sb,
+			ldb: big,
+			c: sc,
+			accumulate: false,
+		}
+		.run(&g)
+		.unwrap()
+	});
+	let tops = |ms: f64| 2.0 * (big as f64).powi(3) / ms / 1e9;
+	println!(
+		"n=8192: igemm_v0 {ours:.3} ms ({:.0} TOPS), cuBLASLt {lt:.3} ms ({:.0} TOPS)",
+		tops(ours),
+		tops(lt)
+	);
 }
