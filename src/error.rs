@@ -85,7 +85,7 @@ impl std::error::Error for Error {}
 
 impl Error {
 	/// a [`Error::Gpu`] with this reason
-	#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+	#[cfg(feature = "cuda")]
 	pub(crate) fn gpu(reason: impl Into<String>) -> Self {
 		Error::Gpu { reason: reason.into() }
 	}

@@ -6,12 +6,6 @@
 
 include!(concat!(env!("OUT_DIR"), "/kernels.rs"));
 
-/// the cubin compiled from `cuda/<name>.cu`, or `None` when it was not built
-#[allow(dead_code, reason = "the backend walks `KERNELS`; this is the lookup by name")]
-pub(crate) fn cubin(name: &str) -> Option<&'static [u8]> {
-	KERNELS.iter().find(|(stem, _)| *stem == name).map(|(_, image)| *image)
-}
-
 #[cfg(test)]
 mod tests {
 	use super::*;
@@ -23,8 +17,6 @@ mod tests {
 		for (stem, image) in KERNELS {
 			assert_eq!(&image[..4], b"\x7fELF", "{stem} is not an ELF cubin");
 			assert_eq!(image.as_ptr() as usize % 64, 0, "{stem} is not 64-byte aligned");
-			assert_eq!(cubin(stem).map(<[u8]>::as_ptr), Some(image.as_ptr()));
 		}
-		assert!(cubin("no such kernel").is_none());
 	}
 }
