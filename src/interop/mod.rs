@@ -4,9 +4,13 @@
 mod faer;
 #[cfg(feature = "nalgebra")]
 mod nalgebra;
+#[cfg(any(feature = "faer", feature = "nalgebra"))]
+mod product;
 
-use crate::{Emulator, Error, Precision, Scalar};
-use ::faer::{Accum, MatMut, MatRef};
+#[cfg(any(feature = "faer", feature = "nalgebra"))]
+use product::{check_inner, product_into};
+
+use crate::{Emulator, Error, Precision};
 
 /// the emulated product of two matrices, a drop-in for `a * b`
 ///
@@ -54,28 +58,4 @@ pub trait EmuMatMul<Rhs: ?Sized = Self> {
 	fn emu_mul(&self, rhs: &Rhs, precision: Precision) -> Self::Output {
 		self.try_emu_mul(rhs, precision).unwrap_or_else(|e| panic!("{e}"))
 	}
-}
-
-/// the error of `lhs * rhs` when the inner dimensions differ
-pub(crate) fn check_inner<T>(lhs: MatRef<'_, T>, rhs: MatRef<'_, T>) -> Result<(), Error> {
-	if lhs.ncols() == rhs.nrows() {
-		Ok(())
-	} else {
-		Err(Error::ShapeMismatch {
-			lhs: (lhs.nrows(), lhs.ncols()),
-			rhs: (rhs.nrows(), rhs.ncols()),
-			dst: None,
-		})
-	}
-}
-
-/// `dst = lhs * rhs` on `emu`
-pub(crate) fn product_into<T: Scalar>(
-	emu: &Emulator,
-	dst: MatMut<'_, T>,
-	lhs: MatRef<'_, T>,
-	rhs: MatRef<'_, T>,
-	precision: Precision,
-) -> Result<(), Error> {
-	emu.matmul(dst, Accum::Replace, lhs, rhs, T::from_parts(1.0, 0.0), precision)
 }
