@@ -23,6 +23,8 @@ pub(crate) struct Gpu {
 	pinned: RefCell<Option<PinnedHostSlice<u8>>>,
 	/// the device's name
 	pub name: String,
+	/// streaming multiprocessors: the grid of the persistent kernels
+	pub sm_count: usize,
 }
 
 /// the size of the cuBLASLt workspace
@@ -57,6 +59,9 @@ impl Gpu {
 					.map_err(|e| Error::gpu(format!("loading {file}.cubin: {e:?}")))
 			})
 			.collect::<Result<Vec<_>, _>>()?;
+		let sm_count = ctx
+			.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+			.map_err(driver)? as usize;
 		let stream = ctx.default_stream();
 		let handles = super::blas::Handles::new(stream.clone())?;
 		// SAFETY: scratch memory for cuBLASLt, never read uninitialised by us
@@ -71,6 +76,7 @@ impl Gpu {
 			scratch: RefCell::new(Vec::new()),
 			pinned: RefCell::new(None),
 			name,
+			sm_count,
 		})
 	}
 

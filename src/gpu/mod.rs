@@ -18,6 +18,8 @@ mod matrix;
 mod pipeline;
 #[cfg(all(test, feature = "cuda"))]
 mod tests;
+#[cfg(feature = "cuda")]
+mod tma;
 
 #[cfg(feature = "cuda")]
 pub(crate) use device::gpu;

@@ -3,10 +3,12 @@
 
 use super::blas::{Int8Gemm, NativeMath, native_gemm};
 use super::device::{Gpu, driver};
+use super::tma::{TensorMap, WGMMA_SMEM};
 use crate::precision::PolicyInput;
 use crate::scheme2::{self, Crt};
 use crate::stats::RowStats;
 use crate::{Error, PhaseTimes, Plan, Precision, Scalar, Scaling, Scheme, scheme1};
+use cudarc::driver::sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
 use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits};
 use std::time::Duration;
 
@@ -616,6 +618,10 @@ fn scheme_two<T: Scalar>(
 	})?[0];
 	clock.mark(gpu)?;
 	let res_re = gpu.scratch(7, pu * mn)?;
+	if !T::IS_COMPLEX && kpad <= RESIDUE_CHUNK {
+		fused_residues(gpu, (ra, rb), (m, n, kpad), &moduli, res_re)?;
+		return crt_epilogue(job, &crt, res_re, None, (&da, &db), clock);
+	}
 	let res_im = if T::IS_COMPLEX { Some(gpu.scratch(8, pu * mn)?) } else { None };
 	let tmp = gpu.scratch(9, 4 * per * mn)?;
 	for (l, &modulus) in crt.moduli.iter().enumerate() {
@@ -663,6 +669,56 @@ fn scheme_two<T: Scalar>(
 			}
 		}
 	}
+	crt_epilogue(job, &crt, res_re, res_im, (&da, &db), clock)
+}
+
+/// the residue planes of every modulus in one launch of the fused wgmma kernel: no INT32 leaves
+/// the SM (real operands, K within the exact INT32 bound)
+fn fused_residues(
+	gpu: &Gpu,
+	(ra, rb): (u64, u64),
+	(m, n, kpad): (usize, usize, usize),
+	moduli: &CudaSlice<u32>,
+	out: u64,
+) -> Result<(), Error> {
+	let p = moduli.len();
+	let (map_a, map_b) = (TensorMap::planes(ra, kpad, m, p, 128)?, TensorMap::planes(rb, kpad, n, p, 256)?);
+	let f = gpu.function("scheme2_residues_v0");
+	f.set_attribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, WGMMA_SMEM as i32)
+		.map_err(driver)?;
+	let tiles = p * m.div_ceil(128) * n.div_ceil(256);
+	let cfg = LaunchConfig {
+		grid_dim: (tiles.min(gpu.sm_count) as u32, 1, 1),
+		block_dim: (384, 1, 1),
+		shared_mem_bytes: WGMMA_SMEM,
+	};
+	launch!(
+		gpu,
+		"scheme2_residues_v0",
+		cfg,
+		map_a,
+		map_b,
+		out,
+		ptr(gpu, moduli),
+		m as i32,
+		n as i32,
+		kpad as i32,
+		p as i32
+	)
+}
+
+/// the CRT of the residue planes into the output, with the row and column shifts
+fn crt_epilogue<T: Scalar>(
+	job: &Job<'_, T>,
+	crt: &Crt,
+	res_re: u64,
+	res_im: Option<u64>,
+	(da, db): (&CudaSlice<i32>, &CudaSlice<i32>),
+	clock: &mut Clock,
+) -> Result<(), Error> {
+	let gpu = job.gpu;
+	let (m, n, _) = job.dims();
+	let p = crt.len();
 	clock.mark(gpu)?;
 	let (hi, lo) = (
 		gpu.stream.clone_htod(&crt.hi).map_err(driver)?,
@@ -675,7 +731,7 @@ fn scheme_two<T: Scalar>(
 		job,
 		"crt",
 		T,
-		(&da, &db),
+		(da, db),
 		res_re,
 		im,
 		p,

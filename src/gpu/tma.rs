@@ -1,0 +1,50 @@
+//! TMA tensor maps for the wgmma kernels: int8 K-major planes, 128-byte swizzle
+
+use crate::Error;
+use cudarc::driver::sys::*;
+
+/// a TMA descriptor, passed by value as a `__grid_constant__` kernel parameter
+#[repr(C, align(64))]
+#[derive(Clone, Copy)]
+pub(crate) struct TensorMap(CUtensorMap);
+
+// SAFETY: a plain 128-byte descriptor, copied into the kernel's parameter space
+unsafe impl cudarc::driver::DeviceRepr for TensorMap {}
+
+impl TensorMap {
+	/// `planes` planes of `rows` K-major int8 rows of `k` bytes (a multiple of 16) at `ptr`, read
+	/// in boxes of 128 bytes x `box_rows` rows x 1 plane with 128-byte swizzle; reads outside the
+	/// planes return zeros
+	pub fn planes(ptr: u64, k: usize, rows: usize, planes: usize, box_rows: u32) -> Result<Self, Error> {
+		let mut map = std::mem::MaybeUninit::<CUtensorMap>::zeroed();
+		let dims = [k as u64, rows as u64, planes as u64];
+		let strides = [k as u64, (k * rows) as u64];
+		let (boxes, elements) = ([128u32, box_rows, 1], [1u32, 1, 1]);
+		// SAFETY: the arrays have the lengths rank 3 asks for; the driver writes the map
+		let status = unsafe {
+			cuTensorMapEncodeTiled(
+				map.as_mut_ptr(),
+				CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8,
+				3,
+				ptr as *mut _,
+				dims.as_ptr(),
+				strides.as_ptr(),
+				boxes.as_ptr(),
+				elements.as_ptr(),
+				CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
+				CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+				CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+				CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+			)
+		};
+		if status != CUresult::CUDA_SUCCESS {
+			return Err(Error::gpu(format!("cuTensorMapEncodeTiled: {status:?}")));
+		}
+		// SAFETY: initialised by the successful call above
+		Ok(TensorMap(unsafe { map.assume_init() }))
+	}
+}
+
+/// the dynamic shared memory of the persistent wgmma kernels: 4 stages of (128 + 256) x 128 bytes,
+/// 1024 bytes of alignment slack, 8 mbarriers
+pub(crate) const WGMMA_SMEM: u32 = 4 * (128 + 256) * 128 + 1024 + 64;
