@@ -1,8 +1,10 @@
 //! the GPU backend (feature `cuda`): NVIDIA Hopper (sm_90a), the unfused Ozaki pipeline
 //!
-//! split kernels write K-major int8 planes, cuBLASLt multiplies them exactly (INT8 in, INT32 out),
-//! and the reconstruction kernels mirror the CPU oracle's floating-point steps operation for
-//! operation, so results equal [`crate::Backend::CpuEmulation`] bit for bit
+//! split kernels write K-major int8 planes; our persistent wgmma kernel multiplies them exactly and
+//! reduces mod m in its epilogue (real scheme II), cuBLASLt multiplies the rest (INT8 in, INT32
+//! out, reduced by separate kernels); the reconstruction kernels mirror the CPU oracle's
+//! floating-point steps operation for operation, so results equal
+//! [`crate::Backend::CpuEmulation`] bit for bit
 
 #[cfg(feature = "cuda")]
 mod api;
