@@ -1,4 +1,4 @@
-//! the GPU backend (feature `cuda`): NVIDIA Hopper (sm_90a), the unfused Ozaki pipeline
+//! the GPU backend (feature `cuda`): NVIDIA Hopper (sm_90a), the Ozaki pipeline
 //!
 //! split kernels write K-major int8 planes; our persistent wgmma kernel multiplies them exactly and
 //! reduces mod m in its epilogue (real scheme II), cuBLASLt multiplies the rest (INT8 in, INT32

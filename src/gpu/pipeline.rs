@@ -1,5 +1,6 @@
-//! the unfused Ozaki pipeline on the GPU: statistics, policy, split, exact INT8 products,
-//! reconstruction; every constant comes from the same Rust functions as the CPU oracle's
+//! the Ozaki pipeline on the GPU: statistics, policy, split, exact INT8 products (the mod-m
+//! reduction fused into our wgmma kernel for real scheme II), reconstruction; every constant comes
+//! from the same Rust functions as the CPU oracle's
 
 use super::blas::{Int8Gemm, NativeMath, native_gemm};
 use super::device::{Gpu, driver};
