@@ -70,29 +70,63 @@ __device__ __forceinline__ signed char sym_mod_exact(double v, unsigned m) {
 	return (signed char)(r > (md - 1.0) * 0.5 ? r - md : r);
 }
 
-// trunc(x 2^sigma) as (negative, significand, exponent), |.| = significand 2^exponent
-struct ScaledInteger {
-	bool negative;
-	unsigned long long sig;
-	unsigned exp;
-};
+// ---- scheme II residues by compile-time modulus (the split's hot loop) ----
 
-__device__ __forceinline__ ScaledInteger scaled_integer(double x, int sigma) {
-	double v = trunc(scale_pow2(x, sigma));
-	ScaledInteger s{false, 0ull, 0u};
-	if (v == 0.0) return s;
-	unsigned long long sig = significand(v);
-	int e = exponent(v) - 52;
-	s.negative = v < 0.0;
-	if (e >= 0) { s.sig = sig; s.exp = (unsigned)e; } else { s.sig = sig >> (-e); s.exp = 0; }
-	return s;
+// X(l, m) for the moduli of src/scheme2.rs MODULI, in order (a unit test there checks this list)
+#define EMU_MODULI(X)                                                                                                 \
+	X(0, 256) X(1, 255) X(2, 253) X(3, 251) X(4, 247) X(5, 241) X(6, 239) X(7, 233) X(8, 229) X(9, 227) X(10, 223)   \
+	    X(11, 217) X(12, 211) X(13, 199) X(14, 197) X(15, 193) X(16, 191) X(17, 181) X(18, 179) X(19, 173)
+
+// x + ROUND_UNIT rounds x to the nearest integer, found in the low 32 bits of the sum (|x| < 2^51)
+constexpr double ROUND_UNIT = 0x1.8p52;
+// 2^e mod m, at compile time
+__host__ __device__ constexpr unsigned pow2_mod(unsigned m, int e) {
+	unsigned r = 1 % m;
+	for (int i = 0; i < e; ++i) r = 2 * r % m;
+	return r;
 }
 
-__device__ __forceinline__ signed char residue(ScaledInteger s, unsigned m) {
-	double md = (double)m, inv = 1.0 / md;
-	double r = mod_exact((double)s.sig, md, inv);
-	if (s.exp > 0) r = mod_exact(__dmul_rn(r, mod_exact((double)(1ull << s.exp), md, inv)), md, inv);
-	return sym_mod_exact(s.negative ? -r : r, m);
+// an integer-valued double |v| < 2^91 split as v = hi 2^48 + lo, hi = rint(v 2^-48) (|hi| < 2^43),
+// |lo| <= 2^47, both exact: once per value, so that each modulus needs a single fma to bring v
+// below 2^51 (residue_rep)
+struct Split48 {
+	double hi, lo;
+	__device__ __forceinline__ explicit Split48(double v)
+	    : hi(__dsub_rn(__fma_rn(v, 0x1p-48, ROUND_UNIT), ROUND_UNIT)), lo(__fma_rn(-hi, 0x1p48, v)) {}
+};
+
+// an int8 representative of the integer v = hi 2^48 + lo modulo M (the split's residues):
+// t = hi (2^48 mod M) + lo is exact (|t| < 2^51) and congruent to v; then t - qM with q the
+// integer nearest to t fl(1/M), exact by fma, read from the low word of the sum with ROUND_UNIT (no
+// division, no conversion instruction, 5 FP64 operations). q can miss the integer nearest to t/M by
+// one, so |t - qM| <= (M + 1)/2, not always the symmetric residue: congruent, which is all the
+// products need; the one value outside int8, +128 (M = 255 or 256), is taken as 128 - M
+template <unsigned M>
+__device__ __forceinline__ int residue_rep(const Split48& v) {
+	const double t = __fma_rn(v.hi, (double)pow2_mod(M, 48), v.lo);
+	const double q = __dsub_rn(__fma_rn(t, 1.0 / M, ROUND_UNIT), ROUND_UNIT);
+	const int r = __double2loint(__dadd_rn(__fma_rn(-q, (double)M, t), ROUND_UNIT));
+	return M >= 255 && r == 128 ? 128 - (int)M : r;
+}
+
+// the symmetric residue of an integer x with |x| <= M, as an int (one correction step)
+template <unsigned M>
+__device__ __forceinline__ int sym_small(int x) {
+	if (x > (int)((M - 1) / 2)) x -= (int)M;
+	if (x < -(int)(M / 2)) x += (int)M;
+	return x;
+}
+
+// signed byte j of w as a double without a conversion instruction: `flipped` is w with the top bit
+// of every byte flipped (w ^ 0x80808080), so byte j of it is the value + 128; 2^52 + that is
+// exact, and subtracting 2^52 + 128 leaves the value
+__device__ __forceinline__ double byte_as_double(unsigned flipped, int j) {
+	return __dsub_rn(__hiloint2double(0x43300000, __byte_perm(flipped, 0, 0x4440 | j)), 0x1p52 + 128.0);
+}
+
+// the low bytes of four ints, the first in the lowest byte (three byte permutations)
+__device__ __forceinline__ unsigned pack4(int a, int b, int c, int d) {
+	return __byte_perm(__byte_perm(a, b, 0x0040), __byte_perm(c, d, 0x0040), 0x5410);
 }
 
 // ceil(|x| 2^s0), at least 1 when x != 0

@@ -29,6 +29,12 @@ __device__ __forceinline__ void mma256(int (&d)[128], uint64_t desc_a, uint64_t 
 	    : "l"(desc_a), "l"(desc_b), "r"(scale_d));
 }
 
+// x, through a move the compiler cannot see through or hoist
+__device__ __forceinline__ int opaque(int x) {
+	asm volatile("mov.b32 %0, %0;\n" : "+r"(x));
+	return x;
+}
+
 __device__ __forceinline__ void bar_init(uint32_t bar, uint32_t count) {
 	asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count));
 }
@@ -56,25 +62,147 @@ __device__ __forceinline__ void bar_expect(uint32_t bar, uint32_t bytes) {
 // the persistent chassis: one CTA per SM walks the tiles t = blockIdx.x,
 // blockIdx.x + gridDim.x, ...; the producer's ring runs across tiles (a consumer's epilogue
 // overlaps the next tile's loads); tiles are rasterised in groups of 8 along M so that operand
-// panels stay in L2. A third coordinate selects a plane (a modulus of scheme II): tile index =
-// (plane, tile of the plane), plane outermost. The epilogue is a policy:
-//   Int32Out   C (m x n, INT32, column-major), plane 0 only (the plain GEMM)
-//   ResidueOut residue planes: sym_mod(C, moduli[plane]) as int8 at out + plane m n (the fused
-//              scheme II product: no INT32 leaves the SM)
+// panels stay in L2. A third coordinate selects a modulus of scheme II: tile index = (modulus,
+// tile of the modulus), modulus outermost. Each tile runs Epilogue::PHASES phases (a
+// compile-time count): phase f accumulates the product of planes PHASES l + f of A and B (l the
+// tile's modulus) into the same INT32 accumulators, zeroed at the start of every phase, and
+// hands them to the epilogue, which is told the phase and keeps what it needs between phases in
+// its per-tile State (registers). The producer loads, tile after tile, the phases' K blocks in
+// order, one ring across phases and tiles. With Epilogue::CARRY, every CHUNK_BLOCKS K blocks the
+// accumulators are replaced by small values congruent mod the tile's modulus (Modulus::carry), so
+// that any K is exact (only the value mod m matters; see CHUNK_BLOCKS). The epilogues:
+//   Int32Out     C (m x n, INT32, column-major), one modulus, one phase (the plain GEMM; exact
+//                while K 128^2 < 2^31)
+//   ResidueOut   real scheme II: sym_mod(A_l B_l^T, m_l) as int8 at out + l m n
+//   Residue3mOut complex scheme II (3M): phases T1 = Ar Br^T, T2 = Ai Bi^T, T3 = (Ar+Ai)(Br+Bi)^T
+//                of planes 3l, 3l+1, 3l+2; Re = sym_mod(T1 - T2) at re + l m n and
+//                Im = sym_mod(T3 - T1 - T2) at im + l m n, through int8 residues kept in
+//                registers: after phase 0 r1 = sym_mod(T1); after phase 1 Re = sym_mod(r1 - T2)
+//                and s = sym_mod(r1 + T2); after phase 2 Im = sym_mod(T3 - s)
 namespace {
 
+// K blocks per exact chunk: 1023 x 128 = 130,944 products of int8 residues (|x| <= 128, so
+// |x y| <= 2^14) on top of a carried value (|c| < 384, Modulus::carry) stay below 2^31, with
+// room for the 3M epilogue's +- kept residue (|r| <= 128): 384 + 128 + 130,944 x 2^14 =
+// 2,145,387,008 < 2^31 - 1
+constexpr int CHUNK_BLOCKS = 1023;
+static_assert(384ll + 128 + (long long)CHUNK_BLOCKS * BK * 128 * 128 < (1ll << 31) - 1, "a chunk must be exact in INT32");
+
+template <int F>
+struct Phase {
+	static constexpr int value = F;
+};
+
+// body(Phase<f>{}) for a run-time phase f < N: the phase is a compile-time constant in the body
+template <int N, int F = 0, typename Body>
+__device__ __forceinline__ void with_phase(int f, Body& body) {
+	if constexpr (F + 1 < N) {
+		if (f == F) body(Phase<F>{});
+		else with_phase<N, F + 1>(f, body);
+	} else {
+		body(Phase<F>{});
+	}
+}
+
+// a modulus m <= 256 and its reciprocal magic = floor(2^32 / m) = 2^32 / m - delta (0 <= delta < 1),
+// computed once per tile. For |v| < 2^31 the high word of v magic is q = floor(v / m - e) with
+// |e| = |v| delta / 2^32 < 1/2, so r = v - q m (exact in int32: it is small) lies in
+// [-m/2, 3m/2): the carry between K chunks needs only that (congruence and a bound), the
+// symmetric residue one conditional subtraction more. Integer arithmetic only (a few instructions,
+// 32-bit temporaries: emu::sym_mod_exact's double arithmetic here made ptxas spill); checked
+// against integer % for every int32 and every modulus by modulus_exhaustive below
+struct Modulus {
+	int m, magic, half;
+	__device__ explicit Modulus(unsigned modulus) : m((int)modulus), magic((int)(0x100000000ull / modulus)), half((int)(modulus - 1) / 2) {}
+	// congruent to v, in [-m/2, 3m/2)
+	__device__ __forceinline__ int carry(int v) const { return (int)((unsigned)v - (unsigned)__mulhi(v, magic) * (unsigned)m); }
+	// sym_mod(v, m) (src/scheme2.rs): in [-(m-1)/2, (m-1)/2] for odd m, [-128, 127] for m = 256
+	__device__ __forceinline__ int sym(int v) const {
+		const int r = carry(v);
+		return r > half ? r - m : r;
+	}
+};
+
+// int8 values of the 128 accumulators packed 4 per register: value i in byte i % 4 of register i / 4
+__device__ __forceinline__ int get_byte(const uint32_t (&packed)[32], int i) {
+	return (int)(signed char)(packed[i / 4] >> (8 * (i % 4)));
+}
+
+__device__ __forceinline__ void set_byte(uint32_t (&packed)[32], int i, int v) {
+	const int shift = 8 * (i % 4);
+	packed[i / 4] = (packed[i / 4] & ~(0xFFu << shift)) | ((uint32_t)(v & 0xFF) << shift);
+}
+
+// st.global of v (its low byte for int8) where `inside`: a predicated store, not a branch around
+// one (a seventh fewer instructions in the epilogues)
+__device__ __forceinline__ void store_if(signed char* p, int v, bool inside) {
+	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %2, 0;\n@p st.global.b8 [%0], %1;\n}\n" ::"l"(p), "r"(v), "r"((int)inside) : "memory");
+}
+
+__device__ __forceinline__ void store_if(int* p, int v, bool inside) {
+	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %2, 0;\n@p st.global.b32 [%0], %1;\n}\n" ::"l"(p), "r"(v), "r"((int)inside) : "memory");
+}
+
+// the epilogue policies. Per tile: State start(l) (l: the tile's modulus; State: registers kept
+// across the phases, and `mod`, a Modulus, when CARRY). Per phase F, after the phase's K loop:
+// operator()(Phase<F>, State&, i, v) maps accumulator i (value v) in place; then, where
+// stores(F), the mapped values are stored to destination(Phase<F>, State), a column-major m x n
+// output (int8 or INT32 by the pointer's type)
 struct Int32Out {
+	static constexpr int PHASES = 1;
+	static constexpr bool CARRY = false;
+	__host__ __device__ static constexpr bool stores(int) { return true; }
 	int* c;
-	__device__ void operator()(int plane, long long idx, int v) const { c[idx] = v; }
+	struct State {};
+	__device__ State start(int) const { return State{}; }
+	__device__ int operator()(Phase<0>, State&, int, int v) const { return v; }
+	__device__ int* destination(Phase<0>, const State&) const { return c; }
 };
 
 struct ResidueOut {
+	static constexpr int PHASES = 1;
+	static constexpr bool CARRY = true;
+	__host__ __device__ static constexpr bool stores(int) { return true; }
 	signed char* out;
 	const unsigned* moduli;
 	long long plane_stride;
-	__device__ void operator()(int plane, long long idx, int v) const {
-		out[plane * plane_stride + idx] = emu::sym_mod_exact((double)v, moduli[plane]);
+	struct State {
+		Modulus mod;
+		signed char* out;
+	};
+	__device__ State start(int l) const { return State{Modulus(moduli[l]), out + l * plane_stride}; }
+	__device__ int operator()(Phase<0>, State& s, int, int v) const { return s.mod.sym(v); }
+	__device__ signed char* destination(Phase<0>, const State& s) const { return s.out; }
+};
+
+struct Residue3mOut {
+	static constexpr int PHASES = 3;
+	static constexpr bool CARRY = true;
+	__host__ __device__ static constexpr bool stores(int f) { return f > 0; }
+	signed char *re, *im;
+	const unsigned* moduli;
+	long long plane_stride;
+	struct State {
+		Modulus mod;
+		signed char *re, *im;
+		uint32_t kept[32];  // 128 int8 residues, 4 per register
+	};
+	__device__ State start(int l) const { return State{Modulus(moduli[l]), re + l * plane_stride, im + l * plane_stride, {}}; }
+	// keeps r1 = sym_mod(T1)
+	__device__ int operator()(Phase<0>, State& s, int i, int v) const {
+		set_byte(s.kept, i, s.mod.sym(v));
+		return 0;
 	}
+	// Re = sym_mod(r1 - T2); keeps s = sym_mod(r1 + T2)
+	__device__ int operator()(Phase<1>, State& s, int i, int v) const {
+		const int r1 = get_byte(s.kept, i);
+		set_byte(s.kept, i, s.mod.sym(r1 + v));
+		return s.mod.sym(r1 - v);
+	}
+	__device__ signed char* destination(Phase<1>, const State& s) const { return s.re; }
+	// Im = sym_mod(T3 - s)
+	__device__ int operator()(Phase<2>, State& s, int i, int v) const { return s.mod.sym(v - get_byte(s.kept, i)); }
+	__device__ signed char* destination(Phase<2>, const State& s) const { return s.im; }
 };
 
 struct Tile {
@@ -82,9 +210,9 @@ struct Tile {
 };
 
 __device__ __forceinline__ Tile tile_of(int t, int tiles_m, int tiles_n) {
+	constexpr int GROUP = 8;
 	const int per_plane = tiles_m * tiles_n, plane = t / per_plane;
 	t %= per_plane;
-	constexpr int GROUP = 8;
 	const int group = t / (GROUP * tiles_n), first_m = group * GROUP;
 	const int size = min(GROUP, tiles_m - first_m);
 	const int in_group = t % (GROUP * tiles_n);
@@ -98,12 +226,14 @@ __device__ __forceinline__ void tma_load3(uint32_t dst, const CUtensorMap* map, 
 	    : "memory");
 }
 
+// `moduli`: the tile planes' count (the tensor maps hold Epilogue::PHASES planes per modulus)
 template <typename Epilogue>
-__device__ void persistent(const CUtensorMap* map_a, const CUtensorMap* map_b, int m, int n, int k, int planes, const Epilogue& epilogue) {
+__device__ void persistent(const CUtensorMap* map_a, const CUtensorMap* map_b, int m, int n, int k, int moduli, const Epilogue& epilogue) {
+	constexpr int PHASES = Epilogue::PHASES;
 	extern __shared__ __align__(1024) uint8_t smem_raw[];
 	const uint32_t base = ((uint32_t)__cvta_generic_to_shared(smem_raw) + 1023) & ~1023u;
 	const uint32_t full = base + STAGES * STAGE_BYTES, empty = full + 8 * STAGES;
-	const int tiles_m = (m + BM - 1) / BM, tiles_n = (n + BN - 1) / BN, tiles = planes * tiles_m * tiles_n;
+	const int tiles_m = (m + BM - 1) / BM, tiles_n = (n + BN - 1) / BN, tiles = moduli * tiles_m * tiles_n;
 	const int blocks = (k + BK - 1) / BK;
 	const int wg = threadIdx.x / 128;
 	if (threadIdx.x == 0) {
@@ -120,13 +250,16 @@ __device__ void persistent(const CUtensorMap* map_a, const CUtensorMap* map_b, i
 			int it = 0;
 			for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
 				const Tile tile = tile_of(t, tiles_m, tiles_n);
-				for (int kb = 0; kb < blocks; ++kb, ++it) {
-					const int s = it % STAGES;
-					bar_wait(empty + 8 * s, ((it / STAGES) & 1) ^ 1);
-					bar_expect(full + 8 * s, STAGE_BYTES);
-					const uint32_t stage = base + s * STAGE_BYTES;
-					tma_load3(stage, map_a, kb * BK, tile.m0, tile.plane, full + 8 * s);
-					tma_load3(stage + A_BYTES, map_b, kb * BK, tile.n0, tile.plane, full + 8 * s);
+				for (int phase = 0; phase < PHASES; ++phase) {
+					const int plane = PHASES * tile.plane + phase;
+					for (int kb = 0; kb < blocks; ++kb, ++it) {
+						const int s = it % STAGES;
+						bar_wait(empty + 8 * s, ((it / STAGES) & 1) ^ 1);
+						bar_expect(full + 8 * s, STAGE_BYTES);
+						const uint32_t stage = base + s * STAGE_BYTES;
+						tma_load3(stage, map_a, kb * BK, tile.m0, plane, full + 8 * s);
+						tma_load3(stage + A_BYTES, map_b, kb * BK, tile.n0, plane, full + 8 * s);
+					}
 				}
 			}
 		}
@@ -138,29 +271,67 @@ __device__ void persistent(const CUtensorMap* map_a, const CUtensorMap* map_b, i
 	int it = 0;
 	for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
 		const Tile tile = tile_of(t, tiles_m, tiles_n);
-		int d[128];
+		typename Epilogue::State state = epilogue.start(tile.plane);
+		// one K loop for every phase (a run-time phase loop: unrolled phases made ptxas spill)
+#pragma unroll 1
+		for (int f = 0; f < PHASES; ++f) {
+			int d[128];
 #pragma unroll
-		for (int i = 0; i < 128; ++i) d[i] = 0;
-		for (int kb = 0; kb < blocks; ++kb, ++it) {
-			const int s = it % STAGES;
-			bar_wait(full + 8 * s, (it / STAGES) & 1);
-			const uint32_t a = base + s * STAGE_BYTES + cw * 64 * 128, b = base + s * STAGE_BYTES + A_BYTES;
-			asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+			for (int i = 0; i < 128; ++i) d[i] = 0;
+			// one K block: wait for its stage, 4 wgmma, release the stage
+			auto block = [&]() {
+				const int s = it % STAGES;
+				bar_wait(full + 8 * s, (it / STAGES) & 1);
+				const uint32_t a = base + s * STAGE_BYTES + cw * 64 * 128, b = base + s * STAGE_BYTES + A_BYTES;
+				asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
-			for (int ks = 0; ks < BK / 32; ++ks) mma256(d, descriptor_sw128(a + 32 * ks), descriptor_sw128(b + 32 * ks), 1);
-			asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-			asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-			if (threadIdx.x % 128 == 0) bar_arrive(empty + 8 * s);
-		}
-		const int r = tile.m0 + 64 * cw + 16 * w + l / 4;
+				for (int ks = 0; ks < BK / 32; ++ks) mma256(d, descriptor_sw128(a + 32 * ks), descriptor_sw128(b + 32 * ks), 1);
+				asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+				asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+				if (threadIdx.x % 128 == 0) bar_arrive(empty + 8 * s);
+				++it;
+			};
+			if constexpr (!Epilogue::CARRY) {
+				for (int kb = 0; kb < blocks; ++kb) block();
+			} else {
+				// K in chunks of CHUNK_BLOCKS blocks, the accumulators carried mod m between chunks
+				for (int kb0 = 0; kb0 < blocks; kb0 += CHUNK_BLOCKS) {
+					if (kb0 != 0) {
 #pragma unroll
-		for (int j = 0; j < BN / 8; ++j) {
-			const int col = tile.n0 + 8 * j + 2 * (l % 4);
-#pragma unroll
-			for (int q = 0; q < 4; ++q) {
-				const int rr = r + 8 * (q / 2), cc = col + q % 2;
-				if (rr < m && cc < n) epilogue(tile.plane, (long long)cc * m + rr, d[4 * j + q]);
+						for (int i = 0; i < 128; ++i) d[i] = state.mod.carry(d[i]);
+					}
+					const int end = min(blocks, kb0 + CHUNK_BLOCKS);
+					if constexpr (PHASES == 1) {
+						for (int kb = kb0; kb < end; ++kb) block();
+					} else {
+						// not unrolled: unrolled, the 3M kernel spilled
+#pragma unroll 1
+						for (int kb = kb0; kb < end; ++kb) block();
+					}
+				}
 			}
+			// the epilogue of phase F: maps the accumulators in place, then stores them where the
+			// phase stores. The fragment of m64n256: accumulator 4 j + q at row r + 8 (q / 2),
+			// column col + 8 j + q % 2. The coordinates pass through an opaque move: computed
+			// here, not hoisted out of the phase and tile loops, where they held registers through
+			// the K loops and made ptxas spill
+			auto fragment = [&](auto phase) {
+#pragma unroll
+				for (int i = 0; i < 128; ++i) d[i] = epilogue(phase, state, i, d[i]);
+				if constexpr (Epilogue::stores(decltype(phase)::value)) {
+					const auto out = epilogue.destination(phase, state);
+					const int r = opaque(tile.m0 + 64 * cw + 16 * w + l / 4), col = opaque(tile.n0 + 2 * (l % 4)), ld = opaque(m);
+					const bool rows[2] = {r < ld, r + 8 < ld};
+					long long idx = (long long)col * ld + r;
+#pragma unroll
+					for (int j = 0; j < BN / 8; ++j, idx += 8ll * ld) {
+						const bool cols[2] = {col + 8 * j < n, col + 8 * j + 1 < n};
+#pragma unroll
+						for (int q = 0; q < 4; ++q) store_if(out + idx + (q % 2) * ld + 8 * (q / 2), d[4 * j + q], rows[q / 2] && cols[q % 2]);
+					}
+				}
+			};
+			with_phase<PHASES>(f, fragment);
 		}
 	}
 }
@@ -173,10 +344,42 @@ extern "C" __global__ void __launch_bounds__(384, 1)
 	persistent(&map_a, &map_b, m, n, k, 1, Int32Out{c});
 }
 
-// the fused scheme II product of real operands: for every modulus (plane) l, the residue planes
-// sym_mod(A_l B_l^T, moduli[l]) as int8; exact while k <= 131071
+// the fused scheme II product of real operands: for every modulus l < p (plane l of the maps),
+// the residue plane sym_mod(A_l B_l^T, moduli[l]) as int8 at out + l m n; exact for any k
+// (< 2^31 - 128)
 extern "C" __global__ void __launch_bounds__(384, 1)
-    scheme2_residues_v0(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, signed char* out,
-                        const unsigned* moduli, int m, int n, int k, int planes) {
-	persistent(&map_a, &map_b, m, n, k, planes, ResidueOut{out, moduli, (long long)m * n});
+    scheme2_residues_v1(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, signed char* out,
+                        const unsigned* moduli, int m, int n, int k, int p) {
+	persistent(&map_a, &map_b, m, n, k, p, ResidueOut{out, moduli, (long long)m * n});
+}
+
+// the fused scheme II product of complex operands by 3M: for every modulus l < p (planes 3l, 3l+1,
+// 3l+2 of the maps: re, im, re + im residues), Re = sym_mod(T1 - T2) at re + l m n and
+// Im = sym_mod(T3 - T1 - T2) at im + l m n as int8; exact for any k (< 2^31 - 128)
+extern "C" __global__ void __launch_bounds__(384, 1)
+    scheme2_residues_3m_v1(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, signed char* re,
+                           signed char* im, const unsigned* moduli, int m, int n, int k, int p) {
+	persistent(&map_a, &map_b, m, n, k, p, Residue3mOut{re, im, moduli, (long long)m * n});
+}
+
+// the integer residue arithmetic of the fused epilogues (Modulus) against integer %, for every
+// 32-bit input and every modulus: counts the inputs whose carry leaves [-m/2, 3m/2) or is not
+// congruent, or whose symmetric residue differs from sym_mod's
+extern "C" __global__ void __launch_bounds__(256) modulus_exhaustive(const unsigned* moduli, int p, unsigned long long* mismatches) {
+	unsigned long long wrong = 0;
+	const unsigned long long stride = (unsigned long long)gridDim.x * 256;
+	for (int l = 0; l < p; ++l) {
+		const Modulus mod(moduli[l]);
+		const long long mm = moduli[l];
+		for (unsigned long long i = blockIdx.x * 256ull + threadIdx.x; i < (1ull << 32); i += stride) {
+			const int v = (int)(unsigned)i;
+			long long r = (long long)v % mm;
+			if (r < 0) r += mm;
+			const long long expected = r > (mm - 1) / 2 ? r - mm : r;
+			const long long c = mod.carry(v);
+			const bool carry_ok = 2 * c >= -mm && 2 * c < 3 * mm && (c - v) % mm == 0;
+			wrong += !carry_ok || mod.sym(v) != expected;
+		}
+	}
+	atomicAdd(mismatches, wrong);
 }

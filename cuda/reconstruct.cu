@@ -30,18 +30,24 @@ struct CrtConstants {
 	double p_hi, p_lo, inv_p;
 };
 
-__device__ __forceinline__ double crt_part(const signed char* res, long long idx, long long mn, int p, const CrtConstants& k, int e) {
-	double s_hi = 0.0, s_lo = 0.0;
-	for (int l = 0; l < p; ++l) {
-		double c = (double)res[(long long)l * mn + idx];
-		s_hi = __dadd_rn(s_hi, __dmul_rn(k.hi[l], c));
-		s_lo = __dadd_rn(s_lo, __dmul_rn(k.lo[l], c));
+constexpr int CRT_MAX = 20;
+
+// the CRT sums of one entry (Crt::reconstruct): sum hi_l c_l is exact (hence one fma per term, the
+// same value as a multiplication and an addition), sum lo_l c_l is rounded term by term as the
+// oracle rounds it
+struct CrtSum {
+	double hi = 0.0, lo = 0.0;
+	__device__ void add(double w_hi, double w_lo, double c) {
+		hi = __fma_rn(w_hi, c, hi);
+		lo = __dadd_rn(lo, __dmul_rn(w_lo, c));
 	}
-	double q = rint(__dmul_rn(s_hi, k.inv_p));
-	double t = __fma_rn(-q, k.p_hi, s_hi);
-	double r = __dsub_rn(s_lo, __dmul_rn(q, k.p_lo));
-	return emu::scale_pow2(__dadd_rn(t, r), e);
-}
+	__device__ double value(const CrtConstants& k, int e) const {
+		double q = rint(__dmul_rn(hi, k.inv_p));
+		double t = __fma_rn(-q, k.p_hi, hi);
+		double r = __dsub_rn(lo, __dmul_rn(q, k.p_lo));
+		return emu::scale_pow2(__dadd_rn(t, r), e);
+	}
+};
 
 template <typename T>
 __device__ void shift_reduce_entries(const int* acc_re, const int* acc_im, int p, int passes, int m, int n, const int* sa, const int* sb,
@@ -57,17 +63,48 @@ __device__ void shift_reduce_entries(const int* acc_re, const int* acc_im, int p
 	}
 }
 
-template <typename T>
-__device__ void crt_entries(const signed char* res_re, const signed char* res_im, int p, int m, int n, CrtConstants k, const int* sa,
-                            const int* sb, const int* bad_rows, const int* bad_cols, T* dst, long long ldd, double ar, double ai, int accumulate) {
+// V consecutive rows of one column per thread (V = 4 reads each residue plane as one 32-bit word
+// per thread: m % 4 == 0); block (256), grid (row groups, columns), both grid-strided
+template <typename T, int V>
+__device__ void crt_entries(const signed char* res_re, const signed char* res_im, int p, int m, int n, const CrtConstants& k,
+                            const int* sa, const int* sb, const int* bad_rows, const int* bad_cols, T* dst, long long ldd, double ar,
+                            double ai, int accumulate) {
+	__shared__ double s_hi[CRT_MAX], s_lo[CRT_MAX];
+	if (threadIdx.x < p) { s_hi[threadIdx.x] = k.hi[threadIdx.x]; s_lo[threadIdx.x] = k.lo[threadIdx.x]; }
+	__syncthreads();
 	const long long mn = (long long)m * n;
-	for (long long idx = blockIdx.x * 256ll + threadIdx.x; idx < mn; idx += (long long)gridDim.x * 256) {
-		int i = (int)(idx % m), j = (int)(idx / m);
-		if (bad_rows[i] || bad_cols[j]) continue;
-		int e = -sa[i] - sb[j];
-		double re = crt_part(res_re, idx, mn, p, k, e);
-		double im = res_im ? crt_part(res_im, idx, mn, p, k, e) : 0.0;
-		emu::combine_store(dst, i + (long long)j * ldd, re, im, ar, ai, accumulate);
+	const int groups = (m + V - 1) / V;
+	for (int j = blockIdx.y; j < n; j += gridDim.y) {
+		if (bad_cols[j]) continue;
+		for (int g = blockIdx.x * 256 + threadIdx.x; g < groups; g += gridDim.x * 256) {
+			const int i0 = g * V;
+			const long long at = (long long)j * m + i0;
+			// the V residues of each plane, one per byte (top bits flipped for byte_as_double); the
+			// loop is unrolled so that several planes' loads are in flight at once
+			CrtSum re[V], im[V];
+#pragma unroll 5
+			for (int l = 0; l < p; ++l) {
+				const long long off = l * mn + at;
+				unsigned wr = V == 4 ? *(const unsigned*)(res_re + off) : *(const unsigned char*)(res_re + off);
+				unsigned wi = res_im ? (V == 4 ? *(const unsigned*)(res_im + off) : *(const unsigned char*)(res_im + off)) : 0u;
+				wr ^= 0x80808080u;
+				wi ^= 0x80808080u;
+#pragma unroll
+				for (int v = 0; v < V; ++v) {
+					re[v].add(s_hi[l], s_lo[l], emu::byte_as_double(wr, v));
+					if (res_im) im[v].add(s_hi[l], s_lo[l], emu::byte_as_double(wi, v));
+				}
+			}
+#pragma unroll
+			for (int v = 0; v < V; ++v) {
+				const int i = i0 + v;
+				if (i >= m || bad_rows[i]) continue;
+				const int e = -sa[i] - sb[j];
+				const double cre = re[v].value(k, e);
+				const double cim = res_im ? im[v].value(k, e) : 0.0;
+				emu::combine_store(dst, i + (long long)j * ldd, cre, cim, ar, ai, accumulate);
+			}
+		}
 	}
 }
 
@@ -102,8 +139,9 @@ __device__ void native_fixup(const T* a, long long lda, const T* b, long long ld
 	    const signed char* res_re, const signed char* res_im, int p, int m, int n, const double* hi, const double* lo,     \
 	    double p_hi, double p_lo, double inv_p, const int* sa, const int* sb, const int* bad_rows, const int* bad_cols,     \
 	    T* dst, long long ldd, double ar, double ai, int accumulate) {                                                      \
-		crt_entries<T>(res_re, res_im, p, m, n, CrtConstants{hi, lo, p_hi, p_lo, inv_p}, sa, sb, bad_rows, bad_cols, dst, \
-		               ldd, ar, ai, accumulate);                                                                          \
+		const CrtConstants k{hi, lo, p_hi, p_lo, inv_p};                                                                  \
+		if (m % 4 == 0) crt_entries<T, 4>(res_re, res_im, p, m, n, k, sa, sb, bad_rows, bad_cols, dst, ldd, ar, ai, accumulate); \
+		else crt_entries<T, 1>(res_re, res_im, p, m, n, k, sa, sb, bad_rows, bad_cols, dst, ldd, ar, ai, accumulate);        \
 	}                                                                                                                       \
 	extern "C" __global__ void __launch_bounds__(256) native_fixup_##NAME(                                                 \
 	    const T* a, long long lda, const T* b, long long ldb, int m, int n, int k, const int* bad_rows,                     \

@@ -1,50 +1,85 @@
 // emugemm: the split of an operand into int8 planes, K-major: plane t, row r at
 // out[(t * rows + r) * kpad + h], zero for k <= h < kpad. one template kernel moves a 32 x 32 tile
-// (rows x k) through shared memory, so that reads are coalesced along the input's contiguous
-// dimension and writes along k; what is written per element comes from the operation:
+// (rows x k) through shared memory: the loads are coalesced along the input's contiguous dimension,
+// then each thread turns 4 consecutive elements of one row into one 32-bit store per plane (a warp
+// writes 8 rows x 32 bytes). what is written per element comes from the operation:
 //   Digits   scheme I balanced digits of rint(x 2^s_r) (real part, imaginary part, or -imaginary)
-//   Residues scheme II symmetric residues of trunc(x 2^s_r) for every modulus (complex: re, im, re+im)
+//   Residues scheme II residues of trunc(x 2^s_r) for the first p moduli (complex: re, im, re+im),
+//            each modulus a compile-time constant (residue_rep: 5 FP64 operations, no division); int8
+//            representatives, congruent to the oracle's symmetric residues (the products and
+//            everything after them depend on the values modulo m only)
 //   Coarse   accurate scaling: ceil(|re| 2^s0) + ceil(|im| 2^s0)
 #include "common.cuh"
 
 namespace {
 
+// four consecutive elements of row r: real and imaginary parts
+struct Quad {
+	double re[4], im[4];
+};
+
 struct Digits {
 	int p, part;  // part: 0 real, 1 imaginary, 2 negated imaginary
 	const int* shifts;
-	__device__ void operator()(signed char* out, int rows, long long kpad, int r, int h, double re, double im) const {
-		double x = part == 0 ? re : (part == 1 ? im : -im);
-		signed char d[8];
-		emu::balanced_digits(emu::to_integer_rint(x, shifts[r]), p, d);
-		for (int t = 0; t < p; ++t) out[((long long)t * rows + r) * kpad + h] = d[t];
+	__device__ void operator()(signed char* dst, long long plane, int r, const Quad& x) const {
+		signed char d[4][8];
+#pragma unroll
+		for (int j = 0; j < 4; ++j) {
+			const double v = part == 0 ? x.re[j] : (part == 1 ? x.im[j] : -x.im[j]);
+			emu::balanced_digits(emu::to_integer_rint(v, shifts[r]), p, d[j]);
+		}
+#pragma unroll
+		for (int t = 0; t < 8; ++t)
+			if (t < p) *(unsigned*)(dst + t * plane) = emu::pack4(d[0][t], d[1][t], d[2][t], d[3][t]);
 	}
 };
 
+// the residue planes of 4 values for the first p moduli (complex: re, im, re + im per modulus),
+// moduli outermost so that the 4 values' arithmetic interleaves
+template <bool COMPLEX>
+__device__ __forceinline__ void residue_planes(signed char* dst, long long plane, int p, const emu::Split48 (&re)[4],
+                                               const emu::Split48 (&im)[4]) {
+	// dst walks the planes: re (, im, re + im) of each modulus in turn
+#define EMU_RESIDUE_PLANES(L, M)                                                                                          \
+	if (L < p) {                                                                                                          \
+		int a[4], b[4];                                                                                                   \
+		_Pragma("unroll") for (int j = 0; j < 4; ++j) a[j] = emu::residue_rep<M>(re[j]);                                  \
+		*(unsigned*)dst = emu::pack4(a[0], a[1], a[2], a[3]);                                                             \
+		dst += plane;                                                                                                     \
+		if (COMPLEX) {                                                                                                    \
+			_Pragma("unroll") for (int j = 0; j < 4; ++j) b[j] = emu::residue_rep<M>(im[j]);                              \
+			*(unsigned*)dst = emu::pack4(b[0], b[1], b[2], b[3]);                                                         \
+			_Pragma("unroll") for (int j = 0; j < 4; ++j) b[j] = emu::sym_small<M>((signed char)a[j] + (signed char)b[j]); \
+			*(unsigned*)(dst + plane) = emu::pack4(b[0], b[1], b[2], b[3]);                                               \
+			dst += 2 * plane;                                                                                             \
+		}                                                                                                                 \
+	}
+	EMU_MODULI(EMU_RESIDUE_PLANES)
+#undef EMU_RESIDUE_PLANES
+}
+
+template <bool COMPLEX>
 struct Residues {
-	int p, complex;
+	int p;
 	const int* shifts;
-	const unsigned* moduli;
-	__device__ void operator()(signed char* out, int rows, long long kpad, int r, int h, double re, double im) const {
-		emu::ScaledInteger sre = emu::scaled_integer(re, shifts[r]);
-		emu::ScaledInteger sim = emu::scaled_integer(im, shifts[r]);
-		const int per = complex ? 3 : 1;
-		for (int l = 0; l < p; ++l) {
-			unsigned m = moduli[l];
-			signed char a = emu::residue(sre, m);
-			out[((long long)(per * l) * rows + r) * kpad + h] = a;
-			if (complex) {
-				signed char b = emu::residue(sim, m);
-				out[((long long)(3 * l + 1) * rows + r) * kpad + h] = b;
-				out[((long long)(3 * l + 2) * rows + r) * kpad + h] = emu::sym_mod_exact((double)a + (double)b, m);
-			}
-		}
+	__device__ void operator()(signed char* dst, long long plane, int r, const Quad& x) const {
+		emu::Split48 re[4] = {emu::Split48(trunc(emu::scale_pow2(x.re[0], shifts[r]))), emu::Split48(trunc(emu::scale_pow2(x.re[1], shifts[r]))),
+		                      emu::Split48(trunc(emu::scale_pow2(x.re[2], shifts[r]))), emu::Split48(trunc(emu::scale_pow2(x.re[3], shifts[r])))};
+		emu::Split48 im[4] = {emu::Split48(COMPLEX ? trunc(emu::scale_pow2(x.im[0], shifts[r])) : 0.0),
+		                      emu::Split48(COMPLEX ? trunc(emu::scale_pow2(x.im[1], shifts[r])) : 0.0),
+		                      emu::Split48(COMPLEX ? trunc(emu::scale_pow2(x.im[2], shifts[r])) : 0.0),
+		                      emu::Split48(COMPLEX ? trunc(emu::scale_pow2(x.im[3], shifts[r])) : 0.0)};
+		residue_planes<COMPLEX>(dst, plane, p, re, im);
 	}
 };
 
 struct Coarse {
 	const int* s0;
-	__device__ void operator()(signed char* out, int rows, long long kpad, int r, int h, double re, double im) const {
-		out[(long long)r * kpad + h] = emu::coarse_magnitude(re, s0[r]) + emu::coarse_magnitude(im, s0[r]);
+	__device__ void operator()(signed char* dst, long long, int r, const Quad& x) const {
+		int c[4];
+#pragma unroll
+		for (int j = 0; j < 4; ++j) c[j] = emu::coarse_magnitude(x.re[j], s0[r]) + emu::coarse_magnitude(x.im[j], s0[r]);
+		*(unsigned*)dst = emu::pack4(c[0], c[1], c[2], c[3]);
 	}
 };
 
@@ -52,26 +87,34 @@ template <typename T, typename Op>
 __device__ void split_tile(const T* x, int rows, int k, long long rs, long long cs, long long kpad, signed char* out, const Op& op) {
 	using E = emu::Elem<T>;
 	__shared__ double s_re[32][33];
-	__shared__ double s_im[32][33];
+	__shared__ double s_im[E::complex ? 32 : 1][33];
 	const int r0 = blockIdx.y * 32, h0 = blockIdx.x * 32;
 	const bool rows_contiguous = rs == 1;
+#pragma unroll
 	for (int q = threadIdx.y; q < 32; q += 8) {
 		// (rl, hl): the tile element this thread loads, with the contiguous dimension on threadIdx.x
-		int rl = rows_contiguous ? threadIdx.x : q, hl = rows_contiguous ? q : threadIdx.x;
-		int r = r0 + rl, h = h0 + hl;
+		const int rl = rows_contiguous ? threadIdx.x : q, hl = rows_contiguous ? q : threadIdx.x;
+		const int r = r0 + rl, h = h0 + hl;
 		double re = 0.0, im = 0.0;
 		if (r < rows && h < k) {
 			E::load(x, (long long)r * rs + (long long)h * cs, re, im);
 			if (!(emu::finite(re) && emu::finite(im))) { re = 0.0; im = 0.0; }
 		}
 		s_re[rl][hl] = re;
-		s_im[rl][hl] = im;
+		if (E::complex) s_im[rl][hl] = im;
 	}
 	__syncthreads();
-	for (int q = threadIdx.y; q < 32; q += 8) {
-		int r = r0 + q, h = h0 + threadIdx.x;
-		if (r < rows && h < kpad) op(out, rows, kpad, r, h, s_re[q][threadIdx.x], s_im[q][threadIdx.x]);
+	// warp y takes rows 4y .. 4y + 3; 8 lanes per row, 4 consecutive elements each
+	const int rl = 4 * threadIdx.y + threadIdx.x / 8, hl = 4 * (threadIdx.x % 8);
+	const int r = r0 + rl, h = h0 + hl;
+	if (r >= rows || h >= kpad) return;  // kpad is a multiple of 16: the 4 elements are all in or all out
+	Quad q;
+#pragma unroll
+	for (int j = 0; j < 4; ++j) {
+		q.re[j] = s_re[rl][hl + j];
+		q.im[j] = E::complex ? s_im[rl][hl + j] : 0.0;
 	}
+	op(out + (long long)r * kpad + h, (long long)rows * kpad, r, q);
 }
 
 }  // namespace
@@ -84,8 +127,8 @@ __device__ void split_tile(const T* x, int rows, int k, long long rs, long long 
 	}                                                                                                                       \
 	extern "C" __global__ void __launch_bounds__(256) split_residues_##NAME(const T* x, int rows, int k, long long rs,     \
 	                                                                        long long cs, long long kpad, signed char* out, \
-	                                                                        const int* shifts, const unsigned* moduli, int p) { \
-		split_tile<T>(x, rows, k, rs, cs, kpad, out, Residues{p, emu::Elem<T>::complex ? 1 : 0, shifts, moduli});       \
+	                                                                        const int* shifts, int p) {                    \
+		split_tile<T>(x, rows, k, rs, cs, kpad, out, Residues<emu::Elem<T>::complex>{p, shifts});                       \
 	}                                                                                                                       \
 	extern "C" __global__ void __launch_bounds__(256) split_coarse_##NAME(const T* x, int rows, int k, long long rs,       \
 	                                                                      long long cs, long long kpad, signed char* out,  \
@@ -93,4 +136,3 @@ __device__ void split_tile(const T* x, int rows, int k, long long rs, long long 
 		split_tile<T>(x, rows, k, rs, cs, kpad, out, Coarse{s0});                                                       \
 	}
 EMU_FOR_EACH_TYPE(EMU_SPLIT)
-

@@ -2,21 +2,23 @@
 // computes them: largest magnitude, its exponent, the fast-scaling norm bound T, the median
 // exponent distance ("spread"), and whether the row holds a NaN or an infinity.
 //
-// an operand "row" r has elements x[r * rs + h * cs], h < k. block (32, 8): when rs == 1 the 32
-// lanes of x span 32 rows (coalesced along rows, 8 lanes along k); otherwise they span k
-// (coalesced along k) for 8 rows.
+// an operand "row" r has elements x[r * rs + h * cs], h < k. block (32, 32), 32 rows per block:
+// when rs == 1 the 32 lanes of x span the 32 rows (coalesced along rows, threadIdx.y along k);
+// otherwise they span k (coalesced along k), one warp per row. two passes over the row (the norm
+// terms need the row's largest exponent); a block's 32 rows x k stay within L2 between them.
 #include "common.cuh"
 
 namespace {
 
 constexpr int SPREAD_CAP = 127;
 
+constexpr int LANES = 32, ROWS = 32;  // per block: lanes along k per row, rows
+
+// the row (within the block) and the lane along k of this thread
 struct Mapping {
-	int row_local, lane, lanes, rows_per_block;
-	__device__ Mapping(bool rows_contiguous) {
-		if (rows_contiguous) { row_local = threadIdx.x; lane = threadIdx.y; lanes = 8; rows_per_block = 32; }
-		else { row_local = threadIdx.y; lane = threadIdx.x; lanes = 32; rows_per_block = 8; }
-	}
+	int row_local, lane;
+	__device__ Mapping(bool rows_contiguous)
+	    : row_local(rows_contiguous ? threadIdx.x : threadIdx.y), lane(rows_contiguous ? threadIdx.y : threadIdx.x) {}
 };
 
 __device__ __forceinline__ unsigned long long norm_term(double x, int e_max) {
@@ -36,11 +38,12 @@ __device__ void row_stats(const T* x, int rows, int k, long long rs, long long c
 	__shared__ unsigned s_hist[32][SPREAD_CAP + 1];
 	__shared__ unsigned s_count[32];
 	const Mapping map(rs == 1);
-	const int row = blockIdx.x * map.rows_per_block + map.row_local;
+	const int row = blockIdx.x * ROWS + map.row_local;
 	const bool live = row < rows;
 	double amax = 0.0;
 	int bad = 0;
-	for (int h = map.lane; live && h < k; h += map.lanes) {
+#pragma unroll 4
+	for (int h = map.lane; live && h < k; h += LANES) {
 		double re, im;
 		E::load(x, (long long)row * rs + (long long)h * cs, re, im);
 		if (emu::finite(re) && emu::finite(im)) amax = fmax(amax, fmax(fabs(re), fabs(im)));
@@ -48,11 +51,11 @@ __device__ void row_stats(const T* x, int rows, int k, long long rs, long long c
 	}
 	s_amax[map.row_local][map.lane] = amax;
 	s_bad[map.row_local][map.lane] = bad;
-	for (int b = threadIdx.y * 32 + threadIdx.x; b < 32 * (SPREAD_CAP + 1); b += 256) s_hist[b / (SPREAD_CAP + 1)][b % (SPREAD_CAP + 1)] = 0;
+	for (int b = threadIdx.y * 32 + threadIdx.x; b < 32 * (SPREAD_CAP + 1); b += 1024) s_hist[b / (SPREAD_CAP + 1)][b % (SPREAD_CAP + 1)] = 0;
 	if (threadIdx.y == 0) { s_t[threadIdx.x] = 0; s_count[threadIdx.x] = 0; }
 	__syncthreads();
 	if (map.lane == 0) {
-		for (int l = 1; l < map.lanes; ++l) { amax = fmax(amax, s_amax[map.row_local][l]); bad |= s_bad[map.row_local][l]; }
+		for (int l = 1; l < LANES; ++l) { amax = fmax(amax, s_amax[map.row_local][l]); bad |= s_bad[map.row_local][l]; }
 		s_amax[map.row_local][0] = amax;
 		s_bad[map.row_local][0] = bad;
 	}
@@ -61,7 +64,8 @@ __device__ void row_stats(const T* x, int rows, int k, long long rs, long long c
 	const int e_max = amax == 0.0 ? 0 : emu::exponent(amax);
 	unsigned long long t = 0;
 	unsigned count = 0;
-	for (int h = map.lane; live && amax != 0.0 && h < k; h += map.lanes) {
+#pragma unroll 2
+	for (int h = map.lane; live && amax != 0.0 && h < k; h += LANES) {
 		double part[2];
 		E::load(x, (long long)row * rs + (long long)h * cs, part[0], part[1]);
 		if (!(emu::finite(part[0]) && emu::finite(part[1]))) continue;
@@ -96,7 +100,7 @@ __device__ void row_stats(const T* x, int rows, int k, long long rs, long long c
 }  // namespace
 
 #define EMU_STATS(NAME, T)                                                                                              \
-	extern "C" __global__ void __launch_bounds__(256) row_stats_##NAME(const T* x, int rows, int k, long long rs,        \
+	extern "C" __global__ void __launch_bounds__(1024) row_stats_##NAME(const T* x, int rows, int k, long long rs,        \
 	                                                                   long long cs, double* amax, int* e_max,           \
 	                                                                   unsigned long long* t, int* spread, int* nonfinite) { \
 		row_stats<T>(x, rows, k, rs, cs, amax, e_max, t, spread, nonfinite);                                         \

@@ -1,13 +1,16 @@
-//! GPU benchmark: every plan against cuBLAS in the same process (feature `cuda`, Hopper GPU)
+//! GPU benchmark: every plan against cuBLAS in the same process (feature `cuda`, Hopper GPU), cuBLAS's
+//! own FP64 emulation (fixed 4, 6, 7, 8 slices and dynamic mantissa) measured like the f64 plans
 //!
 //! `cargo run --release --features cuda --example bench` (or the bundle's `bench`); environment:
 //! `EMUGEMM_BENCH_SIZES` (default `4096,8192,16384`), `EMUGEMM_BENCH_RUNS` (default 30),
-//! `EMUGEMM_BENCH_CSV` (a file to write the rows to). Times are medians of device-event timings
+//! `EMUGEMM_BENCH_CSV` (a file to write the rows to), `EMUGEMM_BENCH_ONLY` (`;`-separated patterns:
+//! only the plans and emulation rows whose label, e.g. `f64 SchemeII { moduli: 15 }` or
+//! `f64 cuBLAS FP64 emulation`, contains one). Times are medians of device-event timings
 //! after one warm-up; effective TF/s = 2n^3/t (complex 8n^3/t).
 
-use emugemm::baseline::{self, NativeMath};
+use emugemm::baseline::{self, EmulationMantissa, NativeMath};
 use emugemm::testing::{ExactProduct, Sampling};
-use emugemm::{Accum, Backend, DeviceMatrix, EmuMatMul, Emulator, Precision, Scalar};
+use emugemm::{Accum, Backend, DeviceMatrix, EmuMatMul, Emulator, Error, Precision, Scalar, profile};
 use faer::{Mat, c64};
 use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
@@ -48,11 +51,20 @@ fn median(mut v: Vec<Duration>) -> Duration {
 
 struct Bench {
 	emu: Emulator,
+	/// the same GPU with the fused products off
+	unfused: Emulator,
 	runs: usize,
 	csv: Option<std::fs::File>,
+	only: Vec<String>,
 }
 
 impl Bench {
+	/// whether `label` (e.g. `f64 SchemeII { moduli: 15 }`) contains one of the
+	/// `EMUGEMM_BENCH_ONLY` patterns (`;`-separated; every row when unset)
+	fn selected(&self, label: &str) -> bool {
+		self.only.is_empty() || self.only.iter().any(|p| label.contains(p.as_str()))
+	}
+
 	fn row(&mut self, line: String) {
 		println!("{line}");
 		if let Some(f) = &mut self.csv {
@@ -65,18 +77,20 @@ impl Bench {
 	}
 
 	/// median device time of `f` over `runs` runs after one warm-up; fewer runs (at least 5) when
-	/// they would take more than 8 s
-	fn time(&self, mut f: impl FnMut() -> Duration) -> Duration {
-		let first = f().as_secs_f64();
+	/// they would take more than 8 s; the first error ends it
+	fn time(&self, mut f: impl FnMut() -> Result<Duration, Error>) -> Result<Duration, Error> {
+		let first = f()?.as_secs_f64();
 		let runs = self.runs.min(((8.0 / first) as usize).max(5));
-		median((0..runs).map(|_| f()).collect())
+		(0..runs).map(|_| f()).collect::<Result<Vec<_>, _>>().map(median)
 	}
 
 	fn baselines(&mut self, n: usize) {
 		let flops = 2.0 * (n as f64).powi(3);
 		let d = generate::<f64>(n, 1.0, 1);
 		let (da, mut dc) = (self.emu.upload(d.as_ref()).unwrap(), self.emu.zeros_on_device::<f64>(n, n).unwrap());
-		let t = self.time(|| baseline::native_matmul(&self.emu, &mut dc, &da, &da, NativeMath::Exact).unwrap());
+		let t = self
+			.time(|| baseline::native_matmul(&self.emu, &mut dc, &da, &da, NativeMath::Exact))
+			.unwrap();
 		self.row(format!(
 			"| baseline | f64 | cuBLAS DGEMM | {n} | {:.3} | {:.1} | 1.00 | | | | | |",
 			ms(t),
@@ -85,7 +99,7 @@ impl Bench {
 		let f = Mat::<f32>::from_fn(n, n, |i, j| d[(i, j)] as f32);
 		let (fa, mut fc) = (self.emu.upload(f.as_ref()).unwrap(), self.emu.zeros_on_device::<f32>(n, n).unwrap());
 		for (name, math) in [("cuBLAS SGEMM", NativeMath::Exact), ("cuBLAS TF32", NativeMath::Tf32)] {
-			let t = self.time(|| baseline::native_matmul(&self.emu, &mut fc, &fa, &fa, math).unwrap());
+			let t = self.time(|| baseline::native_matmul(&self.emu, &mut fc, &fa, &fa, math)).unwrap();
 			self.row(format!(
 				"| baseline | f32 | {name} | {n} | {:.3} | {:.1} | | | | | | |",
 				ms(t),
@@ -94,13 +108,15 @@ impl Bench {
 		}
 		let z = generate::<c64>(n, 1.0, 2);
 		let (za, mut zc) = (self.emu.upload(z.as_ref()).unwrap(), self.emu.zeros_on_device::<c64>(n, n).unwrap());
-		let t = self.time(|| baseline::native_matmul(&self.emu, &mut zc, &za, &za, NativeMath::Exact).unwrap());
+		let t = self
+			.time(|| baseline::native_matmul(&self.emu, &mut zc, &za, &za, NativeMath::Exact))
+			.unwrap();
 		self.row(format!(
 			"| baseline | c64 | cuBLAS ZGEMM | {n} | {:.3} | {:.1} | 1.00 | | | | | |",
 			ms(t),
 			4.0 * flops / t.as_secs_f64() / 1e12
 		));
-		let t = self.time(|| baseline::int8_matmul(&self.emu, n, n, n).unwrap());
+		let t = self.time(|| baseline::int8_matmul(&self.emu, n, n, n)).unwrap();
 		self.row(format!(
 			"| baseline | i8 | cuBLASLt INT8 (TOPS) | {n} | {:.3} | {:.1} | | | | | | |",
 			ms(t),
@@ -108,37 +124,70 @@ impl Bench {
 		));
 	}
 
-	/// one plan: median time on phi = 1 inputs, bits on phi = 1 and 4 (sampled exact reference)
-	fn plan<T: Scalar>(&mut self, n: usize, precision: Precision, native: Duration, inputs: &[(Mat<T>, Mat<T>, ExactProduct)]) {
-		let flops = if T::IS_COMPLEX { 8.0 } else { 2.0 } * (n as f64).powi(3);
+	/// `product(dst, lhs, rhs)`, which returns its time and what to keep of it, on `inputs`: the
+	/// median time on the phi = 1 inputs with what its last timed run kept, and the scaled bits on
+	/// phi = 1 and 4 (sampled exact reference)
+	fn measure<T: Scalar, R>(
+		&self,
+		n: usize,
+		inputs: &[(Mat<T>, Mat<T>, ExactProduct)],
+		mut product: impl FnMut(&mut DeviceMatrix<T>, &DeviceMatrix<T>, &DeviceMatrix<T>) -> Result<(Duration, R), Error>,
+	) -> Result<(Duration, R, Vec<f64>), Error> {
 		let mut bits = Vec::new();
 		let mut timing = None;
 		for (a, b, exact) in inputs {
-			let (da, db) = (self.emu.upload(a.as_ref()).unwrap(), self.emu.upload(b.as_ref()).unwrap());
-			let mut dc: DeviceMatrix<T> = self.emu.zeros_on_device(n, n).unwrap();
+			let (da, db) = (self.emu.upload(a.as_ref())?, self.emu.upload(b.as_ref())?);
+			let mut dc: DeviceMatrix<T> = self.emu.zeros_on_device(n, n)?;
 			if timing.is_none() {
-				let mut reports = Vec::new();
+				let mut kept = None;
 				let t = self.time(|| {
-					self.emu
-						.matmul_device(&mut dc, Accum::Replace, &da, &db, T::from_parts(1.0, 0.0), precision)
-						.unwrap();
-					let r = self.emu.last_report().unwrap();
-					reports.push(r.clone());
-					r.times.split + r.times.products + r.times.reconstruct
-				});
-				timing = Some((t, reports.pop().unwrap()));
+					product(&mut dc, &da, &db).map(|(t, r)| {
+						kept = Some(r);
+						t
+					})
+				})?;
+				timing = Some((t, kept.expect("timed at least once")));
 			} else {
-				self.emu
-					.matmul_device(&mut dc, Accum::Replace, &da, &db, T::from_parts(1.0, 0.0), precision)
-					.unwrap();
+				product(&mut dc, &da, &db)?;
 			}
-			bits.push(exact.accuracy(dc.download().unwrap().as_ref()).bits);
+			bits.push(exact.accuracy(dc.download()?.as_ref()).bits);
 		}
-		let (t, r) = timing.unwrap();
+		let (t, kept) = timing.expect("at least one input");
+		Ok((t, kept, bits))
+	}
+
+	/// one plan: median time on phi = 1 inputs, bits on phi = 1 and 4 (sampled exact reference)
+	fn plan<T: Scalar>(&mut self, n: usize, precision: Precision, native: Duration, inputs: &[(Mat<T>, Mat<T>, ExactProduct)]) {
+		self.plan_on(n, precision, native, inputs, true);
+	}
+
+	/// one plan as [`Bench::plan`], its products fused (the default) or not (`fused = false`: the
+	/// unfused pipeline, for comparison)
+	fn plan_on<T: Scalar>(
+		&mut self,
+		n: usize,
+		precision: Precision,
+		native: Duration,
+		inputs: &[(Mat<T>, Mat<T>, ExactProduct)],
+		fused: bool,
+	) {
+		if !self.selected(&format!("{} {precision:?}", T::NAME)) {
+			return;
+		}
+		let emu = if fused { &self.emu } else { &self.unfused };
+		let flops = if T::IS_COMPLEX { 8.0 } else { 2.0 } * (n as f64).powi(3);
+		let (t, r, bits) = self
+			.measure(n, inputs, |dc, da, db| {
+				emu.matmul_device(dc, Accum::Replace, da, db, T::from_parts(1.0, 0.0), precision)?;
+				let r = emu.last_report().unwrap();
+				Ok((r.times.split + r.times.products + r.times.reconstruct, r))
+			})
+			.unwrap();
 		let total = (r.times.split + r.times.products + r.times.reconstruct).as_secs_f64();
 		let pct = |d: Duration| 100.0 * d.as_secs_f64() / total;
 		self.row(format!(
-			"| emugemm | {} | {:?} -> {} | {n} | {:.3} | {:.1} | {:.2} | {:.1} | {:.1} | {:.0}% | {:.0}% | {:.0}% |",
+			"| emugemm{} | {} | {:?} -> {} | {n} | {:.3} | {:.1} | {:.2} | {:.1} | {:.1} | {:.0}% | {:.0}% | {:.0}% |",
+			if fused { "" } else { " unfused" },
 			T::NAME,
 			precision,
 			r.plan.scheme,
@@ -153,10 +202,41 @@ impl Bench {
 		));
 	}
 
+	/// cuBLAS's own FP64 emulation on the f64 inputs, measured as the plans are; a row saying why
+	/// when this cuBLAS cannot
+	fn emulation(&mut self, n: usize, mantissa: EmulationMantissa, native: Duration, inputs: &[(Mat<f64>, Mat<f64>, ExactProduct)]) {
+		let name = match mantissa {
+			EmulationMantissa::Fixed(bits) => format!("cuBLAS FP64 emulation, {} slices ({bits} bits)", (bits + 1).div_ceil(8)),
+			EmulationMantissa::Dynamic => "cuBLAS FP64 emulation, dynamic mantissa".into(),
+		};
+		if !self.selected(&format!("f64 {name}")) {
+			return;
+		}
+		let math = NativeMath::Fp64Emulation(mantissa);
+		let measured = self.measure(n, inputs, |dc, da, db| {
+			baseline::native_matmul(&self.emu, dc, da, db, math).map(|t| (t, ()))
+		});
+		self.row(match measured {
+			Ok((t, (), bits)) => format!(
+				"| baseline | f64 | {name} | {n} | {:.3} | {:.1} | {:.2} | {:.1} | {:.1} | | | |",
+				ms(t),
+				2.0 * (n as f64).powi(3) / t.as_secs_f64() / 1e12,
+				native.as_secs_f64() / t.as_secs_f64(),
+				bits[0],
+				bits[1]
+			),
+			Err(e) => format!(
+				"| baseline | f64 | {name} | {n} | unavailable: {} | | | | | | | |",
+				e.to_string().replace(['|', ','], ";")
+			),
+		});
+	}
+
 	fn native_time<T: Scalar>(&self, a: &Mat<T>) -> Duration {
 		let da = self.emu.upload(a.as_ref()).unwrap();
 		let mut dc = self.emu.zeros_on_device::<T>(a.nrows(), a.nrows()).unwrap();
-		self.time(|| baseline::native_matmul(&self.emu, &mut dc, &da, &da, NativeMath::Exact).unwrap())
+		self.time(|| baseline::native_matmul(&self.emu, &mut dc, &da, &da, NativeMath::Exact))
+			.unwrap()
 	}
 
 	fn inputs<T: Scalar>(n: usize) -> Vec<(Mat<T>, Mat<T>, ExactProduct)> {
@@ -169,6 +249,23 @@ impl Bench {
 				(a, b, exact)
 			})
 			.collect()
+	}
+
+	/// the memory-bound kernels alone (statistics, split, CRT), against the device's copy bandwidth
+	fn memory_kernels<T: Scalar>(&mut self, n: usize, moduli: u32) {
+		let a = self.emu.upload(generate::<T>(n, 1.0, 7).as_ref()).unwrap();
+		let timings = profile::memory_kernels(&self.emu, &a, moduli, self.runs).unwrap();
+		let copy = timings[0].bandwidth();
+		for k in &timings {
+			self.row(format!(
+				"| kernel | {} | {} | {n} | {:.3} | {:.0} GB/s | {:.0}% of copy | | | | | |",
+				T::NAME,
+				k.kernel,
+				ms(k.time),
+				k.bandwidth(),
+				100.0 * k.bandwidth() / copy
+			));
+		}
 	}
 
 	/// host matrices in and out: `emu_mul` on the GPU against upload + DGEMM + download
@@ -203,15 +300,28 @@ fn main() {
 	println!("device: {}", emu.gpu_name().unwrap());
 	let mut bench = Bench {
 		emu,
+		unfused: Emulator::with_backend(Backend::Gpu).unwrap().with_fused_products(false),
 		runs: env_list("EMUGEMM_BENCH_RUNS", "30")[0],
 		csv,
+		only: std::env::var("EMUGEMM_BENCH_ONLY")
+			.map(|v| v.split(';').filter(|p| !p.is_empty()).map(String::from).collect())
+			.unwrap_or_default(),
 	};
 	println!("| what | type | plan | n | median ms | TF/s | x native | bits phi=1 | bits phi=4 | split | products | reconstruct |");
 	println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
 	for n in env_list("EMUGEMM_BENCH_SIZES", "4096,8192,16384") {
 		bench.baselines(n);
+		bench.memory_kernels::<f64>(n, 15);
+		bench.memory_kernels::<c64>(n, 15);
 		let f = Bench::inputs::<f64>(n);
 		let native = bench.native_time(&f[0].0);
+		for mantissa in [4, 6, 7, 8]
+			.map(|slices| EmulationMantissa::Fixed(8 * slices - 1))
+			.into_iter()
+			.chain([EmulationMantissa::Dynamic])
+		{
+			bench.emulation(n, mantissa, native, &f);
+		}
 		// the largest size keeps to the plans the targets name (time)
 		let moduli: &[u32] = if n >= 16384 { &[15, 16] } else { &[8, 12, 14, 15, 16, 18, 20] };
 		let mut plans: Vec<Precision> = moduli.iter().map(|&moduli| Precision::SchemeII { moduli }).collect();
@@ -224,12 +334,17 @@ fn main() {
 		for precision in plans {
 			bench.plan(n, precision, native, &f);
 		}
+		let unfused: &[u32] = if n >= 16384 { &[15] } else { &[8, 15, 20] };
+		for &moduli in unfused {
+			bench.plan_on(n, Precision::SchemeII { moduli }, native, &f, false);
+		}
 		drop(f);
 		let z = Bench::inputs::<c64>(n);
 		let native = bench.native_time(&z[0].0);
 		for precision in [Precision::SchemeII { moduli: 15 }, Precision::F64] {
 			bench.plan(n, precision, native, &z);
 		}
+		bench.plan_on(n, Precision::SchemeII { moduli: 15 }, native, &z, false);
 		drop(z);
 		let s = Bench::inputs::<f32>(n);
 		let native = bench.native_time(&s[0].0);

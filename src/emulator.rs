@@ -129,6 +129,7 @@ pub fn last_report() -> Option<Report> {
 pub struct Emulator {
 	backend: Backend,
 	scaling: Scaling,
+	fused: bool,
 	last: Mutex<Option<Report>>,
 }
 
@@ -157,6 +158,7 @@ impl Emulator {
 		Ok(Emulator {
 			backend,
 			scaling: Scaling::Fast,
+			fused: true,
 			last: Mutex::new(None),
 		})
 	}
@@ -172,6 +174,26 @@ impl Emulator {
 	pub fn with_scaling(mut self, scaling: Scaling) -> Self {
 		self.scaling = scaling;
 		self
+	}
+
+	/// the same context with the fused GPU products on (the default) or off: off, the scheme II
+	/// products go through cuBLASLt (INT32 out) and separate reduction kernels, the unfused
+	/// pipeline, for comparisons; the results are the same bit for bit
+	///
+	/// # example
+	/// ```
+	/// use emugemm::{Backend, Emulator};
+	/// let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap().with_fused_products(false);
+	/// assert!(!emu.fused_products());
+	/// ```
+	pub fn with_fused_products(mut self, fused: bool) -> Self {
+		self.fused = fused;
+		self
+	}
+
+	/// whether the GPU products are fused (see [`Emulator::with_fused_products`])
+	pub fn fused_products(&self) -> bool {
+		self.fused
 	}
 
 	/// the backend this context runs on (never [`Backend::Auto`])

@@ -74,7 +74,7 @@ pub use emulator::{Backend, Emulator, PhaseTimes, Report, last_report};
 pub use error::Error;
 pub use faer::Accum;
 #[cfg(feature = "cuda")]
-pub use gpu::{DeviceMatrix, baseline};
+pub use gpu::{DeviceMatrix, baseline, profile};
 pub use interop::EmuMatMul;
 pub use precision::{Plan, Precision, Scaling, Scheme};
 pub use scalar::Scalar;

@@ -270,6 +270,25 @@ mod tests {
 		scale_pow2(x, sigma).trunc() as i128
 	}
 
+	/// the split kernels take the moduli as compile-time constants from `EMU_MODULI` in
+	/// cuda/common.cuh: the same list, in the same order
+	#[test]
+	fn kernel_moduli_list_matches() {
+		let header = include_str!("../cuda/common.cuh");
+		let start = header.find("#define EMU_MODULI(X)").expect("EMU_MODULI in cuda/common.cuh");
+		let body = &header[start..header[start..].find("\n\n").map_or(header.len(), |e| start + e)];
+		let listed: Vec<(usize, u32)> = body
+			.split("X(")
+			.skip(1)
+			.map(|item| {
+				let (l, m) = item.split_once(')').expect("X(l, m)").0.split_once(',').expect("X(l, m)");
+				(l.trim().parse().unwrap(), m.trim().parse().unwrap())
+			})
+			.collect();
+		let expected: Vec<(usize, u32)> = MODULI.iter().copied().enumerate().collect();
+		assert_eq!(listed, expected);
+	}
+
 	#[test]
 	fn residues_of_scaled_integers() {
 		for &(x, sigma) in &[

@@ -1,12 +1,12 @@
 //! NVIDIA's own products on device matrices, timed with device events: the baselines that every
 //! emugemm benchmark prints beside its own numbers (feature `cuda`)
 
-use super::blas::{Int8Gemm, native_gemm};
+use super::blas::{Fp64Emulation, Int8Gemm, native_gemm};
 use super::device::{Gpu, driver, gpu};
 use crate::{DeviceMatrix, Emulator, Error, Scalar};
 use std::time::Duration;
 
-pub use super::blas::NativeMath;
+pub use super::blas::{EmulationMantissa, NativeMath};
 
 fn timed(gpu: &Gpu, work: impl FnOnce() -> Result<(), Error>) -> Result<Duration, Error> {
 	let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
@@ -18,8 +18,13 @@ fn timed(gpu: &Gpu, work: impl FnOnce() -> Result<(), Error>) -> Result<Duration
 	Ok(Duration::from_secs_f64(start.elapsed_ms(&end).map_err(driver)? as f64 / 1e3))
 }
 
-/// `dst = lhs rhs` by cuBLAS (`GemmEx`: DGEMM, ZGEMM, SGEMM, CGEMM, or TF32 tensor cores for
-/// `f32`/`c32` with [`NativeMath::Tf32`]); returns the device time of the call
+/// `dst = lhs rhs` by cuBLAS (`GemmEx`: DGEMM, ZGEMM, SGEMM, CGEMM, TF32 tensor cores for
+/// `f32`/`c32` with [`NativeMath::Tf32`], or cuBLAS's FP64 emulation for `f64`/`c64` with
+/// [`NativeMath::Fp64Emulation`]); returns the device time of the call
+///
+/// For the emulation the cuBLAS handle is set up before the timed call (its workspace allocated
+/// untimed) and restored after it, so later products run as before; a cuBLAS without the
+/// emulation (older than CUDA 13.0 Update 2) gives [`Error::Gpu`].
 ///
 /// # example
 /// ```no_run
@@ -29,6 +34,9 @@ fn timed(gpu: &Gpu, work: impl FnOnce() -> Result<(), Error>) -> Result<Duration
 /// let mut c = emu.zeros_on_device::<f64>(1024, 1024)?;
 /// let t = baseline::native_matmul(&emu, &mut c, &a, &a, baseline::NativeMath::Exact)?;
 /// println!("DGEMM: {t:?}");
+/// let dynamic = baseline::NativeMath::Fp64Emulation(baseline::EmulationMantissa::Dynamic);
+/// let t = baseline::native_matmul(&emu, &mut c, &a, &a, dynamic)?;
+/// println!("cuBLAS FP64 emulation, dynamic mantissa: {t:?}");
 /// # Ok::<(), emugemm::Error>(())
 /// ```
 pub fn native_matmul<T: Scalar>(
@@ -50,6 +58,11 @@ pub fn native_matmul<T: Scalar>(
 	let g = gpu()?;
 	let (a, b, c) = (lhs.ptr(&g), rhs.ptr(&g), dst.ptr(&g));
 	let (one, zero) = (T::from_parts(1.0, 0.0), T::from_parts(0.0, 0.0));
+	// set up before the clock starts, restored when dropped after it stopped
+	let _emulation = match math {
+		NativeMath::Fp64Emulation(mantissa) => Some(Fp64Emulation::enable::<T>(&g, mantissa, (m, n, k))?),
+		NativeMath::Exact | NativeMath::Tf32 => None,
+	};
 	timed(&g, || {
 		native_gemm(&g, (m, n, k), (a, m.max(1)), (b, k.max(1)), (c, m.max(1)), one, zero, math)
 	})

@@ -120,6 +120,22 @@ impl Gpu {
 		f(&mut buffer[..bytes])
 	}
 
+	/// the device time of the work `work` enqueues on the stream, by a pair of events
+	pub fn timed(&self, work: impl FnOnce() -> Result<(), Error>) -> Result<std::time::Duration, Error> {
+		let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+		let (start, end) = (
+			self.ctx.new_event(flags).map_err(driver)?,
+			self.ctx.new_event(flags).map_err(driver)?,
+		);
+		start.record(&self.stream).map_err(driver)?;
+		work()?;
+		end.record(&self.stream).map_err(driver)?;
+		end.synchronize().map_err(driver)?;
+		Ok(std::time::Duration::from_secs_f64(
+			start.elapsed_ms(&end).map_err(driver)? as f64 / 1e3,
+		))
+	}
+
 	/// the kernel `name`, looked up once in the embedded modules (panics on a name no cubin
 	/// defines: a programming error)
 	pub fn function(&self, name: &str) -> CudaFunction {

@@ -1,8 +1,8 @@
 //! the GPU backend (feature `cuda`): NVIDIA Hopper (sm_90a), the Ozaki pipeline
 //!
-//! split kernels write K-major int8 planes; our persistent wgmma kernel multiplies them exactly and
-//! reduces mod m in its epilogue (real scheme II), cuBLASLt multiplies the rest (INT8 in, INT32
-//! out, reduced by separate kernels); the reconstruction kernels mirror the CPU oracle's
+//! split kernels write K-major int8 planes; our persistent wgmma kernels multiply them exactly and
+//! reduce mod m in their epilogue (scheme II, real and 3M complex), cuBLASLt multiplies scheme I
+//! digits (INT8 in, INT32 out); the reconstruction kernels mirror the CPU oracle's
 //! floating-point steps operation for operation, so results equal
 //! [`crate::Backend::CpuEmulation`] bit for bit
 
@@ -18,6 +18,8 @@ mod device;
 mod matrix;
 #[cfg(feature = "cuda")]
 mod pipeline;
+#[cfg(feature = "cuda")]
+pub mod profile;
 #[cfg(all(test, feature = "cuda"))]
 mod tests;
 #[cfg(feature = "cuda")]

@@ -1,5 +1,5 @@
 //! the Ozaki pipeline on the GPU: statistics, policy, split, exact INT8 products (the mod-m
-//! reduction fused into our wgmma kernel for real scheme II), reconstruction; every constant comes
+//! reduction fused into our wgmma kernels for scheme II), reconstruction; every constant comes
 //! from the same Rust functions as the CPU oracle's
 
 use super::blas::{Int8Gemm, NativeMath, native_gemm};
@@ -39,15 +39,15 @@ pub(crate) struct Outcome {
 }
 
 /// `ceil(x / 16) * 16`: the K padding of the int8 planes
-fn pad16(x: usize) -> usize {
+pub(super) fn pad16(x: usize) -> usize {
 	x.div_ceil(16) * 16
 }
 
-fn alloc<T: DeviceRepr + ValidAsZeroBits>(gpu: &Gpu, len: usize) -> Result<CudaSlice<T>, Error> {
+pub(super) fn alloc<T: DeviceRepr + ValidAsZeroBits>(gpu: &Gpu, len: usize) -> Result<CudaSlice<T>, Error> {
 	gpu.stream.alloc_zeros::<T>(len.max(1)).map_err(driver)
 }
 
-fn ptr<T>(gpu: &Gpu, s: &CudaSlice<T>) -> u64 {
+pub(super) fn ptr<T>(gpu: &Gpu, s: &CudaSlice<T>) -> u64 {
 	s.device_ptr(&gpu.stream).0
 }
 
@@ -55,6 +55,19 @@ fn ptr<T>(gpu: &Gpu, s: &CudaSlice<T>) -> u64 {
 fn elementwise(len: usize) -> LaunchConfig {
 	LaunchConfig {
 		grid_dim: (len.div_ceil(256).clamp(1, 132 * 16) as u32, 1, 1),
+		block_dim: (256, 1, 1),
+		shared_mem_bytes: 0,
+	}
+}
+
+/// the CRT launch: 256 threads per block, each on 4 rows (1 when `m % 4 != 0`) of a column;
+/// about 16 blocks per SM, each walking columns (grid-strided along y) so that its setup is paid
+/// once for many columns
+fn columns(gpu: &Gpu, m: usize, n: usize) -> LaunchConfig {
+	let per_thread = if m.is_multiple_of(4) { 4 } else { 1 };
+	let x = m.div_ceil(256 * per_thread);
+	LaunchConfig {
+		grid_dim: (x as u32, n.min((gpu.sm_count * 16 / x).max(1)) as u32, 1),
 		block_dim: (256, 1, 1),
 		shared_mem_bytes: 0,
 	}
@@ -82,45 +95,66 @@ macro_rules! launch_split {
 	}};
 }
 
-/// launches the reconstruction kernel `KERNEL_<type>` over the entries of `job`'s output: its own
-/// arguments first, then what every reconstruction takes (row and column shifts, non-finite
-/// masks, destination, alpha, accumulate)
+/// launches the reconstruction kernel `KERNEL_<type>` over the entries of `job`'s output with
+/// launch configuration `cfg`: its own arguments first, then what every reconstruction takes (row
+/// and column shifts, non-finite masks, destination, alpha, accumulate)
 macro_rules! launch_epilogue {
-	($job:expr, $kernel:literal, $t:ty, ($sa:expr, $sb:expr), $($arg:expr),* $(,)?) => {{
+	($job:expr, $kernel:literal, $t:ty, $cfg:expr, ($sa:expr, $sb:expr), $($arg:expr),* $(,)?) => {{
 		let job: &Job<'_, $t> = $job;
-		let (gpu, out, (m, n, _)) = (job.gpu, job.out, job.dims());
+		let (gpu, out) = (job.gpu, job.out);
 		let name = format!(concat!($kernel, "_{}"), <$t as Scalar>::NAME);
 		let (rows, cols) = (ptr(gpu, &job.bad_rows), ptr(gpu, &job.bad_cols));
 		let (ar, ai, acc) = (job.alpha.re(), job.alpha.im(), out.accumulate as i32);
-		launch!(gpu, name, elementwise(m * n), $($arg,)* ptr(gpu, $sa), ptr(gpu, $sb), rows, cols, out.ptr, out.ld as i64, ar, ai, acc)
+		launch!(gpu, name, $cfg, $($arg,)* ptr(gpu, $sa), ptr(gpu, $sb), rows, cols, out.ptr, out.ld as i64, ar, ai, acc)
 	}};
 }
 
 /// the statistics of an operand's rows, downloaded
 #[derive(Clone)]
-struct OperandStats {
-	rows: Vec<RowStats>,
+pub(super) struct OperandStats {
+	pub rows: Vec<RowStats>,
 	amax: Vec<f64>,
 	nonfinite: Vec<i32>,
 }
 
-fn stats<T: Scalar>(gpu: &Gpu, op: &DeviceOperand) -> Result<OperandStats, Error> {
+/// the statistics kernel's outputs for `rows` rows, one after the other in one scratch buffer:
+/// largest magnitude (f64), norm bound (u64), its exponent, spread, non-finite flag (i32 each)
+pub(super) struct StatsBuffers {
+	base: u64,
+	rows: usize,
+}
+
+impl StatsBuffers {
+	const ROW_BYTES: usize = 8 + 8 + 4 + 4 + 4;
+
+	/// the device addresses of the five arrays
+	fn parts(&self) -> [u64; 5] {
+		let n = self.rows as u64;
+		[
+			self.base,
+			self.base + 8 * n,
+			self.base + 16 * n,
+			self.base + 20 * n,
+			self.base + 24 * n,
+		]
+	}
+}
+
+/// launches the statistics kernel on the rows of `op` (one block of 32 x 32 threads per 32 rows)
+/// into scratch slot 10
+pub(super) fn launch_stats<T: Scalar>(gpu: &Gpu, op: &DeviceOperand) -> Result<StatsBuffers, Error> {
 	let n = op.rows;
-	let (amax, e_max, t, spread, bad) = (
-		alloc::<f64>(gpu, n)?,
-		alloc::<i32>(gpu, n)?,
-		alloc::<u64>(gpu, n)?,
-		alloc::<i32>(gpu, n)?,
-		alloc::<i32>(gpu, n)?,
-	);
-	let per_block = if op.rs == 1 { 32 } else { 8 };
+	let b = StatsBuffers {
+		base: gpu.scratch(10, n * StatsBuffers::ROW_BYTES)?,
+		rows: n,
+	};
 	let cfg = LaunchConfig {
-		grid_dim: (n.div_ceil(per_block) as u32, 1, 1),
-		block_dim: (32, 8, 1),
+		grid_dim: (n.div_ceil(32) as u32, 1, 1),
+		block_dim: (32, 32, 1),
 		shared_mem_bytes: 0,
 	};
 	let name = format!("row_stats_{}", T::NAME);
-	let outs = [ptr(gpu, &amax), ptr(gpu, &e_max), ptr(gpu, &t), ptr(gpu, &spread), ptr(gpu, &bad)];
+	let [amax, t, e_max, spread, bad] = b.parts();
 	launch!(
 		gpu,
 		name,
@@ -130,18 +164,33 @@ fn stats<T: Scalar>(gpu: &Gpu, op: &DeviceOperand) -> Result<OperandStats, Error
 		op.k as i32,
 		op.rs,
 		op.cs,
-		outs[0],
-		outs[1],
-		outs[2],
-		outs[3],
-		outs[4]
+		amax,
+		e_max,
+		t,
+		spread,
+		bad
 	)?;
-	let down = |e| Error::gpu(format!("download: {e:?}"));
-	let (e_max, t, spread) = (
-		gpu.stream.clone_dtoh(&e_max).map_err(down)?,
-		gpu.stream.clone_dtoh(&t).map_err(down)?,
-		gpu.stream.clone_dtoh(&spread).map_err(down)?,
-	);
+	Ok(b)
+}
+
+/// the statistics of the rows of `op`, computed on the device and downloaded in one copy
+pub(super) fn stats<T: Scalar>(gpu: &Gpu, op: &DeviceOperand) -> Result<OperandStats, Error> {
+	let n = op.rows;
+	let buffers = launch_stats::<T>(gpu, op)?;
+	let mut raw = vec![0u8; n * StatsBuffers::ROW_BYTES];
+	gpu.stream.synchronize().map_err(driver)?;
+	// SAFETY: the scratch buffer holds `raw.len()` bytes, written by the kernel the stream has finished
+	unsafe { cudarc::driver::result::memcpy_dtoh_sync(&mut raw, buffers.base) }.map_err(driver)?;
+	let words = |bytes: &[u8]| -> Vec<[u8; 8]> { bytes.chunks_exact(8).map(|c| c.try_into().expect("8 bytes")).collect() };
+	let (wide, narrow) = raw.split_at(16 * n);
+	let amax: Vec<f64> = words(&wide[..8 * n]).into_iter().map(f64::from_ne_bytes).collect();
+	let t: Vec<u64> = words(&wide[8 * n..]).into_iter().map(u64::from_ne_bytes).collect();
+	let narrow: Vec<i32> = narrow
+		.chunks_exact(4)
+		.map(|c| i32::from_ne_bytes(c.try_into().expect("4 bytes")))
+		.collect();
+	let (e_max, rest) = narrow.split_at(n);
+	let (spread, nonfinite) = rest.split_at(n);
 	let rows = (0..n)
 		.map(|i| {
 			let nonzero = spread[i] >= 0;
@@ -154,8 +203,8 @@ fn stats<T: Scalar>(gpu: &Gpu, op: &DeviceOperand) -> Result<OperandStats, Error
 		.collect();
 	Ok(OperandStats {
 		rows,
-		amax: gpu.stream.clone_dtoh(&amax).map_err(down)?,
-		nonfinite: gpu.stream.clone_dtoh(&bad).map_err(down)?,
+		amax,
+		nonfinite: nonfinite.to_vec(),
 	})
 }
 
@@ -196,14 +245,16 @@ impl Clock {
 }
 
 /// everything a scheme needs besides its own constants
-struct Job<'a, T: Scalar> {
-	gpu: &'a Gpu,
-	a: DeviceOperand,
-	b: DeviceOperand,
-	out: Output,
-	alpha: T,
-	bad_rows: CudaSlice<i32>,
-	bad_cols: CudaSlice<i32>,
+pub(super) struct Job<'a, T: Scalar> {
+	pub gpu: &'a Gpu,
+	pub a: DeviceOperand,
+	pub b: DeviceOperand,
+	pub out: Output,
+	pub alpha: T,
+	/// non-finite flags of the rows of `a` and `b` (entries of those rows and columns are left to
+	/// the native fixup)
+	pub bad_rows: CudaSlice<i32>,
+	pub bad_cols: CudaSlice<i32>,
 }
 
 impl<T: Scalar> Job<'_, T> {
@@ -228,7 +279,7 @@ pub(crate) fn product<T: Scalar>(
 	b: DeviceOperand,
 	out: Output,
 	alpha: T,
-	(precision, scaling): (Precision, Scaling),
+	(precision, scaling, fused): (Precision, Scaling, bool),
 	(mut keep_a, mut keep_b): (Option<&mut Kept>, Option<&mut Kept>),
 ) -> Result<Outcome, Error> {
 	let mut clock = Clock::start(gpu)?;
@@ -277,7 +328,7 @@ pub(crate) fn product<T: Scalar>(
 	};
 	match plan.scheme {
 		Scheme::SchemeI { slices } => scheme_one(&job, (&sa, &sb), slices, &plan, (keep_a, keep_b), &mut clock)?,
-		Scheme::SchemeII { moduli, scaling } => scheme_two(&job, (&sa, &sb), moduli, scaling, (keep_a, keep_b), &mut clock)?,
+		Scheme::SchemeII { moduli, scaling } => scheme_two(&job, (&sa, &sb), (moduli, scaling, fused), (keep_a, keep_b), &mut clock)?,
 		Scheme::Native => unreachable!(),
 	}
 	let (bad_m, bad_n) = (
@@ -409,25 +460,11 @@ pub(crate) fn split_digits<T: Scalar>(
 	Ok(out)
 }
 
-/// the scheme II residue planes of an operand into `out`: per modulus 1 plane (real) or 3
+/// the scheme II residue planes of an operand into `out` for the first `p` moduli of
+/// [`scheme2::MODULI`] (compile-time constants of the kernel): per modulus 1 plane (real) or 3
 /// (complex: re, im, re + im) of `rows x pad16(k)`
-pub(crate) fn split_residues<T: Scalar>(
-	gpu: &Gpu,
-	out: u64,
-	op: &DeviceOperand,
-	shifts: &CudaSlice<i32>,
-	moduli: &CudaSlice<u32>,
-) -> Result<u64, Error> {
-	launch_split!(
-		gpu,
-		"split_residues",
-		T,
-		op,
-		out,
-		ptr(gpu, shifts),
-		ptr(gpu, moduli),
-		moduli.len() as i32
-	)?;
+pub(crate) fn split_residues<T: Scalar>(gpu: &Gpu, out: u64, op: &DeviceOperand, shifts: &CudaSlice<i32>, p: u32) -> Result<u64, Error> {
+	launch_split!(gpu, "split_residues", T, op, out, ptr(gpu, shifts), p as i32)?;
 	Ok(out)
 }
 
@@ -510,6 +547,7 @@ fn scheme_one<T: Scalar>(
 		job,
 		"shift_reduce",
 		T,
+		elementwise(m * n),
 		(&da, &db),
 		acc_re,
 		im,
@@ -521,7 +559,8 @@ fn scheme_one<T: Scalar>(
 	clock.mark(gpu)
 }
 
-/// INT32 accumulation of int8 residue products is exact over this many K (a multiple of 16)
+/// INT32 accumulation of int8 residue products is exact over this many K (a multiple of 16): the
+/// K chunk of [`unfused_residues`]
 const RESIDUE_CHUNK: usize = 131_056;
 
 /// the shifts of scheme II under `scaling` (the accurate one takes one extra INT8 product)
@@ -590,12 +629,12 @@ fn shifts_two<T: Scalar>(
 	Ok((accurate(&s0a, &row_max), accurate(&s0b, &col_max)))
 }
 
-/// scheme II: residue planes, one exact product per modulus (3 for complex) reduced mod m, CRT
+/// scheme II: residue planes, one exact product per modulus (3 for complex) reduced mod m (fused
+/// or not), CRT
 fn scheme_two<T: Scalar>(
 	job: &Job<'_, T>,
 	(sa, sb): (&OperandStats, &OperandStats),
-	p: u32,
-	scaling: Scaling,
+	(p, scaling, fused): (u32, Scaling, bool),
 	keep: (Option<&mut Kept>, Option<&mut Kept>),
 	clock: &mut Clock,
 ) -> Result<(), Error> {
@@ -605,27 +644,90 @@ fn scheme_two<T: Scalar>(
 	let crt = Crt::new(p);
 	let (shifts_a, shifts_b) = shifts_two(job, sa, sb, crt.lambda, scaling)?;
 	let (da, db) = (upload_i32(gpu, &shifts_a)?, upload_i32(gpu, &shifts_b)?);
-	let moduli = gpu.stream.clone_htod(&crt.moduli).map_err(driver)?;
 	let per = if T::IS_COMPLEX { 3 } else { 1 };
 	// accurate shifts depend on both operands: only fast-scaled splits are kept
 	let fast = scaling == Scaling::Fast;
 	let (keep_a, keep_b) = if fast { keep } else { (None, None) };
 	let scheme = Scheme::SchemeII { moduli: p, scaling };
 	let ra = planes(gpu, keep_a, scheme, (1, per * pu * m * kpad, 0), |_, dst| {
-		split_residues::<T>(gpu, dst, &job.a, &da, &moduli)
+		split_residues::<T>(gpu, dst, &job.a, &da, p)
 	})?[0];
 	let rb = planes(gpu, keep_b, scheme, (1, per * pu * n * kpad, 1), |_, dst| {
-		split_residues::<T>(gpu, dst, &job.b, &db, &moduli)
+		split_residues::<T>(gpu, dst, &job.b, &db, p)
 	})?[0];
 	clock.mark(gpu)?;
 	let res_re = gpu.scratch(7, pu * mn)?;
-	if !T::IS_COMPLEX && kpad <= RESIDUE_CHUNK {
-		fused_residues(gpu, (ra, rb), (m, n, kpad), &moduli, res_re)?;
-		return crt_epilogue(job, &crt, res_re, None, (&da, &db), clock);
-	}
 	let res_im = if T::IS_COMPLEX { Some(gpu.scratch(8, pu * mn)?) } else { None };
+	let products = if fused { fused_residues } else { unfused_residues };
+	products(gpu, (ra, rb), (m, n, kpad), &crt.moduli, (res_re, res_im))?;
+	crt_epilogue(job, &crt, res_re, res_im, (&da, &db), clock)
+}
+
+/// the exact products of scheme II reduced mod each modulus, from the residue planes `ra` of A
+/// (`rows = m`) and `rb` of B (`rows = n`), `rows x kpad` int8 each, K-major, 1 plane per modulus
+/// (real) or 3 (complex: re, im, re + im): for modulus `moduli[l]`, the symmetric residues of the
+/// real product (or of the complex product's real part) as `m x n` int8, column-major, at
+/// `re + l m n`, and for complex operands (`im` given) of the imaginary part at `im + l m n`, by 3M:
+/// `Re = T1 - T2`, `Im = T3 - T1 - T2` of `T1 = Ar Br^T`, `T2 = Ai Bi^T`, `T3 = (Ar + Ai)(Br + Bi)^T`.
+///
+/// One launch of a fused wgmma kernel for all moduli (`scheme2_residues_v1`, or
+/// `scheme2_residues_3m_v1` with the three products of a modulus accumulated one after the other
+/// in the same registers): no INT32 leaves the SM. Any K: the kernels carry the accumulators mod m
+/// every 130,944 K. Same inputs and outputs as [`unfused_residues`], byte for byte.
+pub(crate) fn fused_residues(
+	gpu: &Gpu,
+	(ra, rb): (u64, u64),
+	(m, n, kpad): (usize, usize, usize),
+	moduli: &[u32],
+	(re, im): (u64, Option<u64>),
+) -> Result<(), Error> {
+	// the kernels index K with int32 (K blocks of 128)
+	if kpad > i32::MAX as usize - 128 {
+		return unfused_residues(gpu, (ra, rb), (m, n, kpad), moduli, (re, im));
+	}
+	let p = moduli.len();
+	let per = if im.is_some() { 3 } else { 1 };
+	let (map_a, map_b) = (
+		TensorMap::planes(ra, kpad, m, per * p, 128)?,
+		TensorMap::planes(rb, kpad, n, per * p, 256)?,
+	);
+	let dev_moduli = gpu.stream.clone_htod(moduli).map_err(driver)?;
+	let name = if im.is_some() {
+		"scheme2_residues_3m_v1"
+	} else {
+		"scheme2_residues_v1"
+	};
+	let f = gpu.function(name);
+	f.set_attribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, WGMMA_SMEM as i32)
+		.map_err(driver)?;
+	let tiles = p * m.div_ceil(128) * n.div_ceil(256);
+	let cfg = LaunchConfig {
+		grid_dim: (tiles.min(gpu.sm_count) as u32, 1, 1),
+		block_dim: (384, 1, 1),
+		shared_mem_bytes: WGMMA_SMEM,
+	};
+	let (mods, dims) = (ptr(gpu, &dev_moduli), (m as i32, n as i32, kpad as i32, p as i32));
+	match im {
+		None => launch!(gpu, name, cfg, map_a, map_b, re, mods, dims.0, dims.1, dims.2, dims.3),
+		Some(im) => launch!(gpu, name, cfg, map_a, map_b, re, im, mods, dims.0, dims.1, dims.2, dims.3),
+	}
+}
+
+/// [`fused_residues`] the unfused way, for comparison: per modulus and K chunk of
+/// `RESIDUE_CHUNK`, cuBLASLt INT8 products with INT32 out (1, or 3 for complex operands) and a
+/// reduction kernel (`reduce_mod`, `reduce_3m`) into the int8 residue planes; same inputs and
+/// outputs, byte for byte
+pub(crate) fn unfused_residues(
+	gpu: &Gpu,
+	(ra, rb): (u64, u64),
+	(m, n, kpad): (usize, usize, usize),
+	moduli: &[u32],
+	(res_re, res_im): (u64, Option<u64>),
+) -> Result<(), Error> {
+	let mn = m * n;
+	let per = if res_im.is_some() { 3 } else { 1 };
 	let tmp = gpu.scratch(9, 4 * per * mn)?;
-	for (l, &modulus) in crt.moduli.iter().enumerate() {
+	for (l, &modulus) in moduli.iter().enumerate() {
 		for (chunk, start) in (0..kpad).step_by(RESIDUE_CHUNK).enumerate() {
 			let len = RESIDUE_CHUNK.min(kpad - start);
 			for part in 0..per {
@@ -670,79 +772,56 @@ fn scheme_two<T: Scalar>(
 			}
 		}
 	}
-	crt_epilogue(job, &crt, res_re, res_im, (&da, &db), clock)
+	Ok(())
 }
 
-/// the residue planes of every modulus in one launch of the fused wgmma kernel: no INT32 leaves
-/// the SM (real operands, K within the exact INT32 bound)
-fn fused_residues(
-	gpu: &Gpu,
-	(ra, rb): (u64, u64),
-	(m, n, kpad): (usize, usize, usize),
-	moduli: &CudaSlice<u32>,
-	out: u64,
-) -> Result<(), Error> {
-	let p = moduli.len();
-	let (map_a, map_b) = (TensorMap::planes(ra, kpad, m, p, 128)?, TensorMap::planes(rb, kpad, n, p, 256)?);
-	let f = gpu.function("scheme2_residues_v0");
-	f.set_attribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, WGMMA_SMEM as i32)
-		.map_err(driver)?;
-	let tiles = p * m.div_ceil(128) * n.div_ceil(256);
-	let cfg = LaunchConfig {
-		grid_dim: (tiles.min(gpu.sm_count) as u32, 1, 1),
-		block_dim: (384, 1, 1),
-		shared_mem_bytes: WGMMA_SMEM,
-	};
-	launch!(
-		gpu,
-		"scheme2_residues_v0",
-		cfg,
-		map_a,
-		map_b,
-		out,
-		ptr(gpu, moduli),
-		m as i32,
-		n as i32,
-		kpad as i32,
-		p as i32
-	)
-}
-
-/// the CRT of the residue planes into the output, with the row and column shifts
+/// the CRT of the residue planes into the output, with the row and column shifts, timed as the
+/// reconstruction phase
 fn crt_epilogue<T: Scalar>(
 	job: &Job<'_, T>,
 	crt: &Crt,
 	res_re: u64,
 	res_im: Option<u64>,
-	(da, db): (&CudaSlice<i32>, &CudaSlice<i32>),
+	shifts: (&CudaSlice<i32>, &CudaSlice<i32>),
 	clock: &mut Clock,
+) -> Result<(), Error> {
+	clock.mark(job.gpu)?;
+	launch_crt(job, crt, res_re, res_im, shifts)?;
+	clock.mark(job.gpu)
+}
+
+/// launches the CRT kernel: residue planes (`p` of `m x n` each, Re and optionally Im) into the output
+pub(super) fn launch_crt<T: Scalar>(
+	job: &Job<'_, T>,
+	crt: &Crt,
+	res_re: u64,
+	res_im: Option<u64>,
+	(da, db): (&CudaSlice<i32>, &CudaSlice<i32>),
 ) -> Result<(), Error> {
 	let gpu = job.gpu;
 	let (m, n, _) = job.dims();
-	let p = crt.len();
-	clock.mark(gpu)?;
 	let (hi, lo) = (
 		gpu.stream.clone_htod(&crt.hi).map_err(driver)?,
 		gpu.stream.clone_htod(&crt.lo).map_err(driver)?,
 	);
 	let im = res_im.unwrap_or(0);
 	let constants = (ptr(gpu, &hi), ptr(gpu, &lo), crt.p_hi, crt.p_lo, crt.inv_p);
-	let (p, m, n) = (p as i32, m as i32, n as i32);
+	let (p, mi, ni) = (crt.len() as i32, m as i32, n as i32);
 	launch_epilogue!(
 		job,
 		"crt",
 		T,
+		columns(gpu, m, n),
 		(da, db),
 		res_re,
 		im,
 		p,
-		m,
-		n,
+		mi,
+		ni,
 		constants.0,
 		constants.1,
 		constants.2,
 		constants.3,
 		constants.4
-	)?;
-	clock.mark(gpu)
+	)
 }

@@ -22,14 +22,26 @@ fn download(g: &Gpu, ptr: u64, len: usize) -> Vec<i8> {
 	host
 }
 
-/// the GPU planes at `ptr` (rows padded to a multiple of 16) equal the CPU planes, padding zero
-fn assert_same_planes(g: &Gpu, ptr: u64, cpu: &Planes, count: usize, what: &str) {
+/// the GPU planes at `ptr` (rows padded to a multiple of 16) agree with the CPU planes, padding
+/// zero: byte for byte, or, when `moduli` names each plane's modulus, congruent (the split's
+/// residues are int8 representatives, not always the symmetric ones)
+fn assert_planes(g: &Gpu, ptr: u64, cpu: &Planes, count: usize, moduli: Option<&[u32]>, what: &str) {
 	let kpad = cpu.k.div_ceil(16) * 16;
 	let gpu_bytes = download(g, ptr, count * cpu.rows * kpad);
 	for t in 0..count {
 		for i in 0..cpu.rows {
 			let row = &gpu_bytes[(t * cpu.rows + i) * kpad..][..kpad];
-			assert_eq!(&row[..cpu.k], cpu.row(t, i), "{what}: plane {t}, row {i}");
+			match moduli {
+				None => assert_eq!(&row[..cpu.k], cpu.row(t, i), "{what}: plane {t}, row {i}"),
+				Some(m) => {
+					let m = m[t] as i32;
+					let congruent = row[..cpu.k]
+						.iter()
+						.zip(cpu.row(t, i))
+						.all(|(&x, &y)| (x as i32 - y as i32) % m == 0);
+					assert!(congruent, "{what}: plane {t} (modulus {m}), row {i}");
+				},
+			}
 			assert!(row[cpu.k..].iter().all(|&x| x == 0), "{what}: padding of plane {t}, row {i}");
 		}
 	}
@@ -83,18 +95,27 @@ fn planes_match<T: Scalar>() {
 			for &(part, values, negate) in parts {
 				let ptr = split_digits::<T>(&g, g.scratch(0, 8 * op.rows * op.k.div_ceil(16) * 16).unwrap(), &op, &d, p, part).unwrap();
 				let cpu = digit_planes(values, &shifts, cpu_op.k, p as usize, negate);
-				assert_same_planes(&g, ptr, &cpu, p as usize, &format!("{} {what} digits p={p} part {part}", T::NAME));
+				assert_planes(
+					&g,
+					ptr,
+					&cpu,
+					p as usize,
+					None,
+					&format!("{} {what} digits p={p} part {part}", T::NAME),
+				);
 			}
 		}
 		let stats = row_stats(&cpu_op);
 		for p in [2u32, 9, 20] {
 			let crt = Crt::new(p);
 			let shifts: Vec<i32> = stats.iter().map(|r| fast_shift(r.norm, crt.lambda)).collect();
-			let (d, moduli) = (g.stream.clone_htod(&shifts).unwrap(), g.stream.clone_htod(&crt.moduli).unwrap());
-			let ptr = split_residues::<T>(&g, g.scratch(1, 60 * op.rows * op.k.div_ceil(16) * 16).unwrap(), &op, &d, &moduli).unwrap();
+			let d = g.stream.clone_htod(&shifts).unwrap();
+			let ptr = split_residues::<T>(&g, g.scratch(1, 60 * op.rows * op.k.div_ceil(16) * 16).unwrap(), &op, &d, p).unwrap();
 			let cpu = residue_planes(&cpu_op, &shifts, &crt.moduli);
-			let count = p as usize * if T::IS_COMPLEX { 3 } else { 1 };
-			assert_same_planes(&g, ptr, &cpu, count, &format!("{} {what} residues p={p}", T::NAME));
+			let per = if T::IS_COMPLEX { 3 } else { 1 };
+			let moduli: Vec<u32> = crt.moduli.iter().flat_map(|&m| [m; 3].into_iter().take(per)).collect();
+			let what = format!("{} {what} residues p={p}", T::NAME);
+			assert_planes(&g, ptr, &cpu, moduli.len(), Some(&moduli), &what);
 		}
 	}
 }
@@ -213,16 +234,14 @@ fn igemm_chassis_is_exact() {
 	);
 }
 
-/// the symmetric residue of the fused epilogue and the reductions (exact double arithmetic)
-/// equals integer `%` for all 2^32 INT32 inputs and every modulus
-#[test]
-#[ignore = "needs a Hopper GPU"]
-fn sym_mod_is_exact_for_every_int32() {
+/// runs a self-test kernel `kernel(moduli, p, mismatches)` over all 20 moduli (16 blocks of 256
+/// threads per SM) and returns the count it reports
+fn exhaustive_mismatches(kernel: &str) -> u64 {
 	use cudarc::driver::{LaunchConfig, PushKernelArg};
 	let g = gpu().unwrap();
 	let moduli = g.stream.clone_htod(&crate::scheme2::MODULI).unwrap();
 	let count = g.stream.alloc_zeros::<u64>(1).unwrap();
-	let f = g.function("sym_mod_exhaustive");
+	let f = g.function(kernel);
 	let mut launch = g.stream.launch_builder(&f);
 	let p = crate::scheme2::MODULI.len() as i32;
 	launch.arg(&moduli).arg(&p).arg(&count);
@@ -235,9 +254,152 @@ fn sym_mod_is_exact_for_every_int32() {
 	// SAFETY: the arguments match the kernel's parameters
 	unsafe { launch.launch(cfg) }.unwrap();
 	let wrong = g.stream.clone_dtoh(&count).unwrap()[0];
-	println!(
-		"sym_mod over 2^32 inputs x {p} moduli: {wrong} mismatches in {:.1?}",
-		start.elapsed()
-	);
+	println!("{kernel}: 2^32 inputs x {p} moduli, {wrong} mismatches in {:.1?}", start.elapsed());
+	wrong
+}
+
+/// the symmetric residue of the reductions (exact double arithmetic) equals integer `%` for all
+/// 2^32 INT32 inputs and every modulus
+#[test]
+#[ignore = "needs a Hopper GPU"]
+fn sym_mod_is_exact_for_every_int32() {
+	assert_eq!(exhaustive_mismatches("sym_mod_exhaustive"), 0);
+}
+
+/// the split's residue arithmetic (`residue_rep`, no division) gives int8 values congruent to
+/// random scaled integers up to 2^91 and to the values next to every rounding boundary
+#[test]
+#[ignore = "needs a Hopper GPU"]
+fn split_residues_are_exact_up_to_2_pow_91() {
+	use cudarc::driver::{LaunchConfig, PushKernelArg};
+	let g = gpu().unwrap();
+	let count = g.stream.alloc_zeros::<u64>(1).unwrap();
+	let f = g.function("residue_check");
+	let mut launch = g.stream.launch_builder(&f);
+	let samples = 256i32;
+	launch.arg(&samples).arg(&count);
+	let threads = g.sm_count * 16 * 256;
+	let cfg = LaunchConfig {
+		grid_dim: (g.sm_count as u32 * 16, 1, 1),
+		block_dim: (256, 1, 1),
+		shared_mem_bytes: 0,
+	};
+	// SAFETY: the arguments match the kernel's parameters
+	unsafe { launch.launch(cfg) }.unwrap();
+	let wrong = g.stream.clone_dtoh(&count).unwrap()[0];
+	let checked = threads as u64 * samples as u64 * crate::scheme2::MODULI.len() as u64;
+	println!("residue_rep: {wrong} mismatches in {checked} values");
 	assert_eq!(wrong, 0);
+}
+
+/// `count` planes of `rows x k` random int8 residues; in every plane row 0 is all -128, so the
+/// products of row 0 of A with row 0 of B reach |T| = K 2^14, beyond INT32 once K > 131,071
+fn residue_bytes(count: usize, rows: usize, k: usize, seed: u64) -> Vec<i8> {
+	let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+	(0..count * rows * k)
+		.map(|idx| {
+			if (idx / k).is_multiple_of(rows) {
+				return -128;
+			}
+			state ^= state << 13;
+			state ^= state >> 7;
+			state ^= state << 17;
+			(state >> 24) as i8
+		})
+		.collect()
+}
+
+/// the residue products on the CPU (exact i64 dot products, `sym_mod`): Re planes, then Im planes
+/// for complex (3M: `Re = T1 - T2`, `Im = T3 - T1 - T2`), each `m x n` column-major per modulus
+fn residues_oracle(a: &[i8], b: &[i8], (m, n, k): (usize, usize, usize), moduli: &[u32], complex: bool) -> (Vec<i8>, Vec<i8>) {
+	use crate::scheme2::sym_mod;
+	use rayon::prelude::*;
+	let per = if complex { 3 } else { 1 };
+	let dot = |plane: usize, i: usize, j: usize| -> i64 {
+		let (x, y) = (&a[(plane * m + i) * k..][..k], &b[(plane * n + j) * k..][..k]);
+		x.iter().zip(y).map(|(&u, &v)| u as i64 * v as i64).sum()
+	};
+	let entries: Vec<(i8, i8)> = (0..moduli.len() * m * n)
+		.into_par_iter()
+		.map(|idx| {
+			let (l, i, j) = (idx / (m * n), idx % m, (idx / m) % n);
+			let t1 = dot(per * l, i, j);
+			if !complex {
+				return (sym_mod(t1, moduli[l]), 0);
+			}
+			let (t2, t3) = (dot(3 * l + 1, i, j), dot(3 * l + 2, i, j));
+			(sym_mod(t1 - t2, moduli[l]), sym_mod(t3 - t1 - t2, moduli[l]))
+		})
+		.collect();
+	entries.into_iter().unzip()
+}
+
+/// the fused residue products (one wgmma launch over all moduli; 3M for complex) against the
+/// unfused route (cuBLASLt INT32 products, reduce_mod / reduce_3m) and the CPU, byte for byte
+fn fused_residues_match(complex: bool, (m, n, k): (usize, usize, usize), p: u32) {
+	use super::pipeline::{fused_residues, unfused_residues};
+	let g = gpu().unwrap();
+	let moduli = Crt::new(p).moduli;
+	let per = if complex { 3 } else { 1 };
+	let planes = per * p as usize;
+	let (a, b) = (residue_bytes(planes, m, k, 1), residue_bytes(planes, n, k, 2));
+	let (da, db) = (g.stream.clone_htod(&a).unwrap(), g.stream.clone_htod(&b).unwrap());
+	let ops = (da.device_ptr(&g.stream).0, db.device_ptr(&g.stream).0);
+	let len = p as usize * m * n;
+	let outs: Vec<_> = (0..4).map(|_| g.stream.alloc_zeros::<i8>(len).unwrap()).collect();
+	let out = |t: usize| outs[t].device_ptr(&g.stream).0;
+	let (fused, unfused) = ((out(0), complex.then(|| out(1))), (out(2), complex.then(|| out(3))));
+	let start = std::time::Instant::now();
+	fused_residues(&g, ops, (m, n, k), &moduli, fused).unwrap();
+	g.stream.synchronize().unwrap();
+	let t_fused = start.elapsed();
+	let start = std::time::Instant::now();
+	unfused_residues(&g, ops, (m, n, k), &moduli, unfused).unwrap();
+	g.stream.synchronize().unwrap();
+	let t_unfused = start.elapsed();
+	let got: Vec<Vec<i8>> = outs.iter().map(|o| g.stream.clone_dtoh(o).unwrap()).collect();
+	let (re, im) = residues_oracle(&a, &b, (m, n, k), &moduli, complex);
+	let what = format!("{} m={m} n={n} k={k} p={p}", if complex { "3M" } else { "real" });
+	let differ = |x: &[i8], y: &[i8]| x.iter().zip(y).filter(|(u, v)| u != v).count();
+	println!(
+		"{what}: fused {t_fused:.2?}, unfused {t_unfused:.2?} (first calls); entries differing from the CPU: fused re {}, unfused re {}{}",
+		differ(&got[0], &re),
+		differ(&got[2], &re),
+		if complex {
+			format!(", fused im {}, unfused im {}", differ(&got[1], &im), differ(&got[3], &im))
+		} else {
+			String::new()
+		}
+	);
+	assert_eq!(got[0], re, "{what}: fused Re");
+	assert_eq!(got[2], re, "{what}: unfused Re");
+	if complex {
+		assert_eq!(got[1], im, "{what}: fused Im");
+		assert_eq!(got[3], im, "{what}: unfused Im");
+	}
+}
+
+/// the fused 3M kernel on a ragged shape (TMA fills outside the planes with zeros), every modulus
+#[test]
+#[ignore = "needs a Hopper GPU"]
+fn fused_3m_residues_match_the_unfused_route() {
+	fused_residues_match(true, (200, 300, 272), 20);
+	fused_residues_match(false, (200, 300, 272), 20);
+}
+
+/// K = 300,000, beyond the exact INT32 chunk (130,944): the fused kernels carry their
+/// accumulators mod m (row 0 of every plane is -128: |T| = 4.9e9 there)
+#[test]
+#[ignore = "needs a Hopper GPU"]
+fn fused_residues_carry_beyond_the_int32_chunk() {
+	fused_residues_match(false, (64, 64, 300_000), 3);
+	fused_residues_match(true, (64, 64, 300_000), 3);
+}
+
+/// the fused epilogues' integer residue arithmetic (carry and symmetric residue by a reciprocal
+/// multiplication) equals integer `%` for all 2^32 INT32 inputs and every modulus
+#[test]
+#[ignore = "needs a Hopper GPU"]
+fn fused_modulus_arithmetic_is_exact_for_every_int32() {
+	assert_eq!(exhaustive_mismatches("modulus_exhaustive"), 0);
 }
