@@ -178,7 +178,8 @@ impl Emulator {
 
 	/// the same context with the fused GPU products on (the default) or off: off, the scheme II
 	/// products go through cuBLASLt (INT32 out) and separate reduction kernels, the unfused
-	/// pipeline, for comparisons; the results are the same bit for bit
+	/// pipeline, for comparisons; the results are the same bit for bit. On, complex products with
+	/// K above 8,192 still take the unfused route, the faster one there (see docs/PERF.md)
 	///
 	/// # example
 	/// ```

@@ -2,7 +2,8 @@
 //!
 //! split kernels write K-major int8 planes; our persistent wgmma kernels multiply them exactly and
 //! reduce mod m in their epilogue (scheme II, real and 3M complex), cuBLASLt multiplies scheme I
-//! digits (INT8 in, INT32 out); the reconstruction kernels mirror the CPU oracle's
+//! digits and long complex scheme II products (INT8 in, INT32 out, reduced by separate kernels);
+//! the reconstruction kernels mirror the CPU oracle's
 //! floating-point steps operation for operation, so results equal
 //! [`crate::Backend::CpuEmulation`] bit for bit
 

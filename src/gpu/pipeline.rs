@@ -629,6 +629,13 @@ fn shifts_two<T: Scalar>(
 	Ok((accurate(&s0a, &row_max), accurate(&s0b, &col_max)))
 }
 
+/// the longest K for which complex scheme II takes the fused 3M kernel by default: beyond it the
+/// kernel's three planes of K-long operand panels outgrow L2 as its CTAs drift apart in phase, and
+/// the unfused route is faster (NVIDIA H200, ncu: 74% DRAM throughput and a 1.38 GHz clock against
+/// 32% and 1.55 GHz for the real kernel at n = 8192; 433 ms fused against 373 ms unfused at
+/// n = 16384, 6.6 against 7.4 ms at 4096, level at 8192; docs/PERF.md)
+const FUSED_3M_MAX_K: usize = 8192;
+
 /// scheme II: residue planes, one exact product per modulus (3 for complex) reduced mod m (fused
 /// or not), CRT
 fn scheme_two<T: Scalar>(
@@ -658,6 +665,7 @@ fn scheme_two<T: Scalar>(
 	clock.mark(gpu)?;
 	let res_re = gpu.scratch(7, pu * mn)?;
 	let res_im = if T::IS_COMPLEX { Some(gpu.scratch(8, pu * mn)?) } else { None };
+	let fused = fused && (!T::IS_COMPLEX || kpad <= FUSED_3M_MAX_K);
 	let products = if fused { fused_residues } else { unfused_residues };
 	products(gpu, (ra, rb), (m, n, kpad), &crt.moduli, (res_re, res_im))?;
 	crt_epilogue(job, &crt, res_re, res_im, (&da, &db), clock)
