@@ -64,45 +64,64 @@ __device__ void shift_reduce_entries(const int* acc_re, const int* acc_im, int p
 }
 
 // V consecutive rows of one column per thread (V = 4 reads each residue plane as one 32-bit word
-// per thread: m % 4 == 0); block (256), grid (row groups, columns), both grid-strided
+// per thread: m % 4 == 0); block (256) on 256 V rows of a column at a time, grid (row chunks,
+// columns), both grid-strided. With V = 4 the values pass through shared memory, so that a warp
+// stores 32 consecutive entries (a thread's own 4 are consecutive, 32 bytes apart from its
+// neighbour's)
 template <typename T, int V>
 __device__ void crt_entries(const signed char* res_re, const signed char* res_im, int p, int m, int n, const CrtConstants& k,
                             const int* sa, const int* sb, const int* bad_rows, const int* bad_cols, T* dst, long long ldd, double ar,
                             double ai, int accumulate) {
 	__shared__ double s_hi[CRT_MAX], s_lo[CRT_MAX];
+	__shared__ double staged_re[V == 4 ? 256 * V : 1], staged_im[V == 4 ? 256 * V : 1];
 	if (threadIdx.x < p) { s_hi[threadIdx.x] = k.hi[threadIdx.x]; s_lo[threadIdx.x] = k.lo[threadIdx.x]; }
 	__syncthreads();
 	const long long mn = (long long)m * n;
-	const int groups = (m + V - 1) / V;
+	const int chunks = (m + 256 * V - 1) / (256 * V);
 	for (int j = blockIdx.y; j < n; j += gridDim.y) {
 		if (bad_cols[j]) continue;
-		for (int g = blockIdx.x * 256 + threadIdx.x; g < groups; g += gridDim.x * 256) {
-			const int i0 = g * V;
+		for (int c = blockIdx.x; c < chunks; c += gridDim.x) {
+			const int i0 = (c * 256 + threadIdx.x) * V;
 			const long long at = (long long)j * m + i0;
 			// the V residues of each plane, one per byte (top bits flipped for byte_as_double); the
 			// loop is unrolled so that several planes' loads are in flight at once
 			CrtSum re[V], im[V];
+			if (i0 < m) {
 #pragma unroll 5
-			for (int l = 0; l < p; ++l) {
-				const long long off = l * mn + at;
-				unsigned wr = V == 4 ? *(const unsigned*)(res_re + off) : *(const unsigned char*)(res_re + off);
-				unsigned wi = res_im ? (V == 4 ? *(const unsigned*)(res_im + off) : *(const unsigned char*)(res_im + off)) : 0u;
-				wr ^= 0x80808080u;
-				wi ^= 0x80808080u;
+				for (int l = 0; l < p; ++l) {
+					const long long off = l * mn + at;
+					unsigned wr = V == 4 ? *(const unsigned*)(res_re + off) : *(const unsigned char*)(res_re + off);
+					unsigned wi = res_im ? (V == 4 ? *(const unsigned*)(res_im + off) : *(const unsigned char*)(res_im + off)) : 0u;
+					wr ^= 0x80808080u;
+					wi ^= 0x80808080u;
 #pragma unroll
-				for (int v = 0; v < V; ++v) {
-					re[v].add(s_hi[l], s_lo[l], emu::byte_as_double(wr, v));
-					if (res_im) im[v].add(s_hi[l], s_lo[l], emu::byte_as_double(wi, v));
+					for (int v = 0; v < V; ++v) {
+						re[v].add(s_hi[l], s_lo[l], emu::byte_as_double(wr, v));
+						if (res_im) im[v].add(s_hi[l], s_lo[l], emu::byte_as_double(wi, v));
+					}
 				}
 			}
+			if constexpr (V == 1) {
+				if (i0 < m && !bad_rows[i0]) {
+					const int e = -sa[i0] - sb[j];
+					emu::combine_store(dst, i0 + (long long)j * ldd, re[0].value(k, e), res_im ? im[0].value(k, e) : 0.0, ar, ai, accumulate);
+				}
+			} else {
 #pragma unroll
-			for (int v = 0; v < V; ++v) {
-				const int i = i0 + v;
-				if (i >= m || bad_rows[i]) continue;
-				const int e = -sa[i] - sb[j];
-				const double cre = re[v].value(k, e);
-				const double cim = res_im ? im[v].value(k, e) : 0.0;
-				emu::combine_store(dst, i + (long long)j * ldd, cre, cim, ar, ai, accumulate);
+				for (int v = 0; v < V; ++v) {
+					const int e = i0 < m ? -sa[i0 + v] - sb[j] : 0;
+					staged_re[V * threadIdx.x + v] = re[v].value(k, e);
+					staged_im[V * threadIdx.x + v] = res_im ? im[v].value(k, e) : 0.0;
+				}
+				__syncthreads();
+#pragma unroll
+				for (int q = 0; q < V; ++q) {
+					const int i = c * 256 * V + 256 * q + threadIdx.x;
+					if (i < m && !bad_rows[i])
+						emu::combine_store(dst, i + (long long)j * ldd, staged_re[256 * q + threadIdx.x], staged_im[256 * q + threadIdx.x], ar, ai,
+						                   accumulate);
+				}
+				__syncthreads();
 			}
 		}
 	}

@@ -62,7 +62,7 @@ fn elementwise(len: usize) -> LaunchConfig {
 
 /// the CRT launch: 256 threads per block, each on 4 rows (1 when `m % 4 != 0`) of a column;
 /// about 16 blocks per SM, each walking columns (grid-strided along y) so that its setup is paid
-/// once for many columns
+/// once for many columns (and row chunks, grid-strided along x)
 fn columns(gpu: &Gpu, m: usize, n: usize) -> LaunchConfig {
 	let per_thread = if m.is_multiple_of(4) { 4 } else { 1 };
 	let x = m.div_ceil(256 * per_thread);
