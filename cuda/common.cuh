@@ -91,9 +91,12 @@ __host__ __device__ constexpr unsigned pow2_mod(unsigned m, int e) {
 // below 2^51 (residue_rep)
 struct Split48 {
 	double hi, lo;
-	__device__ __forceinline__ explicit Split48(double v)
-	    : hi(__dsub_rn(__fma_rn(v, 0x1p-48, ROUND_UNIT), ROUND_UNIT)), lo(__fma_rn(-hi, 0x1p48, v)) {}
 };
+
+__device__ __forceinline__ Split48 split48(double v) {
+	const double hi = __dsub_rn(__fma_rn(v, 0x1p-48, ROUND_UNIT), ROUND_UNIT);
+	return Split48{hi, __fma_rn(-hi, 0x1p48, v)};
+}
 
 // an int8 representative of the integer v = hi 2^48 + lo modulo M (the split's residues):
 // t = hi (2^48 mod M) + lo is exact (|t| < 2^51) and congruent to v; then t - qM with q the

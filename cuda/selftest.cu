@@ -58,7 +58,7 @@ __device__ unsigned long long residue_mismatches(unsigned long long seed, int sa
 		const long long r = (long long)((s % M) * pw % M);
 		const long long expected = negative ? (M - r) % M : r;  // v mod M in [0, M)
 		const double v = (negative ? -(double)s : (double)s) * emu::pow2((int)e);
-		const int got = emu::residue_rep<M>(emu::Split48(v));
+		const int got = emu::residue_rep<M>(emu::split48(v));
 		wrong += got < -128 || got > 127 || ((got % (long long)M) + M) % M != expected;
 	}
 	return wrong;

@@ -63,12 +63,11 @@ struct Residues {
 	int p;
 	const int* shifts;
 	__device__ void operator()(signed char* dst, long long plane, int r, const Quad& x) const {
-		emu::Split48 re[4] = {emu::Split48(trunc(emu::scale_pow2(x.re[0], shifts[r]))), emu::Split48(trunc(emu::scale_pow2(x.re[1], shifts[r]))),
-		                      emu::Split48(trunc(emu::scale_pow2(x.re[2], shifts[r]))), emu::Split48(trunc(emu::scale_pow2(x.re[3], shifts[r])))};
-		emu::Split48 im[4] = {emu::Split48(COMPLEX ? trunc(emu::scale_pow2(x.im[0], shifts[r])) : 0.0),
-		                      emu::Split48(COMPLEX ? trunc(emu::scale_pow2(x.im[1], shifts[r])) : 0.0),
-		                      emu::Split48(COMPLEX ? trunc(emu::scale_pow2(x.im[2], shifts[r])) : 0.0),
-		                      emu::Split48(COMPLEX ? trunc(emu::scale_pow2(x.im[3], shifts[r])) : 0.0)};
+		emu::Split48 re[4], im[4];
+#pragma unroll
+		for (int j = 0; j < 4; ++j) re[j] = emu::split48(trunc(emu::scale_pow2(x.re[j], shifts[r])));
+#pragma unroll
+		for (int j = 0; j < 4; ++j) im[j] = emu::split48(COMPLEX ? trunc(emu::scale_pow2(x.im[j], shifts[r])) : 0.0);
 		residue_planes<COMPLEX>(dst, plane, p, re, im);
 	}
 };

@@ -49,6 +49,13 @@ fn median(mut v: Vec<Duration>) -> Duration {
 	v[v.len() / 2]
 }
 
+/// native cuBLAS times per type, the `x native` reference of the plans
+struct Natives {
+	f64: Duration,
+	f32: Duration,
+	c64: Duration,
+}
+
 struct Bench {
 	emu: Emulator,
 	/// the same GPU with the fused products off
@@ -84,44 +91,39 @@ impl Bench {
 		(0..runs).map(|_| f()).collect::<Result<Vec<_>, _>>().map(median)
 	}
 
-	fn baselines(&mut self, n: usize) {
-		let flops = 2.0 * (n as f64).powi(3);
+	/// the cuBLAS baselines on phi = 1 inputs: DGEMM, SGEMM, TF32, ZGEMM and cuBLASLt INT8 rows;
+	/// returns the native times (DGEMM, SGEMM, ZGEMM) the plans are compared with
+	fn baselines(&mut self, n: usize) -> Natives {
 		let d = generate::<f64>(n, 1.0, 1);
-		let (da, mut dc) = (self.emu.upload(d.as_ref()).unwrap(), self.emu.zeros_on_device::<f64>(n, n).unwrap());
-		let t = self
-			.time(|| baseline::native_matmul(&self.emu, &mut dc, &da, &da, NativeMath::Exact))
-			.unwrap();
-		self.row(format!(
-			"| baseline | f64 | cuBLAS DGEMM | {n} | {:.3} | {:.1} | 1.00 | | | | | |",
-			ms(t),
-			flops / t.as_secs_f64() / 1e12
-		));
 		let f = Mat::<f32>::from_fn(n, n, |i, j| d[(i, j)] as f32);
-		let (fa, mut fc) = (self.emu.upload(f.as_ref()).unwrap(), self.emu.zeros_on_device::<f32>(n, n).unwrap());
-		for (name, math) in [("cuBLAS SGEMM", NativeMath::Exact), ("cuBLAS TF32", NativeMath::Tf32)] {
-			let t = self.time(|| baseline::native_matmul(&self.emu, &mut fc, &fa, &fa, math)).unwrap();
-			self.row(format!(
-				"| baseline | f32 | {name} | {n} | {:.3} | {:.1} | | | | | | |",
-				ms(t),
-				flops / t.as_secs_f64() / 1e12
-			));
-		}
-		let z = generate::<c64>(n, 1.0, 2);
-		let (za, mut zc) = (self.emu.upload(z.as_ref()).unwrap(), self.emu.zeros_on_device::<c64>(n, n).unwrap());
-		let t = self
-			.time(|| baseline::native_matmul(&self.emu, &mut zc, &za, &za, NativeMath::Exact))
-			.unwrap();
-		self.row(format!(
-			"| baseline | c64 | cuBLAS ZGEMM | {n} | {:.3} | {:.1} | 1.00 | | | | | |",
-			ms(t),
-			4.0 * flops / t.as_secs_f64() / 1e12
-		));
+		let f64 = self.native(&d, "cuBLAS DGEMM", NativeMath::Exact);
+		let f32 = self.native(&f, "cuBLAS SGEMM", NativeMath::Exact);
+		self.native(&f, "cuBLAS TF32", NativeMath::Tf32);
+		let c64 = self.native(&generate::<c64>(n, 1.0, 2), "cuBLAS ZGEMM", NativeMath::Exact);
 		let t = self.time(|| baseline::int8_matmul(&self.emu, n, n, n)).unwrap();
 		self.row(format!(
 			"| baseline | i8 | cuBLASLt INT8 (TOPS) | {n} | {:.3} | {:.1} | | | | | | |",
 			ms(t),
+			2.0 * (n as f64).powi(3) / t.as_secs_f64() / 1e12
+		));
+		Natives { f64, f32, c64 }
+	}
+
+	/// one cuBLAS product `a a` timed and printed as a baseline row (`x native` 1.00 for the exact
+	/// ones, against which the plans of that type are compared)
+	fn native<T: Scalar>(&mut self, a: &Mat<T>, name: &str, math: NativeMath) -> Duration {
+		let n = a.nrows();
+		let (da, mut dc) = (self.emu.upload(a.as_ref()).unwrap(), self.emu.zeros_on_device::<T>(n, n).unwrap());
+		let t = self.time(|| baseline::native_matmul(&self.emu, &mut dc, &da, &da, math)).unwrap();
+		let flops = if T::IS_COMPLEX { 8.0 } else { 2.0 } * (n as f64).powi(3);
+		let ratio = if math == NativeMath::Exact { "1.00" } else { "" };
+		self.row(format!(
+			"| baseline | {} | {name} | {n} | {:.3} | {:.1} | {ratio} | | | | | |",
+			T::NAME,
+			ms(t),
 			flops / t.as_secs_f64() / 1e12
 		));
+		t
 	}
 
 	/// `product(dst, lhs, rhs)`, which returns its time and what to keep of it, on `inputs`: the
@@ -157,13 +159,8 @@ impl Bench {
 	}
 
 	/// one plan: median time on phi = 1 inputs, bits on phi = 1 and 4 (sampled exact reference)
-	fn plan<T: Scalar>(&mut self, n: usize, precision: Precision, native: Duration, inputs: &[(Mat<T>, Mat<T>, ExactProduct)]) {
-		self.plan_on(n, precision, native, inputs, true);
-	}
-
-	/// one plan as [`Bench::plan`], its products fused (the default) or not (`fused = false`: the
-	/// unfused pipeline, for comparison)
-	fn plan_on<T: Scalar>(
+	/// (`fused = false`: through the unfused pipeline, for comparison)
+	fn plan<T: Scalar>(
 		&mut self,
 		n: usize,
 		precision: Precision,
@@ -230,13 +227,6 @@ impl Bench {
 				e.to_string().replace(['|', ','], ";")
 			),
 		});
-	}
-
-	fn native_time<T: Scalar>(&self, a: &Mat<T>) -> Duration {
-		let da = self.emu.upload(a.as_ref()).unwrap();
-		let mut dc = self.emu.zeros_on_device::<T>(a.nrows(), a.nrows()).unwrap();
-		self.time(|| baseline::native_matmul(&self.emu, &mut dc, &da, &da, NativeMath::Exact))
-			.unwrap()
 	}
 
 	fn inputs<T: Scalar>(n: usize) -> Vec<(Mat<T>, Mat<T>, ExactProduct)> {
@@ -310,17 +300,16 @@ fn main() {
 	println!("| what | type | plan | n | median ms | TF/s | x native | bits phi=1 | bits phi=4 | split | products | reconstruct |");
 	println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
 	for n in env_list("EMUGEMM_BENCH_SIZES", "4096,8192,16384") {
-		bench.baselines(n);
+		let natives = bench.baselines(n);
 		bench.memory_kernels::<f64>(n, 15);
 		bench.memory_kernels::<c64>(n, 15);
 		let f = Bench::inputs::<f64>(n);
-		let native = bench.native_time(&f[0].0);
 		for mantissa in [4, 6, 7, 8]
 			.map(|slices| EmulationMantissa::Fixed(8 * slices - 1))
 			.into_iter()
 			.chain([EmulationMantissa::Dynamic])
 		{
-			bench.emulation(n, mantissa, native, &f);
+			bench.emulation(n, mantissa, natives.f64, &f);
 		}
 		// the largest size keeps to the plans the targets name (time)
 		let moduli: &[u32] = if n >= 16384 { &[15, 16] } else { &[8, 12, 14, 15, 16, 18, 20] };
@@ -332,29 +321,27 @@ fn main() {
 			Precision::F32,
 		]);
 		for precision in plans {
-			bench.plan(n, precision, native, &f);
+			bench.plan(n, precision, natives.f64, &f, true);
 		}
 		let unfused: &[u32] = if n >= 16384 { &[15] } else { &[8, 15, 20] };
 		for &moduli in unfused {
-			bench.plan_on(n, Precision::SchemeII { moduli }, native, &f, false);
+			bench.plan(n, Precision::SchemeII { moduli }, natives.f64, &f, false);
 		}
 		drop(f);
 		let z = Bench::inputs::<c64>(n);
-		let native = bench.native_time(&z[0].0);
 		for precision in [Precision::SchemeII { moduli: 15 }, Precision::F64] {
-			bench.plan(n, precision, native, &z);
+			bench.plan(n, precision, natives.c64, &z, true);
 		}
-		bench.plan_on(n, Precision::SchemeII { moduli: 15 }, native, &z, false);
+		bench.plan(n, Precision::SchemeII { moduli: 15 }, natives.c64, &z, false);
 		drop(z);
 		let s = Bench::inputs::<f32>(n);
-		let native = bench.native_time(&s[0].0);
 		for precision in [
 			Precision::SchemeI { slices: 2 },
 			Precision::SchemeI { slices: 4 },
 			Precision::Tf32,
 			Precision::F32,
 		] {
-			bench.plan(n, precision, native, &s);
+			bench.plan(n, precision, natives.f32, &s, true);
 		}
 		if n == 8192 {
 			bench.host_to_host(n);
