@@ -5,57 +5,14 @@
 #include <stdint.h>
 #include <cuda.h>
 #include "common.cuh"
+#include "wgmma.cuh"
 
 namespace {
 
+using namespace emu::hopper;
+
 constexpr int BM = 128, BN = 256, BK = 128, STAGES = 4;
 constexpr int A_BYTES = BM * BK, B_BYTES = BN * BK, STAGE_BYTES = A_BYTES + B_BYTES;
-
-// K-major, 128-byte swizzle: SBO = 8 rows x 128 B, LBO unused (1), layout type 1 in bits 62-63
-__device__ __forceinline__ uint64_t descriptor_sw128(uint32_t smem_addr) {
-	uint64_t d = 0;
-	d |= (uint64_t)((smem_addr & 0x3FFFF) >> 4);
-	d |= (uint64_t)1 << 16;
-	d |= (uint64_t)(1024 >> 4) << 32;
-	d |= (uint64_t)1 << 62;
-	return d;
-}
-
-__device__ __forceinline__ void mma256(int (&d)[128], uint64_t desc_a, uint64_t desc_b, int scale_d) {
-	asm volatile(
-	    "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-	    "wgmma.mma_async.sync.aligned.m64n256k32.s32.s8.s8 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p;\n}\n"
-	    : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]), "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]), "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]), "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31]), "+r"(d[32]), "+r"(d[33]), "+r"(d[34]), "+r"(d[35]), "+r"(d[36]), "+r"(d[37]), "+r"(d[38]), "+r"(d[39]), "+r"(d[40]), "+r"(d[41]), "+r"(d[42]), "+r"(d[43]), "+r"(d[44]), "+r"(d[45]), "+r"(d[46]), "+r"(d[47]), "+r"(d[48]), "+r"(d[49]), "+r"(d[50]), "+r"(d[51]), "+r"(d[52]), "+r"(d[53]), "+r"(d[54]), "+r"(d[55]), "+r"(d[56]), "+r"(d[57]), "+r"(d[58]), "+r"(d[59]), "+r"(d[60]), "+r"(d[61]), "+r"(d[62]), "+r"(d[63]), "+r"(d[64]), "+r"(d[65]), "+r"(d[66]), "+r"(d[67]), "+r"(d[68]), "+r"(d[69]), "+r"(d[70]), "+r"(d[71]), "+r"(d[72]), "+r"(d[73]), "+r"(d[74]), "+r"(d[75]), "+r"(d[76]), "+r"(d[77]), "+r"(d[78]), "+r"(d[79]), "+r"(d[80]), "+r"(d[81]), "+r"(d[82]), "+r"(d[83]), "+r"(d[84]), "+r"(d[85]), "+r"(d[86]), "+r"(d[87]), "+r"(d[88]), "+r"(d[89]), "+r"(d[90]), "+r"(d[91]), "+r"(d[92]), "+r"(d[93]), "+r"(d[94]), "+r"(d[95]), "+r"(d[96]), "+r"(d[97]), "+r"(d[98]), "+r"(d[99]), "+r"(d[100]), "+r"(d[101]), "+r"(d[102]), "+r"(d[103]), "+r"(d[104]), "+r"(d[105]), "+r"(d[106]), "+r"(d[107]), "+r"(d[108]), "+r"(d[109]), "+r"(d[110]), "+r"(d[111]), "+r"(d[112]), "+r"(d[113]), "+r"(d[114]), "+r"(d[115]), "+r"(d[116]), "+r"(d[117]), "+r"(d[118]), "+r"(d[119]), "+r"(d[120]), "+r"(d[121]), "+r"(d[122]), "+r"(d[123]), "+r"(d[124]), "+r"(d[125]), "+r"(d[126]), "+r"(d[127])
-	    : "l"(desc_a), "l"(desc_b), "r"(scale_d));
-}
-
-// x, through a move the compiler cannot see through or hoist
-__device__ __forceinline__ int opaque(int x) {
-	asm volatile("mov.b32 %0, %0;\n" : "+r"(x));
-	return x;
-}
-
-__device__ __forceinline__ void bar_init(uint32_t bar, uint32_t count) {
-	asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count));
-}
-
-__device__ __forceinline__ void bar_wait(uint32_t bar, uint32_t parity) {
-	asm volatile(
-	    "{\n.reg .pred p;\nWAIT_%=:\n"
-	    "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
-	    "@!p bra WAIT_%=;\n}\n" ::"r"(bar),
-	    "r"(parity)
-	    : "memory");
-}
-
-__device__ __forceinline__ void bar_arrive(uint32_t bar) {
-	asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
-
-__device__ __forceinline__ void bar_expect(uint32_t bar, uint32_t bytes) {
-	asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
-}
-
 
 }  // namespace
 
@@ -131,16 +88,6 @@ __device__ __forceinline__ int get_byte(const uint32_t (&packed)[32], int i) {
 __device__ __forceinline__ void set_byte(uint32_t (&packed)[32], int i, int v) {
 	const int shift = 8 * (i % 4);
 	packed[i / 4] = (packed[i / 4] & ~(0xFFu << shift)) | ((uint32_t)(v & 0xFF) << shift);
-}
-
-// st.global of v (its low byte for int8) where `inside`: a predicated store, not a branch around
-// one (a seventh fewer instructions in the epilogues)
-__device__ __forceinline__ void store_if(signed char* p, int v, bool inside) {
-	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %2, 0;\n@p st.global.b8 [%0], %1;\n}\n" ::"l"(p), "r"(v), "r"((int)inside) : "memory");
-}
-
-__device__ __forceinline__ void store_if(int* p, int v, bool inside) {
-	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %2, 0;\n@p st.global.b32 [%0], %1;\n}\n" ::"l"(p), "r"(v), "r"((int)inside) : "memory");
 }
 
 // the epilogue policies. Per tile: State start(l) (l: the tile's modulus; State: registers kept
@@ -219,13 +166,6 @@ __device__ __forceinline__ Tile tile_of(int t, int tiles_m, int tiles_n) {
 	return Tile{plane, (first_m + in_group % size) * BM, (in_group / size) * BN};
 }
 
-__device__ __forceinline__ void tma_load3(uint32_t dst, const CUtensorMap* map, int k0, int row0, int plane, uint32_t bar) {
-	asm volatile(
-	    "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
-	    "l"((uint64_t)map), "r"(k0), "r"(row0), "r"(plane), "r"(bar)
-	    : "memory");
-}
-
 // `moduli`: the tile planes' count (the tensor maps hold Epilogue::PHASES planes per modulus)
 template <typename Epilogue>
 __device__ void persistent(const CUtensorMap* map_a, const CUtensorMap* map_b, int m, int n, int k, int moduli, const Epilogue& epilogue) {
@@ -283,11 +223,11 @@ __device__ void persistent(const CUtensorMap* map_a, const CUtensorMap* map_b, i
 				const int s = it % STAGES;
 				bar_wait(full + 8 * s, (it / STAGES) & 1);
 				const uint32_t a = base + s * STAGE_BYTES + cw * 64 * 128, b = base + s * STAGE_BYTES + A_BYTES;
-				asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+				wgmma_fence();
 #pragma unroll
-				for (int ks = 0; ks < BK / 32; ++ks) mma256(d, descriptor_sw128(a + 32 * ks), descriptor_sw128(b + 32 * ks), 1);
-				asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-				asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+				for (int ks = 0; ks < BK / 32; ++ks) Wgmma<BN>::mma(d, descriptor_sw128(a + 32 * ks), descriptor_sw128(b + 32 * ks), 1);
+				wgmma_commit();
+				wgmma_wait<0>();
 				if (threadIdx.x % 128 == 0) bar_arrive(empty + 8 * s);
 				++it;
 			};

@@ -1,0 +1,129 @@
+// emugemm: Hopper (sm_90a) building blocks shared by the wgmma kernels: shared-memory matrix
+// descriptors for the 128-byte swizzle, the int8 wgmma m64nNk32 (exact INT32 accumulation) for
+// every tile width a kernel uses, mbarriers, TMA loads and predicated stores (PTX ISA 8.x, sections
+// "Asynchronous Warpgroup Level Matrix Multiply-Accumulate", "mbarrier", "cp.async.bulk.tensor")
+#pragma once
+#include <stdint.h>
+#include <cuda.h>
+
+namespace emu::hopper {
+
+// K-major, 128-byte swizzle: SBO = 8 rows x 128 B, LBO unused (1), layout type 1 in bits 62-63
+__device__ __forceinline__ uint64_t descriptor_sw128(uint32_t smem_addr) {
+	uint64_t d = 0;
+	d |= (uint64_t)((smem_addr & 0x3FFFF) >> 4);
+	d |= (uint64_t)1 << 16;
+	d |= (uint64_t)(1024 >> 4) << 32;
+	d |= (uint64_t)1 << 62;
+	return d;
+}
+
+// Wgmma<N>::mma(d, desc_a, desc_b, scale_d): d (+)= A B^T for a 64 x 32 int8 A and an N x 32 int8
+// B in shared memory (descriptors), d the warpgroup's 64 x N INT32 fragment (N / 2 registers per
+// thread; accumulator 4 j + q at row 8 (q / 2) + lane / 4 of the warp's 16, column 8 j + 2 (lane % 4)
+// + q % 2); scale_d = 0 overwrites d. The operand lists are generated from blocks of 8 register
+// numbers (EMU_SEQ_b lists b's numbers, %0 written out)
+template <int N>
+struct Wgmma;
+
+// clang-format off
+#define EMU_SEQ_0(X) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#define EMU_SEQ_1(X) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15)
+#define EMU_SEQ_2(X) X(16) X(17) X(18) X(19) X(20) X(21) X(22) X(23)
+#define EMU_SEQ_3(X) X(24) X(25) X(26) X(27) X(28) X(29) X(30) X(31)
+#define EMU_SEQ_4(X) X(32) X(33) X(34) X(35) X(36) X(37) X(38) X(39)
+#define EMU_SEQ_5(X) X(40) X(41) X(42) X(43) X(44) X(45) X(46) X(47)
+#define EMU_SEQ_6(X) X(48) X(49) X(50) X(51) X(52) X(53) X(54) X(55)
+#define EMU_SEQ_7(X) X(56) X(57) X(58) X(59) X(60) X(61) X(62) X(63)
+#define EMU_SEQ_8(X) X(64) X(65) X(66) X(67) X(68) X(69) X(70) X(71)
+#define EMU_SEQ_9(X) X(72) X(73) X(74) X(75) X(76) X(77) X(78) X(79)
+#define EMU_SEQ_10(X) X(80) X(81) X(82) X(83) X(84) X(85) X(86) X(87)
+#define EMU_SEQ_11(X) X(88) X(89) X(90) X(91) X(92) X(93) X(94) X(95)
+#define EMU_SEQ_12(X) X(96) X(97) X(98) X(99) X(100) X(101) X(102) X(103)
+#define EMU_SEQ_13(X) X(104) X(105) X(106) X(107) X(108) X(109) X(110) X(111)
+#define EMU_SEQ_14(X) X(112) X(113) X(114) X(115) X(116) X(117) X(118) X(119)
+#define EMU_SEQ_15(X) X(120) X(121) X(122) X(123) X(124) X(125) X(126) X(127)
+// clang-format on
+
+#define EMU_ACC_STR(i) ", %" #i
+#define EMU_ACC_REG(i) , "+r"(d[i])
+#define EMU_STR(x) #x
+#define EMU_WGMMA_S8(N, ACC, DA, DB, SCALE)                                                                        \
+	template <>                                                                                                    \
+	struct Wgmma<N> {                                                                                              \
+		static constexpr int REGS = N / 2;                                                                         \
+		__device__ __forceinline__ static void mma(int (&d)[N / 2], uint64_t desc_a, uint64_t desc_b, int scale_d) { \
+			asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" EMU_STR(SCALE) ", 0;\n"                              \
+			             "wgmma.mma_async.sync.aligned.m64n" EMU_STR(N) "k32.s32.s8.s8 {%0" ACC(EMU_ACC_STR)         \
+			             "}, %" EMU_STR(DA) ", %" EMU_STR(DB) ", p;\n}\n"                                           \
+			             : "+r"(d[0]) ACC(EMU_ACC_REG)                                                              \
+			             : "l"(desc_a), "l"(desc_b), "r"(scale_d));                                                 \
+		}                                                                                                          \
+	};
+#define EMU_ACC_32(X) EMU_SEQ_0(X) EMU_SEQ_1(X)
+EMU_WGMMA_S8(32, EMU_ACC_32, 16, 17, 18)
+#define EMU_ACC_48(X) EMU_SEQ_0(X) EMU_SEQ_1(X) EMU_SEQ_2(X)
+EMU_WGMMA_S8(48, EMU_ACC_48, 24, 25, 26)
+#define EMU_ACC_64(X) EMU_SEQ_0(X) EMU_SEQ_1(X) EMU_SEQ_2(X) EMU_SEQ_3(X)
+EMU_WGMMA_S8(64, EMU_ACC_64, 32, 33, 34)
+#define EMU_ACC_96(X) EMU_SEQ_0(X) EMU_SEQ_1(X) EMU_SEQ_2(X) EMU_SEQ_3(X) EMU_SEQ_4(X) EMU_SEQ_5(X)
+EMU_WGMMA_S8(96, EMU_ACC_96, 48, 49, 50)
+#define EMU_ACC_128(X) EMU_SEQ_0(X) EMU_SEQ_1(X) EMU_SEQ_2(X) EMU_SEQ_3(X) EMU_SEQ_4(X) EMU_SEQ_5(X) EMU_SEQ_6(X) EMU_SEQ_7(X)
+EMU_WGMMA_S8(128, EMU_ACC_128, 64, 65, 66)
+#define EMU_ACC_192(X) EMU_SEQ_0(X) EMU_SEQ_1(X) EMU_SEQ_2(X) EMU_SEQ_3(X) EMU_SEQ_4(X) EMU_SEQ_5(X) EMU_SEQ_6(X) EMU_SEQ_7(X) EMU_SEQ_8(X) EMU_SEQ_9(X) EMU_SEQ_10(X) EMU_SEQ_11(X)
+EMU_WGMMA_S8(192, EMU_ACC_192, 96, 97, 98)
+#define EMU_ACC_256(X) EMU_SEQ_0(X) EMU_SEQ_1(X) EMU_SEQ_2(X) EMU_SEQ_3(X) EMU_SEQ_4(X) EMU_SEQ_5(X) EMU_SEQ_6(X) EMU_SEQ_7(X) EMU_SEQ_8(X) EMU_SEQ_9(X) EMU_SEQ_10(X) EMU_SEQ_11(X) EMU_SEQ_12(X) EMU_SEQ_13(X) EMU_SEQ_14(X) EMU_SEQ_15(X)
+EMU_WGMMA_S8(256, EMU_ACC_256, 128, 129, 130)
+#undef EMU_WGMMA_S8
+
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int PENDING>
+__device__ __forceinline__ void wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(PENDING) : "memory"); }
+
+// x, through a move the compiler cannot see through or hoist
+__device__ __forceinline__ int opaque(int x) {
+	asm volatile("mov.b32 %0, %0;\n" : "+r"(x));
+	return x;
+}
+
+__device__ __forceinline__ void bar_init(uint32_t bar, uint32_t count) {
+	asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count));
+}
+
+__device__ __forceinline__ void bar_wait(uint32_t bar, uint32_t parity) {
+	asm volatile(
+	    "{\n.reg .pred p;\nWAIT_%=:\n"
+	    "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+	    "@!p bra WAIT_%=;\n}\n" ::"r"(bar),
+	    "r"(parity)
+	    : "memory");
+}
+
+__device__ __forceinline__ void bar_arrive(uint32_t bar) {
+	asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+
+__device__ __forceinline__ void bar_expect(uint32_t bar, uint32_t bytes) {
+	asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+
+// a 3-d TMA load (coordinates innermost first) into shared memory, completing on `bar`
+__device__ __forceinline__ void tma_load3(uint32_t dst, const CUtensorMap* map, int c0, int c1, int c2, uint32_t bar) {
+	asm volatile(
+	    "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
+	    "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+	    : "memory");
+}
+
+// st.global of v (its low byte for int8) where `inside`: a predicated store, not a branch around
+// one (a seventh fewer instructions in the epilogues)
+__device__ __forceinline__ void store_if(signed char* p, int v, bool inside) {
+	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %2, 0;\n@p st.global.b8 [%0], %1;\n}\n" ::"l"(p), "r"(v), "r"((int)inside) : "memory");
+}
+
+__device__ __forceinline__ void store_if(int* p, int v, bool inside) {
+	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %2, 0;\n@p st.global.b32 [%0], %1;\n}\n" ::"l"(p), "r"(v), "r"((int)inside) : "memory");
+}
+
+}  // namespace emu::hopper
