@@ -199,31 +199,38 @@ impl Bench {
 		));
 	}
 
-	/// cuBLAS's own FP64 emulation on the f64 inputs, measured as the plans are; a row saying why
-	/// when this cuBLAS cannot
-	fn emulation(&mut self, n: usize, mantissa: EmulationMantissa, native: Duration, inputs: &[(Mat<f64>, Mat<f64>, ExactProduct)]) {
-		let name = match mantissa {
-			EmulationMantissa::Fixed(bits) => format!("cuBLAS FP64 emulation, {} slices ({bits} bits)", (bits + 1).div_ceil(8)),
-			EmulationMantissa::Dynamic => "cuBLAS FP64 emulation, dynamic mantissa".into(),
+	/// a cuBLAS product (native, or cuBLAS's own FP64 emulation) on the plans' inputs, measured as
+	/// the plans are (time on phi = 1, bits on phi = 1 and 4: the native bits are what the
+	/// precision promises are measured against); a row saying why when this cuBLAS cannot
+	fn cublas<T: Scalar>(&mut self, n: usize, math: NativeMath, native: Duration, inputs: &[(Mat<T>, Mat<T>, ExactProduct)]) {
+		let name = match math {
+			NativeMath::Fp64Emulation(EmulationMantissa::Fixed(bits)) => {
+				format!("cuBLAS FP64 emulation, {} slices ({bits} bits)", (bits + 1).div_ceil(8))
+			},
+			NativeMath::Fp64Emulation(EmulationMantissa::Dynamic) => "cuBLAS FP64 emulation, dynamic mantissa".into(),
+			NativeMath::Exact => format!("cuBLAS native on the plans' inputs ({})", T::NAME),
+			NativeMath::Tf32 => "cuBLAS TF32 on the plans' inputs".into(),
 		};
-		if !self.selected(&format!("f64 {name}")) {
+		if !self.selected(&format!("{} {name}", T::NAME)) {
 			return;
 		}
-		let math = NativeMath::Fp64Emulation(mantissa);
+		let flops = if T::IS_COMPLEX { 8.0 } else { 2.0 } * (n as f64).powi(3);
 		let measured = self.measure(n, inputs, |dc, da, db| {
 			baseline::native_matmul(&self.emu, dc, da, db, math).map(|t| (t, ()))
 		});
 		self.row(match measured {
 			Ok((t, (), bits)) => format!(
-				"| baseline | f64 | {name} | {n} | {:.3} | {:.1} | {:.2} | {:.1} | {:.1} | | | |",
+				"| baseline | {} | {name} | {n} | {:.3} | {:.1} | {:.2} | {:.1} | {:.1} | | | |",
+				T::NAME,
 				ms(t),
-				2.0 * (n as f64).powi(3) / t.as_secs_f64() / 1e12,
+				flops / t.as_secs_f64() / 1e12,
 				native.as_secs_f64() / t.as_secs_f64(),
 				bits[0],
 				bits[1]
 			),
 			Err(e) => format!(
-				"| baseline | f64 | {name} | {n} | unavailable: {} | | | | | | | |",
+				"| baseline | {} | {name} | {n} | unavailable: {} | | | | | | | |",
+				T::NAME,
 				e.to_string().replace(['|', ','], ";")
 			),
 		});
@@ -304,12 +311,13 @@ fn main() {
 		bench.memory_kernels::<f64>(n, 15);
 		bench.memory_kernels::<c64>(n, 15);
 		let f = Bench::inputs::<f64>(n);
+		bench.cublas(n, NativeMath::Exact, natives.f64, &f);
 		for mantissa in [4, 6, 7, 8]
 			.map(|slices| EmulationMantissa::Fixed(8 * slices - 1))
 			.into_iter()
 			.chain([EmulationMantissa::Dynamic])
 		{
-			bench.emulation(n, mantissa, natives.f64, &f);
+			bench.cublas(n, NativeMath::Fp64Emulation(mantissa), natives.f64, &f);
 		}
 		// the largest size keeps to the plans the targets name (time)
 		let moduli: &[u32] = if n >= 16384 { &[15, 16] } else { &[8, 12, 14, 15, 16, 18, 20] };
@@ -329,12 +337,15 @@ fn main() {
 		}
 		drop(f);
 		let z = Bench::inputs::<c64>(n);
+		bench.cublas(n, NativeMath::Exact, natives.c64, &z);
 		for precision in [Precision::SchemeII { moduli: 15 }, Precision::F64] {
 			bench.plan(n, precision, natives.c64, &z, true);
 		}
 		bench.plan(n, Precision::SchemeII { moduli: 15 }, natives.c64, &z, false);
 		drop(z);
 		let s = Bench::inputs::<f32>(n);
+		bench.cublas(n, NativeMath::Exact, natives.f32, &s);
+		bench.cublas(n, NativeMath::Tf32, natives.f32, &s);
 		for precision in [
 			Precision::SchemeI { slices: 2 },
 			Precision::SchemeI { slices: 4 },
