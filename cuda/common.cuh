@@ -99,16 +99,18 @@ __device__ __forceinline__ Split48 split48(double v) {
 }
 
 // an int8 representative of the integer v = hi 2^48 + lo modulo M (the split's residues):
-// t = hi (2^48 mod M) + lo is exact (|t| < 2^51) and congruent to v; then t - qM with q the
-// integer nearest to t fl(1/M), exact by fma, read from the low word of the sum with ROUND_UNIT (no
-// division, no conversion instruction, 5 FP64 operations). q can miss the integer nearest to t/M by
-// one, so |t - qM| <= (M + 1)/2, not always the symmetric residue: congruent, which is all the
-// products need; the one value outside int8, +128 (M = 255 or 256), is taken as 128 - M
+// t = hi (2^48 mod M) + lo is exact (|t| < 2^51) and congruent to v; then r = t - qM with q the
+// integer nearest to t fl(1/M). Both t + ROUND_UNIT and q + ROUND_UNIT are exact doubles whose low
+// words are t and q mod 2^32, so r = t - qM is one integer multiply-add on the low words, exact
+// because r is small (3 FP64 operations and one integer one, no division, no conversion
+// instruction). q can miss the integer nearest to t/M by one, so |r| <= (M + 1)/2, not always the
+// symmetric residue: congruent, which is all the products need; the one value outside int8, +128
+// (M = 255 or 256), is taken as 128 - M
 template <unsigned M>
 __device__ __forceinline__ int residue_rep(const Split48& v) {
 	const double t = __fma_rn(v.hi, (double)pow2_mod(M, 48), v.lo);
-	const double q = __dsub_rn(__fma_rn(t, 1.0 / M, ROUND_UNIT), ROUND_UNIT);
-	const int r = __double2loint(__dadd_rn(__fma_rn(-q, (double)M, t), ROUND_UNIT));
+	const int q = __double2loint(__fma_rn(t, 1.0 / M, ROUND_UNIT));
+	const int r = __double2loint(__dadd_rn(t, ROUND_UNIT)) - q * (int)M;
 	return M >= 255 && r == 128 ? 128 - (int)M : r;
 }
 

@@ -33,13 +33,13 @@ struct CrtConstants {
 constexpr int CRT_MAX = 20;
 
 // the CRT sums of one entry (Crt::reconstruct): sum hi_l c_l is exact (hence one fma per term, the
-// same value as a multiplication and an addition), sum lo_l c_l is rounded term by term as the
-// oracle rounds it
+// same value as a multiplication and an addition), sum lo_l c_l is one fma per term, rounded term
+// by term as the oracle rounds it
 struct CrtSum {
 	double hi = 0.0, lo = 0.0;
 	__device__ void add(double w_hi, double w_lo, double c) {
 		hi = __fma_rn(w_hi, c, hi);
-		lo = __dadd_rn(lo, __dmul_rn(w_lo, c));
+		lo = __fma_rn(w_lo, c, lo);
 	}
 	__device__ double value(const CrtConstants& k, int e) const {
 		double q = rint(__dmul_rn(hi, k.inv_p));

@@ -5,7 +5,7 @@
 // writes 8 rows x 32 bytes). what is written per element comes from the operation:
 //   Digits   scheme I balanced digits of rint(x 2^s_r) (real part, imaginary part, or -imaginary)
 //   Residues scheme II residues of trunc(x 2^s_r) for the first p moduli (complex: re, im, re+im),
-//            each modulus a compile-time constant (residue_rep: 5 FP64 operations, no division); int8
+//            each modulus a compile-time constant (residue_rep: 3 FP64 operations and an integer one, no division); int8
 //            representatives, congruent to the oracle's symmetric residues (the products and
 //            everything after them depend on the values modulo m only)
 //   Coarse   accurate scaling: ceil(|re| 2^s0) + ceil(|im| 2^s0)

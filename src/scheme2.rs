@@ -203,7 +203,7 @@ impl Crt {
 		for ((&h, &l), &c) in self.hi.iter().zip(&self.lo).zip(residues) {
 			let c = c as f64;
 			s_hi += h * c; // exact: every partial sum lies on the grid below 2^53 grid steps
-			s_lo += l * c;
+			s_lo = l.mul_add(c, s_lo); // one rounding per term
 		}
 		let q = (s_hi * self.inv_p).round_ties_even();
 		let t = (-q).mul_add(self.p_hi, s_hi); // exact: the result lies on the grid
