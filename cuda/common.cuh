@@ -48,6 +48,9 @@ __device__ __forceinline__ void balanced_digits(long long x, int p, signed char*
 	}
 }
 
+// one step of the shift-reduce (src/scheme1.rs shift_reduce), smallest weight first: v 2^-8 + c
+__device__ __forceinline__ double shift_reduce_step(double v, int c) { return __dadd_rn(__dmul_rn(v, 1.0 / 256.0), (double)c); }
+
 // ---- scheme II (src/scheme2.rs) ----
 
 // v mod m in [0, m) for an integer-valued double |v| < 2^53, exactly: one multiplication by the

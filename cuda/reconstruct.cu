@@ -13,7 +13,7 @@ namespace {
 
 __device__ __forceinline__ double shift_reduce(const int* acc, long long stride, int p) {
 	double v = (double)acc[(long long)(p - 1) * stride];
-	for (int s = p - 2; s >= 0; --s) v = __dadd_rn(__dmul_rn(v, 1.0 / 256.0), (double)acc[(long long)s * stride]);
+	for (int s = p - 2; s >= 0; --s) v = emu::shift_reduce_step(v, acc[(long long)s * stride]);
 	return v;
 }
 

@@ -1,8 +1,12 @@
-// emugemm: the split of an operand into int8 planes, K-major: plane t, row r at
-// out[(t * rows + r) * kpad + h], zero for k <= h < kpad. one template kernel moves a 32 x 32 tile
-// (rows x k) through shared memory: the loads are coalesced along the input's contiguous dimension,
-// then each thread turns 4 consecutive elements of one row into one 32-bit store per plane (a warp
-// writes 8 rows x 32 bytes). what is written per element comes from the operation:
+// emugemm: the split of an operand into int8 planes, K-major, zero for k <= h < kpad, in one of
+// two layouts:
+//   Planar       plane t, row r at out[(t * rows + r) * kpad + h]
+//   Interleaved  (fused scheme I, cuda/scheme1.cu) row r at out[r * p * kpad], K chunk c = h / 32
+//                holding its p planes one after the other: plane t at byte (c p + t) 32 + h % 32
+// one template kernel moves a 32 x 32 tile (rows x k) through shared memory: the loads are
+// coalesced along the input's contiguous dimension, then each thread turns 4 consecutive elements
+// of one row into one 32-bit store per plane (a warp writes 8 rows x 32 bytes). what is written per
+// element comes from the operation:
 //   Digits   scheme I balanced digits of rint(x 2^s_r) (real part, imaginary part, or -imaginary)
 //   Residues scheme II residues of trunc(x 2^s_r) for the first p moduli (complex: re, im, re+im),
 //            each modulus a compile-time constant (residue_rep: 3 FP64 operations and an integer one, no division); int8
@@ -82,8 +86,24 @@ struct Coarse {
 	}
 };
 
-template <typename T, typename Op>
-__device__ void split_tile(const T* x, int rows, int k, long long rs, long long cs, long long kpad, signed char* out, const Op& op) {
+// where the planes of element (r, h) go: its offset in plane 0, and the distance between planes
+struct Planar {
+	int rows;
+	long long kpad;
+	__device__ long long offset(int r, int h) const { return (long long)r * kpad + h; }
+	__device__ long long plane() const { return (long long)rows * kpad; }
+};
+
+struct Interleaved {
+	int p;
+	long long kpad;
+	__device__ long long offset(int r, int h) const { return ((long long)r * kpad + (h & ~31)) * p + (h & 31); }
+	__device__ long long plane() const { return 32; }
+};
+
+template <typename T, typename Layout, typename Op>
+__device__ void split_tile(const T* x, int rows, int k, long long rs, long long cs, long long kpad, signed char* out, const Layout& layout,
+                           const Op& op) {
 	using E = emu::Elem<T>;
 	__shared__ double s_re[32][33];
 	__shared__ double s_im[E::complex ? 32 : 1][33];
@@ -113,7 +133,7 @@ __device__ void split_tile(const T* x, int rows, int k, long long rs, long long 
 		q.re[j] = s_re[rl][hl + j];
 		q.im[j] = E::complex ? s_im[rl][hl + j] : 0.0;
 	}
-	op(out + (long long)r * kpad + h, (long long)rows * kpad, r, q);
+	op(out + layout.offset(r, h), layout.plane(), r, q);
 }
 
 }  // namespace
@@ -122,16 +142,21 @@ __device__ void split_tile(const T* x, int rows, int k, long long rs, long long 
 	extern "C" __global__ void __launch_bounds__(256) split_digits_##NAME(const T* x, int rows, int k, long long rs,       \
 	                                                                      long long cs, long long kpad, signed char* out,  \
 	                                                                      const int* shifts, int p, int part) {            \
-		split_tile<T>(x, rows, k, rs, cs, kpad, out, Digits{p, part, shifts});                                          \
+		split_tile<T>(x, rows, k, rs, cs, kpad, out, Planar{rows, kpad}, Digits{p, part, shifts});                       \
+	}                                                                                                                       \
+	extern "C" __global__ void __launch_bounds__(256) split_digits_interleaved_##NAME(                                     \
+	    const T* x, int rows, int k, long long rs, long long cs, long long kpad, signed char* out, const int* shifts, int p, \
+	    int part) {                                                                                                         \
+		split_tile<T>(x, rows, k, rs, cs, kpad, out, Interleaved{p, kpad}, Digits{p, part, shifts});                    \
 	}                                                                                                                       \
 	extern "C" __global__ void __launch_bounds__(256) split_residues_##NAME(const T* x, int rows, int k, long long rs,     \
 	                                                                        long long cs, long long kpad, signed char* out, \
 	                                                                        const int* shifts, int p) {                    \
-		split_tile<T>(x, rows, k, rs, cs, kpad, out, Residues<emu::Elem<T>::complex>{p, shifts});                       \
+		split_tile<T>(x, rows, k, rs, cs, kpad, out, Planar{rows, kpad}, Residues<emu::Elem<T>::complex>{p, shifts});    \
 	}                                                                                                                       \
 	extern "C" __global__ void __launch_bounds__(256) split_coarse_##NAME(const T* x, int rows, int k, long long rs,       \
 	                                                                      long long cs, long long kpad, signed char* out,  \
 	                                                                      const int* s0) {                                 \
-		split_tile<T>(x, rows, k, rs, cs, kpad, out, Coarse{s0});                                                       \
+		split_tile<T>(x, rows, k, rs, cs, kpad, out, Planar{rows, kpad}, Coarse{s0});                                   \
 	}
 EMU_FOR_EACH_TYPE(EMU_SPLIT)

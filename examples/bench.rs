@@ -5,8 +5,10 @@
 //! `EMUGEMM_BENCH_SIZES` (default `4096,8192,16384`), `EMUGEMM_BENCH_RUNS` (default 30),
 //! `EMUGEMM_BENCH_CSV` (a file to write the rows to), `EMUGEMM_BENCH_ONLY` (`;`-separated patterns:
 //! only the plans and emulation rows whose label, e.g. `f64 SchemeII { moduli: 15 }` or
-//! `f64 cuBLAS FP64 emulation`, contains one). Times are medians of device-event timings
-//! after one warm-up; effective TF/s = 2n^3/t (complex 8n^3/t).
+//! `f64 cuBLAS FP64 emulation`, contains one; `fused scheme I kernel` selects the kernel-alone
+//! rows of the fused scheme I kernel, `fused scheme I kernel p=3` one of them). Times are medians
+//! of device-event timings after one warm-up; effective TF/s = 2n^3/t (complex 8n^3/t); the
+//! kernel-alone rows give INT8 TOPS = p(p+1)/2 2n^3/t in that column.
 
 use emugemm::baseline::{self, EmulationMantissa, NativeMath};
 use emugemm::testing::{ExactProduct, Sampling};
@@ -54,6 +56,8 @@ struct Natives {
 	f64: Duration,
 	f32: Duration,
 	c64: Duration,
+	/// cuBLASLt INT8, TOPS
+	int8: f64,
 }
 
 struct Bench {
@@ -101,12 +105,12 @@ impl Bench {
 		self.native(&f, "cuBLAS TF32", NativeMath::Tf32);
 		let c64 = self.native(&generate::<c64>(n, 1.0, 2), "cuBLAS ZGEMM", NativeMath::Exact);
 		let t = self.time(|| baseline::int8_matmul(&self.emu, n, n, n)).unwrap();
+		let int8 = 2.0 * (n as f64).powi(3) / t.as_secs_f64() / 1e12;
 		self.row(format!(
-			"| baseline | i8 | cuBLASLt INT8 (TOPS) | {n} | {:.3} | {:.1} | | | | | | |",
-			ms(t),
-			2.0 * (n as f64).powi(3) / t.as_secs_f64() / 1e12
+			"| baseline | i8 | cuBLASLt INT8 (TOPS) | {n} | {:.3} | {int8:.1} | | | | | | |",
+			ms(t)
 		));
-		Natives { f64, f32, c64 }
+		Natives { f64, f32, c64, int8 }
 	}
 
 	/// one cuBLAS product `a a` timed and printed as a baseline row (`x native` 1.00 for the exact
@@ -265,6 +269,24 @@ impl Bench {
 		}
 	}
 
+	/// the fused scheme I kernel alone (random interleaved digits, split excluded) for p = 1..8:
+	/// INT8 TOPS = p(p+1)/2 2n^3/t, against cuBLASLt's INT8 rate `int8` (TOPS)
+	fn fused_scheme1_kernels(&mut self, n: usize, int8: f64) {
+		for p in 1..=8u32 {
+			if !self.selected(&format!("i8 fused scheme I kernel p={p}")) {
+				continue;
+			}
+			let k = profile::fused_scheme1_kernel(&self.emu, n, p, self.runs).unwrap();
+			let tops = (p * (p + 1) / 2) as f64 * 2.0 * (n as f64).powi(3) / k.time.as_secs_f64() / 1e12;
+			self.row(format!(
+				"| kernel | i8 | fused scheme I kernel p={p}: {} (INT8 TOPS) | {n} | {:.3} | {tops:.1} | {:.2} x INT8 | | | | | |",
+				k.kernel,
+				ms(k.time),
+				tops / int8
+			));
+		}
+	}
+
 	/// host matrices in and out: `emu_mul` on the GPU against upload + DGEMM + download
 	fn host_to_host(&mut self, n: usize) {
 		let a = generate::<f64>(n, 1.0, 3);
@@ -308,6 +330,7 @@ fn main() {
 	println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
 	for n in env_list("EMUGEMM_BENCH_SIZES", "4096,8192,16384") {
 		let natives = bench.baselines(n);
+		bench.fused_scheme1_kernels(n, natives.int8);
 		bench.memory_kernels::<f64>(n, 15);
 		bench.memory_kernels::<c64>(n, 15);
 		let f = Bench::inputs::<f64>(n);
@@ -323,6 +346,7 @@ fn main() {
 		let moduli: &[u32] = if n >= 16384 { &[15, 16] } else { &[8, 12, 14, 15, 16, 18, 20] };
 		let mut plans: Vec<Precision> = moduli.iter().map(|&moduli| Precision::SchemeII { moduli }).collect();
 		plans.extend([
+			Precision::SchemeI { slices: 2 },
 			Precision::SchemeI { slices: 4 },
 			Precision::SchemeI { slices: 8 },
 			Precision::F64,
@@ -334,6 +358,10 @@ fn main() {
 		let unfused: &[u32] = if n >= 16384 { &[15] } else { &[8, 15, 20] };
 		for &moduli in unfused {
 			bench.plan(n, Precision::SchemeII { moduli }, natives.f64, &f, false);
+		}
+		// scheme I unfused (cuBLASLt diagonals + shift_reduce), against the fused rows above
+		for slices in [2, 4] {
+			bench.plan(n, Precision::SchemeI { slices }, natives.f64, &f, false);
 		}
 		drop(f);
 		let z = Bench::inputs::<c64>(n);
@@ -353,6 +381,9 @@ fn main() {
 			Precision::F32,
 		] {
 			bench.plan(n, precision, natives.f32, &s, true);
+		}
+		for slices in [2, 4] {
+			bench.plan(n, Precision::SchemeI { slices }, natives.f32, &s, false);
 		}
 		if n == 8192 {
 			bench.host_to_host(n);

@@ -177,9 +177,11 @@ impl Emulator {
 	}
 
 	/// the same context with the fused GPU products on (the default) or off: off, the scheme II
-	/// products go through cuBLASLt (INT32 out) and separate reduction kernels, the unfused
-	/// pipeline, for comparisons; the results are the same bit for bit. On, complex products with
-	/// K above 8,192 still take the unfused route, the faster one there (see docs/PERF.md)
+	/// products go through cuBLASLt (INT32 out) and separate reduction kernels, and the scheme I
+	/// products through cuBLASLt (one INT32 plane per diagonal and pass) and a separate
+	/// shift-reduce kernel, the unfused pipeline, for comparisons; the results are the same bit
+	/// for bit. On, complex scheme II products with K above 8,192 still take the unfused route,
+	/// the faster one there (see docs/PERF.md)
 	///
 	/// # example
 	/// ```

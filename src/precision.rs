@@ -320,10 +320,11 @@ fn operand_bits(rows: &[RowStats], bits: impl Fn(&RowStats) -> f64) -> f64 {
 	rows.iter().filter(|r| r.spread.is_some()).map(bits).fold(f64::INFINITY, f64::min)
 }
 
-/// the K length of one scheme I pass: the largest multiple of 32 within the exact INT32 bound
-/// (halved for complex products, whose 4M stacks real and imaginary parts along K)
+/// the K length of one scheme I pass: the largest multiple of 128 within the exact INT32 bound
+/// (halved for complex products, whose 4M stacks real and imaginary parts along K); 128 = the K
+/// blocks of the fused GPU kernel (4 chunks of 32), which then never straddle two passes
 pub(crate) fn pass_len(slices: u32, complex: bool) -> usize {
-	scheme1::k_max(slices) / if complex { 2 } else { 1 } / 32 * 32
+	scheme1::k_max(slices) / if complex { 2 } else { 1 } / 128 * 128
 }
 
 /// scheme I passes over K

@@ -1,8 +1,10 @@
 //! the GPU backend (feature `cuda`): NVIDIA Hopper (sm_90a), the Ozaki pipeline
 //!
 //! split kernels write K-major int8 planes; our persistent wgmma kernels multiply them exactly and
-//! reduce mod m in their epilogue (scheme II, real and 3M complex), cuBLASLt multiplies scheme I
-//! digits and long complex scheme II products (INT8 in, INT32 out, reduced by separate kernels);
+//! reduce mod m in their epilogue (scheme II, real and 3M complex) or shift-reduce, scale and
+//! write the output in theirs (scheme I, from interleaved digit planes); cuBLASLt multiplies the
+//! unfused route's planes and long complex scheme II products (INT8 in, INT32 out, reduced by
+//! separate kernels);
 //! the reconstruction kernels mirror the CPU oracle's
 //! floating-point steps operation for operation, so results equal
 //! [`crate::Backend::CpuEmulation`] bit for bit
@@ -21,6 +23,8 @@ mod matrix;
 mod pipeline;
 #[cfg(feature = "cuda")]
 pub mod profile;
+#[cfg(feature = "cuda")]
+mod scheme1_fused;
 #[cfg(all(test, feature = "cuda"))]
 mod tests;
 #[cfg(feature = "cuda")]

@@ -4,6 +4,7 @@
 
 use super::blas::{Int8Gemm, NativeMath, native_gemm};
 use super::device::{Gpu, driver};
+use super::scheme1_fused;
 use super::tma::{TensorMap, WGMMA_SMEM};
 use crate::precision::PolicyInput;
 use crate::scheme2::{self, Crt};
@@ -209,7 +210,7 @@ pub(super) fn stats<T: Scalar>(gpu: &Gpu, op: &DeviceOperand) -> Result<OperandS
 }
 
 /// the phase boundaries, timed with device events
-struct Clock {
+pub(super) struct Clock {
 	events: Vec<cudarc::driver::CudaEvent>,
 }
 
@@ -220,7 +221,7 @@ impl Clock {
 		Ok(c)
 	}
 
-	fn mark(&mut self, gpu: &Gpu) -> Result<(), Error> {
+	pub(super) fn mark(&mut self, gpu: &Gpu) -> Result<(), Error> {
 		let e = gpu
 			.ctx
 			.new_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT))
@@ -258,7 +259,7 @@ pub(super) struct Job<'a, T: Scalar> {
 }
 
 impl<T: Scalar> Job<'_, T> {
-	fn dims(&self) -> (usize, usize, usize) {
+	pub(super) fn dims(&self) -> (usize, usize, usize) {
 		(self.a.rows, self.b.rows, self.a.k)
 	}
 
@@ -327,7 +328,7 @@ pub(crate) fn product<T: Scalar>(
 		bad_cols,
 	};
 	match plan.scheme {
-		Scheme::SchemeI { slices } => scheme_one(&job, (&sa, &sb), slices, &plan, (keep_a, keep_b), &mut clock)?,
+		Scheme::SchemeI { slices } => scheme_one(&job, (&sa, &sb), (slices, fused), &plan, (keep_a, keep_b), &mut clock)?,
 		Scheme::SchemeII { moduli, scaling } => scheme_two(&job, (&sa, &sb), (moduli, scaling, fused), (keep_a, keep_b), &mut clock)?,
 		Scheme::Native => unreachable!(),
 	}
@@ -397,25 +398,37 @@ fn fixup<T: Scalar>(job: &Job<'_, T>) -> Result<(), Error> {
 	)
 }
 
-fn upload_i32(gpu: &Gpu, v: &[i32]) -> Result<CudaSlice<i32>, Error> {
+pub(super) fn upload_i32(gpu: &Gpu, v: &[i32]) -> Result<CudaSlice<i32>, Error> {
 	gpu.stream.clone_htod(v).map_err(driver)
 }
+
+/// the layout of split planes: one plane after the other, or interleaved along K for the fused
+/// scheme I kernel (see cuda/split.cu)
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Layout {
+	Planar,
+	Interleaved,
+}
+
+/// what identifies a kept split: the scheme and the layout of its planes
+pub(super) type SplitKey = (Scheme, Layout);
 
 /// what a device matrix keeps between products, for one side (rows of `A` or columns of `B`):
 /// its statistics and the planes of its last split (see `DeviceMatrix::reuse_splits`)
 #[derive(Default)]
 pub(crate) struct Kept {
 	stats: Option<OperandStats>,
-	split: Option<(Scheme, Vec<CudaSlice<u8>>)>,
+	split: Option<(SplitKey, Vec<CudaSlice<u8>>)>,
 }
 
-/// the split planes of one operand for `scheme`, `parts` buffers of `bytes` each: reused from
-/// `keep` when it holds those of `scheme`; otherwise written by `split(part, dst)` into owned
-/// buffers kept in `keep`, or into scratch slots `slot + part` when nothing is kept
-fn planes(
+/// the split planes of one operand for `scheme` in `layout`, `parts` buffers of `bytes` each:
+/// reused from `keep` when it holds those of `scheme` and `layout`; otherwise written by
+/// `split(part, dst)` into owned buffers kept in `keep`, or into scratch slots `slot + part` when
+/// nothing is kept
+pub(super) fn planes(
 	gpu: &Gpu,
 	keep: Option<&mut Kept>,
-	scheme: Scheme,
+	scheme: SplitKey,
 	(parts, bytes, slot): (usize, usize, usize),
 	split: impl Fn(usize, u64) -> Result<u64, Error>,
 ) -> Result<Vec<u64>, Error> {
@@ -468,11 +481,12 @@ pub(crate) fn split_residues<T: Scalar>(gpu: &Gpu, out: u64, op: &DeviceOperand,
 	Ok(out)
 }
 
-/// scheme I: digit planes, `p(p+1)/2` exact products per term and pass into INT32 diagonals, shift-reduce
+/// scheme I: the fused kernel (`fused`, see [`scheme1_fused`]), or unfused: digit planes,
+/// `p(p+1)/2` exact products per term and pass into INT32 diagonals, shift-reduce
 fn scheme_one<T: Scalar>(
 	job: &Job<'_, T>,
 	(sa, sb): (&OperandStats, &OperandStats),
-	p: u32,
+	(p, fused): (u32, bool),
 	plan: &Plan,
 	keep: (Option<&mut Kept>, Option<&mut Kept>),
 	clock: &mut Clock,
@@ -483,16 +497,27 @@ fn scheme_one<T: Scalar>(
 	let shifts_a: Vec<i32> = sa.amax.iter().map(|&x| scheme1::shift(x, p)).collect();
 	let shifts_b: Vec<i32> = sb.amax.iter().map(|&x| scheme1::shift(x, p)).collect();
 	let (da, db) = (upload_i32(gpu, &shifts_a)?, upload_i32(gpu, &shifts_b)?);
+	if fused && scheme1_fused::supported(job, p) {
+		return scheme1_fused::product(job, (&da, &db), p, keep, clock);
+	}
 	let complex = T::IS_COMPLEX;
 	let scheme = Scheme::SchemeI { slices: p };
 	let (parts_a, parts_b) = if complex { (3, 2) } else { (1, 1) };
 	// A: real, imaginary, negated imaginary digits; B: real, imaginary
-	let a = planes(gpu, keep.0, scheme, (parts_a, p as usize * m * kpad, 0), |part, dst| {
-		split_digits::<T>(gpu, dst, &job.a, &da, p, part as i32)
-	})?;
-	let b = planes(gpu, keep.1, scheme, (parts_b, p as usize * n * kpad, 3), |part, dst| {
-		split_digits::<T>(gpu, dst, &job.b, &db, p, part as i32)
-	})?;
+	let a = planes(
+		gpu,
+		keep.0,
+		(scheme, Layout::Planar),
+		(parts_a, p as usize * m * kpad, 0),
+		|part, dst| split_digits::<T>(gpu, dst, &job.a, &da, p, part as i32),
+	)?;
+	let b = planes(
+		gpu,
+		keep.1,
+		(scheme, Layout::Planar),
+		(parts_b, p as usize * n * kpad, 3),
+		|part, dst| split_digits::<T>(gpu, dst, &job.b, &db, p, part as i32),
+	)?;
 	let (a_re, b_re) = (a[0], b[0]);
 	let (a_im, a_neg, b_im) = if complex {
 		(Some(a[1]), Some(a[2]), Some(b[1]))
@@ -656,10 +681,10 @@ fn scheme_two<T: Scalar>(
 	let fast = scaling == Scaling::Fast;
 	let (keep_a, keep_b) = if fast { keep } else { (None, None) };
 	let scheme = Scheme::SchemeII { moduli: p, scaling };
-	let ra = planes(gpu, keep_a, scheme, (1, per * pu * m * kpad, 0), |_, dst| {
+	let ra = planes(gpu, keep_a, (scheme, Layout::Planar), (1, per * pu * m * kpad, 0), |_, dst| {
 		split_residues::<T>(gpu, dst, &job.a, &da, p)
 	})?[0];
-	let rb = planes(gpu, keep_b, scheme, (1, per * pu * n * kpad, 1), |_, dst| {
+	let rb = planes(gpu, keep_b, (scheme, Layout::Planar), (1, per * pu * n * kpad, 1), |_, dst| {
 		split_residues::<T>(gpu, dst, &job.b, &db, p)
 	})?[0];
 	clock.mark(gpu)?;

@@ -136,3 +136,71 @@ pub fn memory_kernels<T: Scalar>(emu: &Emulator, a: &DeviceMatrix<T>, moduli: u3
 	})?;
 	Ok(out)
 }
+
+/// the fused scheme I kernel alone (`scheme1_fused_p<p>_f64`, issue 5) on an `n x n x n` product of
+/// random interleaved digit planes (one buffer as both operands; split excluded): the median
+/// device time of `runs` runs after a warm-up; the INT8 rate is `p(p+1)/2 2 n^3 / time`
+///
+/// # example
+/// ```no_run
+/// use emugemm::{Backend, Emulator, profile};
+/// let emu = Emulator::with_backend(Backend::Gpu)?;
+/// let k = profile::fused_scheme1_kernel(&emu, 4096, 4, 20)?;
+/// println!("{}: {:?}, {:.0} INT8 TOPS", k.kernel, k.time, 10.0 * 2.0 * 4096f64.powi(3) / k.time.as_secs_f64() / 1e12);
+/// # Ok::<(), emugemm::Error>(())
+/// ```
+pub fn fused_scheme1_kernel(emu: &Emulator, n: usize, p: u32, runs: usize) -> Result<KernelTime, Error> {
+	use super::scheme1_fused::{Launch, pad128};
+	use crate::precision::pass_len;
+	use rayon::prelude::*;
+	let _ = emu.zeros_on_device::<f64>(0, 0)?; // the emulator must be on the GPU
+	if !(1..=crate::scheme1::MAX_SLICES).contains(&p) {
+		return Err(Error::InvalidPrecision {
+			precision: crate::Precision::SchemeI { slices: p },
+			reason: "scheme I takes 1..=8 slices",
+		});
+	}
+	let g = gpu()?;
+	let kpad = pad128(n);
+	let bytes = n * p as usize * kpad;
+	let host: Vec<u8> = (0..bytes.div_ceil(1 << 16))
+		.into_par_iter()
+		.flat_map_iter(|chunk| {
+			let mut state = (chunk as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+			(0..(1usize << 16).min(bytes - (chunk << 16))).map(move |_| {
+				state ^= state << 13;
+				state ^= state >> 7;
+				state ^= state << 17;
+				(state >> 24) as u8
+			})
+		})
+		.collect();
+	let planes = g.stream.clone_htod(&host).map_err(driver)?;
+	drop(host);
+	let zeros = alloc::<i32>(&g, n)?;
+	let pass_chunks = pass_len(p, false) / 32;
+	let passes = (kpad / 32).div_ceil(pass_chunks);
+	let carry = if passes > 1 { g.scratch(22, 8 * n * n)? } else { 0 };
+	let launch = Launch {
+		p,
+		dims: (n, n, kpad),
+		planes: (pipeline::ptr(&g, &planes), pipeline::ptr(&g, &planes)),
+		pass_chunks,
+		shifts: (pipeline::ptr(&g, &zeros), pipeline::ptr(&g, &zeros)),
+		bad: (pipeline::ptr(&g, &zeros), pipeline::ptr(&g, &zeros)),
+		carry,
+		dst: g.scratch(21, 8 * n * n)?,
+		ldd: n,
+		alpha: (1.0, 0.0),
+		accumulate: false,
+	};
+	let run = || launch.run::<f64>(&g);
+	g.timed(run)?;
+	let mut t = (0..runs.max(1)).map(|_| g.timed(run)).collect::<Result<Vec<_>, _>>()?;
+	t.sort();
+	Ok(KernelTime {
+		kernel: format!("scheme1_fused_p{p}_f64 ({passes} K passes)"),
+		time: t[t.len() / 2],
+		bytes: (2 * bytes + 8 * n * n) as u64,
+	})
+}

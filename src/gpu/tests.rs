@@ -120,6 +120,62 @@ fn planes_match<T: Scalar>() {
 	}
 }
 
+/// the interleaved digit planes of fused scheme I (`split_digits_interleaved`) hold the oracle's
+/// digits: digit `t` of element `(r, h)` at byte `r p kpad + (h / 32 p + t) 32 + h % 32`, zeros
+/// from `k` to `kpad` (a multiple of 128)
+fn interleaved_digits_match<T: Scalar>() {
+	use super::scheme1_fused::{pad128, split_interleaved};
+	let host = random_matrix::<T>(37, 300, 2.0, 9);
+	let dev = DeviceMatrix::upload(host.as_ref()).expect("these tests need a Hopper GPU");
+	let g = gpu().unwrap();
+	for (op, what) in operands(&g, &dev) {
+		let cpu_op = if what == "rows of A" {
+			Operand::lhs(host.as_ref())
+		} else {
+			Operand::rhs(host.as_ref())
+		};
+		let kpad = pad128(op.k);
+		for p in 1..=scheme1::MAX_SLICES {
+			let pu = p as usize;
+			let shifts: Vec<i32> = (0..cpu_op.len).map(|i| scheme1::shift(cpu_op.amax(i), p)).collect();
+			let d = g.stream.clone_htod(&shifts).unwrap();
+			let parts: &[(i32, &[f64], bool)] = if T::IS_COMPLEX {
+				&[(0, &cpu_op.re, false), (1, &cpu_op.im, false), (2, &cpu_op.im, true)]
+			} else {
+				&[(0, &cpu_op.re, false)]
+			};
+			for &(part, values, negate) in parts {
+				let len = op.rows * pu * kpad;
+				let out = g.scratch(0, len).unwrap();
+				split_interleaved::<T>(&g, out, &op, &d, p, part).unwrap();
+				let got = download(&g, out, len);
+				let cpu = digit_planes(values, &shifts, cpu_op.k, pu, negate);
+				for r in 0..op.rows {
+					for h in 0..kpad {
+						for t in 0..pu {
+							let expected = if h < op.k { cpu.row(t, r)[h] } else { 0 };
+							let at = r * pu * kpad + (h / 32 * pu + t) * 32 + h % 32;
+							assert_eq!(got[at], expected, "{} {what} p={p} part {part}: digit {t} of ({r}, {h})", T::NAME);
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+#[test]
+#[ignore = "needs a Hopper GPU"]
+fn interleaved_digits_match_the_oracle_f32() {
+	interleaved_digits_match::<f32>();
+}
+
+#[test]
+#[ignore = "needs a Hopper GPU"]
+fn interleaved_digits_match_the_oracle_c64() {
+	interleaved_digits_match::<c64>();
+}
+
 #[test]
 #[ignore = "needs a Hopper GPU"]
 fn digit_and_residue_planes_match_the_oracle_f64() {

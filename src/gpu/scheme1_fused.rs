@@ -1,0 +1,209 @@
+//! fused scheme I on the GPU (issue 5): the interleaved digit split, then one persistent wgmma
+//! kernel (`scheme1_fused_p<p>_<type>`, `cuda/scheme1.cu`) that multiplies all `p(p+1)/2` slice
+//! pairs of a tile into `p` INT32 accumulators on chip, shift-reduces them, adds the K passes,
+//! scales, applies alpha and accumulation and writes the output: no INT32 plane leaves the SM.
+//! Same bits as the unfused route and the CPU oracle.
+
+use super::device::{Gpu, driver};
+use super::pipeline::{Clock, DeviceOperand, Job, Kept, Layout, planes, ptr};
+use super::tma::TensorMap;
+use crate::precision::pass_len;
+use crate::{Error, Scalar, Scheme};
+use cudarc::driver::sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+
+/// the dynamic shared memory every fused kernel is launched with (`SMEM_BYTES` in
+/// `cuda/scheme1.cu`, checked there): the opt-in maximum of sm_90
+const SMEM: u32 = 232_448;
+
+/// the rows of A in a tile (two consumer warpgroups of 64)
+const TILE_M: usize = 128;
+
+/// the tile width of the kernel of `p` slices: `p N / 2` INT32 accumulators per consumer thread
+/// (`Tiling` in `cuda/scheme1.cu`; the kernel traps when launched with another)
+pub(crate) const fn tile_n(p: u32) -> usize {
+	match p {
+		1 => 256,
+		2 => 192,
+		3 => 128,
+		4 => 96,
+		5 | 6 => 64,
+		_ => 48,
+	}
+}
+
+/// the K padding of the interleaved layout: a multiple of 128 (the kernels' K blocks are 1, 2 or 4
+/// chunks of 32, and [`pass_len`] is a multiple of 128)
+pub(crate) fn pad128(k: usize) -> usize {
+	k.div_ceil(128) * 128
+}
+
+/// whether the fused kernel takes this product: its TMA coordinates (bytes along an interleaved
+/// row, `p pad128(k)`) and its shapes are int32
+pub(super) fn supported<T: Scalar>(job: &Job<'_, T>, p: u32) -> bool {
+	let (m, n, k) = job.dims();
+	let limit = i32::MAX as usize - 1024;
+	p as usize * pad128(k) <= limit && m <= limit && n <= limit
+}
+
+/// the interleaved digit planes of one part of an operand (`part`: 0 real, 1 imaginary, 2 negated
+/// imaginary) into `out`: `rows` rows of `p pad128(k)` bytes (see `cuda/split.cu`)
+pub(crate) fn split_interleaved<T: Scalar>(
+	gpu: &Gpu,
+	out: u64,
+	op: &DeviceOperand,
+	shifts: &CudaSlice<i32>,
+	p: u32,
+	part: i32,
+) -> Result<(), Error> {
+	let kpad = pad128(op.k);
+	let cfg = LaunchConfig {
+		grid_dim: ((kpad / 32) as u32, op.rows.div_ceil(32) as u32, 1),
+		block_dim: (32, 8, 1),
+		shared_mem_bytes: 0,
+	};
+	let f = gpu.function(&format!("split_digits_interleaved_{}", T::NAME));
+	let mut launch = gpu.stream.launch_builder(&f);
+	let (rows, k, kpad, shifts, p) = (op.rows as i32, op.k as i32, kpad as i64, ptr(gpu, shifts), p as i32);
+	launch
+		.arg(&op.ptr)
+		.arg(&rows)
+		.arg(&k)
+		.arg(&op.rs)
+		.arg(&op.cs)
+		.arg(&kpad)
+		.arg(&out)
+		.arg(&shifts)
+		.arg(&p)
+		.arg(&part);
+	// SAFETY: the arguments match split_digits_interleaved_<type> in cuda/split.cu; `out` holds
+	// `rows p kpad` bytes
+	unsafe { launch.launch(cfg) }.map(|_| ()).map_err(driver)
+}
+
+/// one launch of the fused kernel: interleaved planes `a` (`m` rows, 1 plane or 3 for complex)
+/// and `b` (`n` rows, 1 or 2 planes) of K padded to `kpad`, into `dst` (column-major, leading
+/// dimension `ldd`), with the epilogue's arguments
+pub(crate) struct Launch {
+	/// the slice count (1..=8)
+	pub p: u32,
+	/// `(m, n, kpad)`, `kpad` a multiple of 128
+	pub dims: (usize, usize, usize),
+	/// the device addresses of the interleaved planes of A and B
+	pub planes: (u64, u64),
+	/// K chunks of 32 per pass (a multiple of 4)
+	pub pass_chunks: usize,
+	/// row shifts of A, column shifts of B (device `i32` arrays)
+	pub shifts: (u64, u64),
+	/// non-finite flags of the rows of A and the columns of B (device `i32` arrays)
+	pub bad: (u64, u64),
+	/// f64 scratch of `m n` per output part, or 0 for a real product of one pass
+	pub carry: u64,
+	/// the output's device address
+	pub dst: u64,
+	/// the output's leading dimension
+	pub ldd: usize,
+	/// alpha: real and imaginary parts
+	pub alpha: (f64, f64),
+	/// whether the product is added to the output
+	pub accumulate: bool,
+}
+
+impl Launch {
+	/// enqueues the kernel for output type `T` on the stream
+	pub fn run<T: Scalar>(&self, gpu: &Gpu) -> Result<(), Error> {
+		let (m, n, kpad) = self.dims;
+		let row = self.p as usize * kpad;
+		let (parts_a, parts_b) = if T::IS_COMPLEX { (3, 2) } else { (1, 1) };
+		let tile = tile_n(self.p);
+		let (map_a, map_b) = (
+			TensorMap::planes(self.planes.0, row, m, parts_a, TILE_M as u32)?,
+			TensorMap::planes(self.planes.1, row, n, parts_b, tile as u32)?,
+		);
+		let f = gpu.function(&format!("scheme1_fused_p{}_{}", self.p, T::NAME));
+		f.set_attribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, SMEM as i32)
+			.map_err(driver)?;
+		let tiles = m.div_ceil(TILE_M) * n.div_ceil(tile);
+		let cfg = LaunchConfig {
+			grid_dim: (tiles.min(gpu.sm_count) as u32, 1, 1),
+			block_dim: (384, 1, 1),
+			shared_mem_bytes: SMEM,
+		};
+		let ints = [m, n, tile, kpad / 32, self.pass_chunks].map(|x| x as i32);
+		let (ldd, acc) = (self.ldd as i64, self.accumulate as i32);
+		let mut launch = gpu.stream.launch_builder(&f);
+		launch.arg(&map_a).arg(&map_b);
+		for x in &ints {
+			launch.arg(x);
+		}
+		launch
+			.arg(&self.shifts.0)
+			.arg(&self.shifts.1)
+			.arg(&self.bad.0)
+			.arg(&self.bad.1)
+			.arg(&self.carry)
+			.arg(&self.dst)
+			.arg(&ldd)
+			.arg(&self.alpha.0)
+			.arg(&self.alpha.1)
+			.arg(&acc);
+		// SAFETY: the arguments match scheme1_fused_p<p>_<type> in cuda/scheme1.cu; the planes
+		// hold what the maps describe, the arrays `m` and `n` entries, carry and dst `m x n`
+		unsafe { launch.launch(cfg) }.map(|_| ()).map_err(driver)
+	}
+}
+
+/// scheme I, fused: the interleaved split of both operands (kept when `keep` asks), then one
+/// launch of the fused kernel, timed as the products phase (the reconstruction phase is empty)
+pub(super) fn product<T: Scalar>(
+	job: &Job<'_, T>,
+	(da, db): (&CudaSlice<i32>, &CudaSlice<i32>),
+	p: u32,
+	keep: (Option<&mut Kept>, Option<&mut Kept>),
+	clock: &mut Clock,
+) -> Result<(), Error> {
+	let gpu = job.gpu;
+	let (m, n, k) = job.dims();
+	let kpad = pad128(k);
+	let row = p as usize * kpad;
+	let (parts_a, parts_b) = if T::IS_COMPLEX { (3, 2) } else { (1, 1) };
+	let key = (Scheme::SchemeI { slices: p }, Layout::Interleaved);
+	// A: real, imaginary, negated imaginary digits; B: real, imaginary; one buffer of planes each
+	let split = |op: &DeviceOperand, shifts: &CudaSlice<i32>, parts: usize, dst: u64| -> Result<u64, Error> {
+		for part in 0..parts {
+			split_interleaved::<T>(gpu, dst + (part * op.rows * row) as u64, op, shifts, p, part as i32)?;
+		}
+		Ok(dst)
+	};
+	let a = planes(gpu, keep.0, key, (1, parts_a * m * row, 0), |_, dst| {
+		split(&job.a, da, parts_a, dst)
+	})?[0];
+	let b = planes(gpu, keep.1, key, (1, parts_b * n * row, 1), |_, dst| {
+		split(&job.b, db, parts_b, dst)
+	})?[0];
+	clock.mark(gpu)?;
+	let pass_chunks = pass_len(p, T::IS_COMPLEX) / 32;
+	let passes = (kpad / 32).div_ceil(pass_chunks);
+	let carry_parts = if T::IS_COMPLEX { 2 } else { (passes > 1) as usize };
+	let carry = if carry_parts > 0 {
+		gpu.scratch(5, 8 * carry_parts * m * n)?
+	} else {
+		0
+	};
+	Launch {
+		p,
+		dims: (m, n, kpad),
+		planes: (a, b),
+		pass_chunks,
+		shifts: (ptr(gpu, da), ptr(gpu, db)),
+		bad: (ptr(gpu, &job.bad_rows), ptr(gpu, &job.bad_cols)),
+		carry,
+		dst: job.out.ptr,
+		ldd: job.out.ld,
+		alpha: (job.alpha.re(), job.alpha.im()),
+		accumulate: job.out.accumulate,
+	}
+	.run::<T>(gpu)?;
+	clock.mark(gpu)?;
+	clock.mark(gpu)
+}
