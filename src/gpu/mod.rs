@@ -14,6 +14,8 @@ pub mod baseline;
 #[cfg(feature = "cuda")]
 mod blas;
 #[cfg(feature = "cuda")]
+mod chassis;
+#[cfg(feature = "cuda")]
 mod device;
 #[cfg(feature = "cuda")]
 mod matrix;
@@ -25,6 +27,8 @@ pub mod profile;
 mod tests;
 #[cfg(feature = "cuda")]
 mod tma;
+#[cfg(feature = "cuda")]
+mod wgmma_config;
 
 #[cfg(feature = "cuda")]
 pub(crate) use device::gpu;
