@@ -1,7 +1,10 @@
 // emugemm: the INT8 wgmma GEMM chassis (issue 4): K-major int8 planes loaded by TMA with 128-byte
-// swizzle into a 4-stage mbarrier ring, one producer warpgroup and two consumer warpgroups,
-// 128 x 256 tiles of m64n256k32 wgmma (exact INT32 accumulation), a persistent grid. Earlier
-// versions (no-swizzle layout with plain loads; one CTA per tile) are recorded in docs/PERF.md.
+// swizzle into an mbarrier ring, one producer warpgroup and two consumer warpgroups, 128 x BN
+// tiles of m64nBNk32 wgmma (exact INT32 accumulation), a persistent grid, optionally in clusters
+// of two CTAs along M that share (multicast) the B tile. The variants (BN, ring depth, cluster)
+// are instances of one template (Config), each entry point instantiated for each of them by one
+// macro (EMU_CHASSIS); src/gpu/wgmma_config.rs picks one per product. Earlier versions (no-swizzle
+// layout with plain loads; one CTA per tile; fixed 128 x 256 tiles) are recorded in docs/PERF.md.
 #include <stdint.h>
 #include <cuda.h>
 #include "common.cuh"
@@ -11,23 +14,55 @@ namespace {
 
 using namespace emu::hopper;
 
-constexpr int BM = 128, BN = 256, BK = 128, STAGES = 4;
-constexpr int A_BYTES = BM * BK, B_BYTES = BN * BK, STAGE_BYTES = A_BYTES + B_BYTES;
+// a variant of the chassis: BM x BN tiles (BM = 2 consumer warpgroups x 64 rows) in K blocks of
+// BK = 128 bytes (one 128-byte swizzle atom per row), a ring of STAGES stages, CLUSTER CTAs per
+// cluster (1, or 2 along M sharing the B tile)
+template <int BN_, int STAGES_, int CLUSTER_>
+struct Config {
+	static constexpr int BM = 128, BN = BN_, BK = 128, STAGES = STAGES_, CLUSTER = CLUSTER_;
+	static constexpr int A_BYTES = BM * BK, B_BYTES = BN * BK, STAGE_BYTES = A_BYTES + B_BYTES;
+	// accumulators per consumer thread: a warpgroup's 64 x BN INT32 fragment over 128 threads
+	static constexpr int ACC = BN / 2;
+	// the B rows one CTA loads per stage: all of them, or its half, multicast to both CTAs
+	static constexpr int B_ROWS = BN / CLUSTER;
+	// the dynamic shared memory (src/gpu/wgmma_config.rs: Variant::smem): the ring, 1024 bytes
+	// of alignment slack (the 128-byte swizzle wants 1024-byte aligned stages), a full and an
+	// empty mbarrier (8 bytes each) per stage
+	static constexpr int SMEM = STAGES * STAGE_BYTES + 1024 + 16 * STAGES;
+	static_assert(BN % 64 == 0 && BN <= 256, "BN: a wgmma width the epilogue's fragment loop covers");
+	static_assert(CLUSTER == 1 || CLUSTER == 2, "clusters of 1 or 2 CTAs along M");
+	static_assert(SMEM <= 232448, "the ring must fit the 227 KB of dynamic shared memory per block");
+};
 
 }  // namespace
 
-// the persistent chassis: one CTA per SM walks the tiles t = blockIdx.x,
-// blockIdx.x + gridDim.x, ...; the producer's ring runs across tiles (a consumer's epilogue
-// overlaps the next tile's loads); tiles are rasterised in groups of 8 along M so that operand
-// panels stay in L2. A third coordinate selects a modulus of scheme II: tile index = (modulus,
-// tile of the modulus), modulus outermost. Each tile runs Epilogue::PHASES phases (a
-// compile-time count): phase f accumulates the product of planes PHASES l + f of A and B (l the
-// tile's modulus) into the same INT32 accumulators, zeroed at the start of every phase, and
-// hands them to the epilogue, which is told the phase and keeps what it needs between phases in
-// its per-tile State (registers). The producer loads, tile after tile, the phases' K blocks in
-// order, one ring across phases and tiles. With Epilogue::CARRY, every CHUNK_BLOCKS K blocks the
-// accumulators are replaced by small values congruent mod the tile's modulus (Modulus::carry), so
-// that any K is exact (only the value mod m matters; see CHUNK_BLOCKS). The epilogues:
+// the persistent chassis: the clusters (of Config::CLUSTER CTAs; a single CTA is a cluster of
+// one) walk the tile units u = cluster, cluster + clusters, ...; a unit is CLUSTER vertically
+// adjacent tiles, one per CTA of the cluster (rank r takes the r-th). The producer's ring runs
+// across units (a consumer's epilogue overlaps the next tile's loads); units are rasterised in
+// groups of 8 tile rows along M so that operand panels stay in L2. A third coordinate selects a
+// modulus of scheme II: unit index = (modulus, unit of the modulus), modulus outermost. Each
+// tile runs Epilogue::PHASES phases (a compile-time count): phase f accumulates the product of
+// planes PHASES l + f of A and B (l the tile's modulus) into the same INT32 accumulators, zeroed
+// at the start of every phase, and hands them to the epilogue, which is told the phase and keeps
+// what it needs between phases in its per-tile State (registers). The producer loads, unit after
+// unit, the phases' K blocks in order, one ring across phases and units. With Epilogue::CARRY,
+// every CHUNK_BLOCKS K blocks the accumulators are replaced by small values congruent mod the
+// tile's modulus (Modulus::carry), so that any K is exact (only the value mod m matters; see
+// CHUNK_BLOCKS).
+//
+// Clusters of two (multicast): the CTAs of a cluster compute the tiles (m0, n0) and (m0 + 128, n0)
+// of one plane and share the B tile: each loads its A tile and half of the B tile (BN / 2 rows,
+// rank r the r-th half) multicast into both CTAs' stage, so that each CTA's full barrier of a
+// stage completes on A_BYTES + B_BYTES. A stage is refilled only once the consumers of both CTAs
+// released it: every consumer warpgroup arrives on the empty barrier of both CTAs (count 2 x 2).
+// A cluster barrier after the barriers' initialisation (no multicast lands before the peer's
+// barriers exist) and before exit (no CTA leaves while its peer may still arrive on its barriers).
+// With an odd count of tile rows, the second CTA of the last unit row holds a tile past m: it loads
+// its half of B (its peer needs it) but no A, computes on stale A and stores nothing (every store
+// is predicated on the row being < m).
+//
+// The epilogues:
 //   Int32Out     C (m x n, INT32, column-major), one modulus, one phase (the plain GEMM; exact
 //                while K 128^2 < 2^31)
 //   ResidueOut   real scheme II: sym_mod(A_l B_l^T, m_l) as int8 at out + l m n
@@ -41,9 +76,8 @@ namespace {
 // K blocks per exact chunk: 1023 x 128 = 130,944 products of int8 residues (|x| <= 128, so
 // |x y| <= 2^14) on top of a carried value (|c| < 384, Modulus::carry) stay below 2^31, with
 // room for the 3M epilogue's +- kept residue (|r| <= 128): 384 + 128 + 130,944 x 2^14 =
-// 2,145,387,008 < 2^31 - 1
+// 2,145,387,008 < 2^31 - 1 (checked for each Config's BK in persistent)
 constexpr int CHUNK_BLOCKS = 1023;
-static_assert(384ll + 128 + (long long)CHUNK_BLOCKS * BK * 128 * 128 < (1ll << 31) - 1, "a chunk must be exact in INT32");
 
 template <int F>
 struct Phase {
@@ -80,12 +114,14 @@ struct Modulus {
 	}
 };
 
-// int8 values of the 128 accumulators packed 4 per register: value i in byte i % 4 of register i / 4
-__device__ __forceinline__ int get_byte(const uint32_t (&packed)[32], int i) {
+// int8 values of N accumulators packed 4 per register: value i in byte i % 4 of register i / 4
+template <int N>
+__device__ __forceinline__ int get_byte(const uint32_t (&packed)[N], int i) {
 	return (int)(signed char)(packed[i / 4] >> (8 * (i % 4)));
 }
 
-__device__ __forceinline__ void set_byte(uint32_t (&packed)[32], int i, int v) {
+template <int N>
+__device__ __forceinline__ void set_byte(uint32_t (&packed)[N], int i, int v) {
 	const int shift = 8 * (i % 4);
 	packed[i / 4] = (packed[i / 4] & ~(0xFFu << shift)) | ((uint32_t)(v & 0xFF) << shift);
 }
@@ -122,6 +158,8 @@ struct ResidueOut {
 	__device__ signed char* destination(Phase<0>, const State& s) const { return s.out; }
 };
 
+// ACC: the accumulators per thread (Config::ACC), whose int8 residues State keeps
+template <int ACC>
 struct Residue3mOut {
 	static constexpr int PHASES = 3;
 	static constexpr bool CARRY = true;
@@ -132,7 +170,7 @@ struct Residue3mOut {
 	struct State {
 		Modulus mod;
 		signed char *re, *im;
-		uint32_t kept[32];  // 128 int8 residues, 4 per register
+		uint32_t kept[ACC / 4];  // ACC int8 residues, 4 per register
 	};
 	__device__ State start(int l) const { return State{Modulus(moduli[l]), re + l * plane_stride, im + l * plane_stride, {}}; }
 	// keeps r1 = sym_mod(T1)
@@ -156,79 +194,100 @@ struct Tile {
 	int plane, m0, n0;
 };
 
-__device__ __forceinline__ Tile tile_of(int t, int tiles_m, int tiles_n) {
-	constexpr int GROUP = 8;
-	const int per_plane = tiles_m * tiles_n, plane = t / per_plane;
-	t %= per_plane;
-	const int group = t / (GROUP * tiles_n), first_m = group * GROUP;
-	const int size = min(GROUP, tiles_m - first_m);
-	const int in_group = t % (GROUP * tiles_n);
-	return Tile{plane, (first_m + in_group % size) * BM, (in_group / size) * BN};
-}
+// the units of a product of `moduli` planes of an m x n output and a cluster's place in their walk
+template <typename Cfg>
+struct Schedule {
+	int tiles_n, units_m, units, first, stride, rank;
+	__device__ Schedule(int m, int n, int moduli)
+	    : tiles_n((n + Cfg::BN - 1) / Cfg::BN),
+	      units_m(((m + Cfg::BM - 1) / Cfg::BM + Cfg::CLUSTER - 1) / Cfg::CLUSTER),
+	      units(moduli * units_m * tiles_n),
+	      first(Cfg::CLUSTER == 1 ? (int)blockIdx.x : cluster_id()),
+	      stride(Cfg::CLUSTER == 1 ? (int)gridDim.x : cluster_count()),
+	      rank(Cfg::CLUSTER == 1 ? 0 : cluster_rank()) {}
 
-// `moduli`: the tile planes' count (the tensor maps hold Epilogue::PHASES planes per modulus)
-template <typename Epilogue>
-__device__ void persistent(const CUtensorMap* map_a, const CUtensorMap* map_b, int m, int n, int k, int moduli, const Epilogue& epilogue) {
-	constexpr int PHASES = Epilogue::PHASES;
-	extern __shared__ __align__(1024) uint8_t smem_raw[];
-	const uint32_t base = ((uint32_t)__cvta_generic_to_shared(smem_raw) + 1023) & ~1023u;
-	const uint32_t full = base + STAGES * STAGE_BYTES, empty = full + 8 * STAGES;
-	const int tiles_m = (m + BM - 1) / BM, tiles_n = (n + BN - 1) / BN, tiles = moduli * tiles_m * tiles_n;
-	const int blocks = (k + BK - 1) / BK;
-	const int wg = threadIdx.x / 128;
-	if (threadIdx.x == 0) {
-		for (int s = 0; s < STAGES; ++s) {
-			bar_init(full + 8 * s, 1);
-			bar_init(empty + 8 * s, 2);
-		}
-		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+	// this CTA's tile of unit u: grouped raster, 8 tile rows (8 / CLUSTER unit rows) per group
+	__device__ Tile tile(int u) const {
+		constexpr int GROUP = 8 / Cfg::CLUSTER;
+		const int per_plane = units_m * tiles_n, plane = u / per_plane;
+		u %= per_plane;
+		const int first_m = u / (GROUP * tiles_n) * GROUP;
+		const int size = min(GROUP, units_m - first_m);
+		const int in_group = u % (GROUP * tiles_n);
+		return Tile{plane, ((first_m + in_group % size) * Cfg::CLUSTER + rank) * Cfg::BM, (in_group / size) * Cfg::BN};
 	}
-	__syncthreads();
-	if (wg == 0) {
-		asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
-		if (threadIdx.x == 0) {
-			int it = 0;
-			for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
-				const Tile tile = tile_of(t, tiles_m, tiles_n);
-				for (int phase = 0; phase < PHASES; ++phase) {
-					const int plane = PHASES * tile.plane + phase;
-					for (int kb = 0; kb < blocks; ++kb, ++it) {
-						const int s = it % STAGES;
-						bar_wait(empty + 8 * s, ((it / STAGES) & 1) ^ 1);
-						bar_expect(full + 8 * s, STAGE_BYTES);
-						const uint32_t stage = base + s * STAGE_BYTES;
-						tma_load3(stage, map_a, kb * BK, tile.m0, plane, full + 8 * s);
-						tma_load3(stage + A_BYTES, map_b, kb * BK, tile.n0, plane, full + 8 * s);
-					}
-				}
+};
+
+// the producer (one thread): for every unit, phase and K block, waits for the stage to be free in
+// every CTA of the cluster, then loads its A tile (when inside m) and its B rows into it
+template <typename Cfg, int PHASES>
+__device__ void produce(const CUtensorMap* map_a, const CUtensorMap* map_b, int m, int n, int blocks, const Schedule<Cfg>& sched, uint32_t base) {
+	const uint32_t full = base + Cfg::STAGES * Cfg::STAGE_BYTES, empty = full + 8 * Cfg::STAGES;
+	int it = 0;
+	for (int u = sched.first; u < sched.units; u += sched.stride) {
+		const Tile tile = sched.tile(u);
+		const bool inside = tile.m0 < m;
+		// this CTA's B rows; a half entirely past n loads the first half's rows instead (never
+		// stored: its columns are >= n), so that no TMA box lies wholly outside the tensor
+		const int b_row = tile.n0 + sched.rank * Cfg::B_ROWS < n ? tile.n0 + sched.rank * Cfg::B_ROWS : tile.n0;
+		for (int phase = 0; phase < PHASES; ++phase) {
+			const int plane = PHASES * tile.plane + phase;
+			for (int kb = 0; kb < blocks; ++kb, ++it) {
+				const int s = it % Cfg::STAGES;
+				const uint32_t stage = base + s * Cfg::STAGE_BYTES, bar = full + 8 * s;
+				const uint32_t parity = ((it / Cfg::STAGES) & 1) ^ 1;
+				if constexpr (Cfg::CLUSTER == 1) bar_wait(empty + 8 * s, parity);
+				else bar_wait_cluster(empty + 8 * s, parity);
+				bar_expect(bar, inside ? Cfg::STAGE_BYTES : Cfg::B_BYTES);
+				if (inside) tma_load3(stage, map_a, kb * Cfg::BK, tile.m0, plane, bar);
+				const uint32_t b_dst = stage + Cfg::A_BYTES + sched.rank * Cfg::B_ROWS * Cfg::BK;
+				if constexpr (Cfg::CLUSTER == 1) tma_load3(b_dst, map_b, kb * Cfg::BK, b_row, plane, bar);
+				else tma_load3_multicast(b_dst, map_b, kb * Cfg::BK, b_row, plane, bar, (1 << Cfg::CLUSTER) - 1);
 			}
 		}
-		return;
 	}
-	asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
-	const int cw = wg - 1;
+}
+
+// a consumer warpgroup's release of stage barrier `bar` (one thread): in every CTA of the cluster
+template <typename Cfg>
+__device__ __forceinline__ void release(uint32_t bar) {
+	if constexpr (Cfg::CLUSTER == 1) {
+		bar_arrive(bar);
+	} else {
+#pragma unroll
+		for (int r = 0; r < Cfg::CLUSTER; ++r) bar_arrive_cluster(bar, r);
+	}
+}
+
+// a consumer warpgroup (cw: 0 or 1, the tile's rows 64 cw ...): for every unit, its tile's phases
+// (K loop, then the epilogue of the phase)
+template <typename Cfg, typename Epilogue>
+__device__ void consume(int m, int n, int blocks, const Schedule<Cfg>& sched, uint32_t base, const Epilogue& epilogue) {
+	constexpr int PHASES = Epilogue::PHASES, ACC = Cfg::ACC, STAGES = Cfg::STAGES;
+	const uint32_t full = base + STAGES * Cfg::STAGE_BYTES, empty = full + 8 * STAGES;
+	const int cw = threadIdx.x / 128 - 1;
 	const int w = (threadIdx.x % 128) / 32, l = threadIdx.x % 32;
 	int it = 0;
-	for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
-		const Tile tile = tile_of(t, tiles_m, tiles_n);
+	for (int u = sched.first; u < sched.units; u += sched.stride) {
+		const Tile tile = sched.tile(u);
 		typename Epilogue::State state = epilogue.start(tile.plane);
 		// one K loop for every phase (a run-time phase loop: unrolled phases made ptxas spill)
 #pragma unroll 1
 		for (int f = 0; f < PHASES; ++f) {
-			int d[128];
+			int d[ACC];
 #pragma unroll
-			for (int i = 0; i < 128; ++i) d[i] = 0;
-			// one K block: wait for its stage, 4 wgmma, release the stage
+			for (int i = 0; i < ACC; ++i) d[i] = 0;
+			// one K block: wait for its stage, BK / 32 wgmma, release the stage
 			auto block = [&]() {
 				const int s = it % STAGES;
 				bar_wait(full + 8 * s, (it / STAGES) & 1);
-				const uint32_t a = base + s * STAGE_BYTES + cw * 64 * 128, b = base + s * STAGE_BYTES + A_BYTES;
+				const uint32_t a = base + s * Cfg::STAGE_BYTES + cw * 64 * Cfg::BK, b = base + s * Cfg::STAGE_BYTES + Cfg::A_BYTES;
 				wgmma_fence();
 #pragma unroll
-				for (int ks = 0; ks < BK / 32; ++ks) Wgmma<BN>::mma(d, descriptor_sw128(a + 32 * ks), descriptor_sw128(b + 32 * ks), 1);
+				for (int ks = 0; ks < Cfg::BK / 32; ++ks) Wgmma<Cfg::BN>::mma(d, descriptor_sw128(a + 32 * ks), descriptor_sw128(b + 32 * ks), 1);
 				wgmma_commit();
 				wgmma_wait<0>();
-				if (threadIdx.x % 128 == 0) bar_arrive(empty + 8 * s);
+				if (threadIdx.x % 128 == 0) release<Cfg>(empty + 8 * s);
 				++it;
 			};
 			if constexpr (!Epilogue::CARRY) {
@@ -238,7 +297,7 @@ __device__ void persistent(const CUtensorMap* map_a, const CUtensorMap* map_b, i
 				for (int kb0 = 0; kb0 < blocks; kb0 += CHUNK_BLOCKS) {
 					if (kb0 != 0) {
 #pragma unroll
-						for (int i = 0; i < 128; ++i) d[i] = state.mod.carry(d[i]);
+						for (int i = 0; i < ACC; ++i) d[i] = state.mod.carry(d[i]);
 					}
 					const int end = min(blocks, kb0 + CHUNK_BLOCKS);
 					if constexpr (PHASES == 1) {
@@ -251,20 +310,20 @@ __device__ void persistent(const CUtensorMap* map_a, const CUtensorMap* map_b, i
 				}
 			}
 			// the epilogue of phase F: maps the accumulators in place, then stores them where the
-			// phase stores. The fragment of m64n256: accumulator 4 j + q at row r + 8 (q / 2),
+			// phase stores. The fragment of m64nBN: accumulator 4 j + q at row r + 8 (q / 2),
 			// column col + 8 j + q % 2. The coordinates pass through an opaque move: computed
 			// here, not hoisted out of the phase and tile loops, where they held registers through
 			// the K loops and made ptxas spill
 			auto fragment = [&](auto phase) {
 #pragma unroll
-				for (int i = 0; i < 128; ++i) d[i] = epilogue(phase, state, i, d[i]);
+				for (int i = 0; i < ACC; ++i) d[i] = epilogue(phase, state, i, d[i]);
 				if constexpr (Epilogue::stores(decltype(phase)::value)) {
 					const auto out = epilogue.destination(phase, state);
 					const int r = opaque(tile.m0 + 64 * cw + 16 * w + l / 4), col = opaque(tile.n0 + 2 * (l % 4)), ld = opaque(m);
 					const bool rows[2] = {r < ld, r + 8 < ld};
 					long long idx = (long long)col * ld + r;
 #pragma unroll
-					for (int j = 0; j < BN / 8; ++j, idx += 8ll * ld) {
+					for (int j = 0; j < Cfg::BN / 8; ++j, idx += 8ll * ld) {
 						const bool cols[2] = {col + 8 * j < n, col + 8 * j + 1 < n};
 #pragma unroll
 						for (int q = 0; q < 4; ++q) store_if(out + idx + (q % 2) * ld + 8 * (q / 2), d[4 * j + q], rows[q / 2] && cols[q % 2]);
@@ -276,31 +335,74 @@ __device__ void persistent(const CUtensorMap* map_a, const CUtensorMap* map_b, i
 	}
 }
 
+// the kernel body: checks the launch (dynamic shared memory, cluster size: a wrong launch traps
+// rather than computing garbage), sets up the ring's barriers, then runs the producer warpgroup
+// and the two consumer warpgroups. `moduli`: the tile planes' count (the tensor maps hold
+// Epilogue::PHASES planes per modulus)
+template <typename Cfg, typename Epilogue>
+__device__ void persistent(const CUtensorMap* map_a, const CUtensorMap* map_b, int m, int n, int k, int moduli, const Epilogue& epilogue) {
+	static_assert(!Epilogue::CARRY || 384ll + 128 + (long long)CHUNK_BLOCKS * Cfg::BK * 128 * 128 < (1ll << 31) - 1, "a chunk must be exact in INT32");
+	if (dynamic_smem_size() < (uint32_t)Cfg::SMEM || cluster_size() != Cfg::CLUSTER) __trap();
+	extern __shared__ __align__(1024) uint8_t smem_raw[];
+	const uint32_t base = ((uint32_t)__cvta_generic_to_shared(smem_raw) + 1023) & ~1023u;
+	const uint32_t full = base + Cfg::STAGES * Cfg::STAGE_BYTES, empty = full + 8 * Cfg::STAGES;
+	const Schedule<Cfg> sched(m, n, moduli);
+	const int blocks = (k + Cfg::BK - 1) / Cfg::BK;
+	if (threadIdx.x == 0) {
+		for (int s = 0; s < Cfg::STAGES; ++s) {
+			bar_init(full + 8 * s, 1);
+			bar_init(empty + 8 * s, 2 * Cfg::CLUSTER);
+		}
+		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+	}
+	if constexpr (Cfg::CLUSTER == 1) __syncthreads();
+	else cluster_sync();
+	if (threadIdx.x < 128) {
+		asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+		if (threadIdx.x == 0) produce<Cfg, Epilogue::PHASES>(map_a, map_b, m, n, blocks, sched, base);
+	} else {
+		asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+		consume<Cfg>(m, n, blocks, sched, base, epilogue);
+	}
+	if constexpr (Cfg::CLUSTER > 1) cluster_sync();
+}
+
 }  // namespace
 
-// the plain persistent INT8 GEMM: C = A B^T (one plane)
-extern "C" __global__ void __launch_bounds__(384, 1)
-    igemm_v2(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, int* c, int m, int n, int k) {
-	persistent(&map_a, &map_b, m, n, k, 1, Int32Out{c});
-}
+// the entry points of variant Config<BN, STAGES, CLUSTER>, named <entry>_bn<BN>_s<STAGES>_c<CLUSTER>
+// (launched with cluster dimensions (CLUSTER, 1, 1), Config::SMEM bytes of dynamic shared memory,
+// B read in boxes of BN / CLUSTER rows):
+//   igemm_*                the plain persistent INT8 GEMM: C = A B^T (one plane), INT32 out
+//   scheme2_residues_*     the fused scheme II product of real operands: for every modulus l < p
+//                          (plane l of the maps), the residue plane sym_mod(A_l B_l^T, moduli[l])
+//                          as int8 at out + l m n; exact for any k (< 2^31 - 128)
+//   scheme2_residues_3m_*  the fused scheme II product of complex operands by 3M: for every modulus
+//                          l < p (planes 3l, 3l+1, 3l+2 of the maps: re, im, re + im residues),
+//                          Re = sym_mod(T1 - T2) at re + l m n and Im = sym_mod(T3 - T1 - T2) at
+//                          im + l m n as int8; exact for any k (< 2^31 - 128)
+#define EMU_CHASSIS(BN, STAGES, CLUSTER)                                                                                              \
+	extern "C" __global__ void __launch_bounds__(384, 1) igemm_bn##BN##_s##STAGES##_c##CLUSTER(                                        \
+	    const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, int* c, int m, int n, int k) {          \
+		persistent<Config<BN, STAGES, CLUSTER>>(&map_a, &map_b, m, n, k, 1, Int32Out{c});                                             \
+	}                                                                                                                                 \
+	extern "C" __global__ void __launch_bounds__(384, 1) scheme2_residues_bn##BN##_s##STAGES##_c##CLUSTER(                             \
+	    const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, signed char* out, const unsigned* moduli, \
+	    int m, int n, int k, int p) {                                                                                                 \
+		persistent<Config<BN, STAGES, CLUSTER>>(&map_a, &map_b, m, n, k, p, ResidueOut{out, moduli, (long long)m * n});               \
+	}                                                                                                                                 \
+	extern "C" __global__ void __launch_bounds__(384, 1) scheme2_residues_3m_bn##BN##_s##STAGES##_c##CLUSTER(                          \
+	    const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, signed char* re, signed char* im,        \
+	    const unsigned* moduli, int m, int n, int k, int p) {                                                                         \
+		persistent<Config<BN, STAGES, CLUSTER>>(&map_a, &map_b, m, n, k, p,                                                           \
+		                                        Residue3mOut<Config<BN, STAGES, CLUSTER>::ACC>{re, im, moduli, (long long)m * n});     \
+	}
 
-// the fused scheme II product of real operands: for every modulus l < p (plane l of the maps),
-// the residue plane sym_mod(A_l B_l^T, moduli[l]) as int8 at out + l m n; exact for any k
-// (< 2^31 - 128)
-extern "C" __global__ void __launch_bounds__(384, 1)
-    scheme2_residues_v1(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, signed char* out,
-                        const unsigned* moduli, int m, int n, int k, int p) {
-	persistent(&map_a, &map_b, m, n, k, p, ResidueOut{out, moduli, (long long)m * n});
-}
-
-// the fused scheme II product of complex operands by 3M: for every modulus l < p (planes 3l, 3l+1,
-// 3l+2 of the maps: re, im, re + im residues), Re = sym_mod(T1 - T2) at re + l m n and
-// Im = sym_mod(T3 - T1 - T2) at im + l m n as int8; exact for any k (< 2^31 - 128)
-extern "C" __global__ void __launch_bounds__(384, 1)
-    scheme2_residues_3m_v1(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, signed char* re,
-                           signed char* im, const unsigned* moduli, int m, int n, int k, int p) {
-	persistent(&map_a, &map_b, m, n, k, p, Residue3mOut{re, im, moduli, (long long)m * n});
-}
+// the variants (src/gpu/wgmma_config.rs: VARIANTS lists the same)
+EMU_CHASSIS(256, 4, 1)
+EMU_CHASSIS(256, 4, 2)
+EMU_CHASSIS(128, 6, 1)
+EMU_CHASSIS(128, 6, 2)
+#undef EMU_CHASSIS
 
 // the integer residue arithmetic of the fused epilogues (Modulus) against integer %, for every
 // 32-bit input and every modulus: counts the inputs whose carry leaves [-m/2, 3m/2) or is not

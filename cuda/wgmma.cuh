@@ -1,7 +1,8 @@
 // emugemm: Hopper (sm_90a) building blocks shared by the wgmma kernels: shared-memory matrix
 // descriptors for the 128-byte swizzle, the int8 wgmma m64nNk32 (exact INT32 accumulation) for
-// every tile width a kernel uses, mbarriers, TMA loads and predicated stores (PTX ISA 8.x, sections
-// "Asynchronous Warpgroup Level Matrix Multiply-Accumulate", "mbarrier", "cp.async.bulk.tensor")
+// every tile width a kernel uses, mbarriers, TMA loads (multicast to a cluster too), cluster
+// helpers and predicated stores (PTX ISA 8.x, sections "Asynchronous Warpgroup Level Matrix
+// Multiply-Accumulate", "mbarrier", "cp.async.bulk.tensor", "barrier.cluster", "mapa")
 #pragma once
 #include <stdint.h>
 #include <cuda.h>
@@ -100,6 +101,16 @@ __device__ __forceinline__ void bar_wait(uint32_t bar, uint32_t parity) {
 	    : "memory");
 }
 
+// bar_wait, acquiring at cluster scope what the arrivals of the cluster's other CTAs released
+__device__ __forceinline__ void bar_wait_cluster(uint32_t bar, uint32_t parity) {
+	asm volatile(
+	    "{\n.reg .pred p;\nWAIT_%=:\n"
+	    "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%0], %1;\n"
+	    "@!p bra WAIT_%=;\n}\n" ::"r"(bar),
+	    "r"(parity)
+	    : "memory");
+}
+
 __device__ __forceinline__ void bar_arrive(uint32_t bar) {
 	asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
@@ -114,6 +125,64 @@ __device__ __forceinline__ void tma_load3(uint32_t dst, const CUtensorMap* map, 
 	    "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
 	    "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
 	    : "memory");
+}
+
+// tma_load3 into the same shared-memory offset of every CTA of the cluster named in `mask` (bit r:
+// cluster rank r), completing on the mbarrier at the same offset `bar` in each of them
+__device__ __forceinline__ void tma_load3_multicast(uint32_t dst, const CUtensorMap* map, int c0, int c1, int c2, uint32_t bar, uint16_t mask) {
+	asm volatile(
+	    "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, %3, %4}], [%5], %6;\n" ::"r"(dst),
+	    "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(c2), "r"(bar), "h"(mask)
+	    : "memory");
+}
+
+// this CTA's rank in its cluster
+__device__ __forceinline__ int cluster_rank() {
+	int r;
+	asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+	return r;
+}
+
+// CTAs per cluster
+__device__ __forceinline__ int cluster_size() {
+	int r;
+	asm volatile("mov.u32 %0, %%cluster_nctarank;\n" : "=r"(r));
+	return r;
+}
+
+// the cluster's index in the grid and the grid's cluster count (along x)
+__device__ __forceinline__ int cluster_id() {
+	int r;
+	asm volatile("mov.u32 %0, %%clusterid.x;\n" : "=r"(r));
+	return r;
+}
+
+__device__ __forceinline__ int cluster_count() {
+	int r;
+	asm volatile("mov.u32 %0, %%nclusterid.x;\n" : "=r"(r));
+	return r;
+}
+
+// the dynamic shared memory the kernel was launched with, in bytes
+__device__ __forceinline__ uint32_t dynamic_smem_size() {
+	uint32_t r;
+	asm volatile("mov.u32 %0, %%dynamic_smem_size;\n" : "=r"(r));
+	return r;
+}
+
+// an arrival on the mbarrier at shared-memory offset `bar` of the cluster's CTA `rank` (this one
+// included), releasing this thread's prior accesses at cluster scope
+__device__ __forceinline__ void bar_arrive_cluster(uint32_t bar, int rank) {
+	asm volatile(
+	    "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
+	    "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
+	    "r"(rank)
+	    : "memory");
+}
+
+// every thread of every CTA of the cluster: arrive (release), then wait (acquire) for all others
+__device__ __forceinline__ void cluster_sync() {
+	asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
 }
 
 // st.global of v (its low byte for int8) where `inside`: a predicated store, not a branch around

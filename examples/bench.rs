@@ -4,11 +4,19 @@
 //! `cargo run --release --features cuda --example bench` (or the bundle's `bench`); environment:
 //! `EMUGEMM_BENCH_SIZES` (default `4096,8192,16384`), `EMUGEMM_BENCH_RUNS` (default 30),
 //! `EMUGEMM_BENCH_CSV` (a file to write the rows to), `EMUGEMM_BENCH_ONLY` (`;`-separated patterns:
-//! only the plans and emulation rows whose label, e.g. `f64 SchemeII { moduli: 15 }` or
-//! `f64 cuBLAS FP64 emulation`, contains one; `fused scheme I kernel` selects the kernel-alone
-//! rows of the fused scheme I kernel, `fused scheme I kernel p=3` one of them). Times are medians
-//! of device-event timings after one warm-up; effective TF/s = 2n^3/t (complex 8n^3/t); the
+//! only the plans, emulation and chassis rows whose label, e.g. `f64 SchemeII { moduli: 15 }`,
+//! `f64 cuBLAS FP64 emulation`, `i8 chassis bn256_s4_c2` or `f64 chassis bn128_s6_c1 SchemeII
+//! p=15`, contains one; `fused scheme I kernel` selects the kernel-alone rows of the fused scheme
+//! I kernel, `fused scheme I kernel p=3` one of them; when every pattern contains `chassis`, only
+//! the chassis rows run, without the baselines and memory kernels). Times are medians of
+//! device-event timings after one warm-up; effective TF/s = 2n^3/t (complex 8n^3/t); the
 //! kernel-alone rows give INT8 TOPS = p(p+1)/2 2n^3/t in that column.
+//!
+//! The chassis rows (`profile::chassis`): every variant of the INT8 wgmma chassis as the plain
+//! INT8 GEMM (`i8 chassis <variant>`) and as the fused real scheme II product of 15 moduli
+//! (`f64 chassis <variant> SchemeII p=15`), INT8 TOPS and the ratio to cuBLASLt INT8 measured in
+//! the same call; `(picked)` marks the variant the table picks for the product. For example
+//! `EMUGEMM_BENCH_ONLY=chassis EMUGEMM_BENCH_SIZES=4096,8192,16384 ./bench`.
 
 use emugemm::baseline::{self, EmulationMantissa, NativeMath};
 use emugemm::testing::{ExactProduct, Sampling};
@@ -252,6 +260,28 @@ impl Bench {
 			.collect()
 	}
 
+	/// whether only chassis rows are selected (every `EMUGEMM_BENCH_ONLY` pattern contains `chassis`)
+	fn chassis_only(&self) -> bool {
+		!self.only.is_empty() && self.only.iter().all(|p| p.contains("chassis"))
+	}
+
+	/// the chassis variants alone (plain INT8 GEMM, fused scheme II of 15 moduli) against cuBLASLt
+	/// INT8, in one call: INT8 TOPS and the ratio to cuBLASLt
+	fn chassis(&mut self, n: usize) {
+		let rows = profile::chassis(&self.emu, n, 15, self.runs, &|label| self.selected(label)).unwrap();
+		let Some(lt) = rows.first().map(|r| r.tops()) else { return };
+		for r in &rows {
+			let (ty, what) = r.label.split_once(' ').unwrap_or(("", &r.label));
+			self.row(format!(
+				"| chassis | {ty} | {what}{} (INT8 TOPS, x cuBLASLt INT8) | {n} | {:.3} | {:.1} | {:.2} | | | | | |",
+				if r.picked { " (picked)" } else { "" },
+				ms(r.time),
+				r.tops(),
+				r.tops() / lt
+			));
+		}
+	}
+
 	/// the memory-bound kernels alone (statistics, split, CRT), against the device's copy bandwidth
 	fn memory_kernels<T: Scalar>(&mut self, n: usize, moduli: u32) {
 		let a = self.emu.upload(generate::<T>(n, 1.0, 7).as_ref()).unwrap();
@@ -329,6 +359,10 @@ fn main() {
 	println!("| what | type | plan | n | median ms | TF/s | x native | bits phi=1 | bits phi=4 | split | products | reconstruct |");
 	println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
 	for n in env_list("EMUGEMM_BENCH_SIZES", "4096,8192,16384") {
+		bench.chassis(n);
+		if bench.chassis_only() {
+			continue;
+		}
 		let natives = bench.baselines(n);
 		bench.fused_scheme1_kernels(n, natives.int8);
 		bench.memory_kernels::<f64>(n, 15);

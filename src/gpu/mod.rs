@@ -16,6 +16,8 @@ pub mod baseline;
 #[cfg(feature = "cuda")]
 mod blas;
 #[cfg(feature = "cuda")]
+mod chassis;
+#[cfg(feature = "cuda")]
 mod device;
 #[cfg(feature = "cuda")]
 mod matrix;
@@ -29,6 +31,8 @@ mod scheme1_fused;
 mod tests;
 #[cfg(feature = "cuda")]
 mod tma;
+#[cfg(feature = "cuda")]
+mod wgmma_config;
 
 #[cfg(feature = "cuda")]
 pub(crate) use device::gpu;

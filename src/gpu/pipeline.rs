@@ -3,14 +3,14 @@
 //! from the same Rust functions as the CPU oracle's
 
 use super::blas::{Int8Gemm, NativeMath, native_gemm};
+use super::chassis;
 use super::device::{Gpu, driver};
 use super::scheme1_fused;
-use super::tma::{TensorMap, WGMMA_SMEM};
+use super::wgmma_config::{self, Variant};
 use crate::precision::PolicyInput;
 use crate::scheme2::{self, Crt};
 use crate::stats::RowStats;
 use crate::{Error, PhaseTimes, Plan, Precision, Scalar, Scaling, Scheme, scheme1};
-use cudarc::driver::sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
 use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits};
 use std::time::Duration;
 
@@ -703,12 +703,26 @@ fn scheme_two<T: Scalar>(
 /// `re + l m n`, and for complex operands (`im` given) of the imaginary part at `im + l m n`, by 3M:
 /// `Re = T1 - T2`, `Im = T3 - T1 - T2` of `T1 = Ar Br^T`, `T2 = Ai Bi^T`, `T3 = (Ar + Ai)(Br + Bi)^T`.
 ///
-/// One launch of a fused wgmma kernel for all moduli (`scheme2_residues_v1`, or
-/// `scheme2_residues_3m_v1` with the three products of a modulus accumulated one after the other
-/// in the same registers): no INT32 leaves the SM. Any K: the kernels carry the accumulators mod m
-/// every 130,944 K. Same inputs and outputs as [`unfused_residues`], byte for byte.
+/// One launch of a fused wgmma kernel for all moduli (`scheme2_residues_*`, or
+/// `scheme2_residues_3m_*` with the three products of a modulus accumulated one after the other
+/// in the same registers), in the chassis variant the table picks for the shape
+/// ([`wgmma_config::choose`]): no INT32 leaves the SM. Any K: the kernels carry the accumulators
+/// mod m every 130,944 K. Same inputs and outputs as [`unfused_residues`], byte for byte.
 pub(crate) fn fused_residues(
 	gpu: &Gpu,
+	(ra, rb): (u64, u64),
+	(m, n, kpad): (usize, usize, usize),
+	moduli: &[u32],
+	(re, im): (u64, Option<u64>),
+) -> Result<(), Error> {
+	let variant = wgmma_config::choose((m, n, moduli.len()), gpu.sm_count);
+	fused_residues_with(gpu, variant, (ra, rb), (m, n, kpad), moduli, (re, im))
+}
+
+/// [`fused_residues`] by the chassis variant `variant` (tests and benchmarks compare them)
+pub(crate) fn fused_residues_with(
+	gpu: &Gpu,
+	variant: Variant,
 	(ra, rb): (u64, u64),
 	(m, n, kpad): (usize, usize, usize),
 	moduli: &[u32],
@@ -718,32 +732,9 @@ pub(crate) fn fused_residues(
 	if kpad > i32::MAX as usize - 128 {
 		return unfused_residues(gpu, (ra, rb), (m, n, kpad), moduli, (re, im));
 	}
-	let p = moduli.len();
-	let per = if im.is_some() { 3 } else { 1 };
-	let (map_a, map_b) = (
-		TensorMap::planes(ra, kpad, m, per * p, 128)?,
-		TensorMap::planes(rb, kpad, n, per * p, 256)?,
-	);
 	let dev_moduli = gpu.stream.clone_htod(moduli).map_err(driver)?;
-	let name = if im.is_some() {
-		"scheme2_residues_3m_v1"
-	} else {
-		"scheme2_residues_v1"
-	};
-	let f = gpu.function(name);
-	f.set_attribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, WGMMA_SMEM as i32)
-		.map_err(driver)?;
-	let tiles = p * m.div_ceil(128) * n.div_ceil(256);
-	let cfg = LaunchConfig {
-		grid_dim: (tiles.min(gpu.sm_count) as u32, 1, 1),
-		block_dim: (384, 1, 1),
-		shared_mem_bytes: WGMMA_SMEM,
-	};
-	let (mods, dims) = (ptr(gpu, &dev_moduli), (m as i32, n as i32, kpad as i32, p as i32));
-	match im {
-		None => launch!(gpu, name, cfg, map_a, map_b, re, mods, dims.0, dims.1, dims.2, dims.3),
-		Some(im) => launch!(gpu, name, cfg, map_a, map_b, re, im, mods, dims.0, dims.1, dims.2, dims.3),
-	}
+	let mods = (ptr(gpu, &dev_moduli), moduli.len());
+	chassis::residues(gpu, variant, (ra, rb), (m, n, kpad), mods, (re, im))
 }
 
 /// [`fused_residues`] the unfused way, for comparison: per modulus and K chunk of

@@ -1,9 +1,11 @@
-//! kernel-alone timings of the memory-bound kernels of the pipeline (statistics, scheme II split,
-//! CRT) beside the device's own copy bandwidth: the bandwidth table of `docs/PERF.md` (feature
-//! `cuda`)
+//! kernel-alone timings: the memory-bound kernels of the pipeline (statistics, scheme II split,
+//! CRT) beside the device's own copy bandwidth (the bandwidth table of `docs/PERF.md`), and every
+//! variant of the INT8 wgmma chassis beside cuBLASLt INT8 (feature `cuda`)
 
-use super::device::{driver, gpu};
+use super::blas::Int8Gemm;
+use super::device::{Gpu, driver, gpu};
 use super::pipeline::{self, DeviceOperand, Job, Output, alloc, pad16};
+use super::wgmma_config::{VARIANTS, choose};
 use crate::scheme2::{Crt, fast_shift};
 use crate::{DeviceMatrix, Emulator, Error, Scalar};
 use std::time::Duration;
@@ -135,6 +137,126 @@ pub fn memory_kernels<T: Scalar>(emu: &Emulator, a: &DeviceMatrix<T>, moduli: u3
 		pipeline::launch_crt(&job, &crt, residues, res_im, (&shifts, &shifts))
 	})?;
 	Ok(out)
+}
+
+/// one row of [`chassis`]: a kernel's median device time on an n x n x n product
+#[derive(Clone, Debug)]
+pub struct ChassisTime {
+	/// what ran: `i8 cuBLASLt INT8`, `i8 chassis <variant>` (the plain INT8 GEMM of a chassis
+	/// variant, e.g. `i8 chassis bn256_s4_c2`) or `f64 chassis <variant> SchemeII p=<moduli>`
+	/// (the fused real scheme II product of the variant on `moduli` residue planes)
+	pub label: String,
+	/// whether the variant table picks this variant for the row's product
+	pub picked: bool,
+	/// median device time
+	pub time: Duration,
+	/// INT8 operations of one run: 2 n^3 per product (one per modulus for scheme II)
+	pub ops: f64,
+}
+
+impl ChassisTime {
+	/// INT8 TOPS
+	pub fn tops(&self) -> f64 {
+		self.ops / self.time.as_secs_f64() / 1e12
+	}
+}
+
+/// `len` random bytes, uploaded to `dst` and copied to the `copies - 1` ranges after it
+fn random_planes(g: &Gpu, dst: u64, len: usize, copies: usize, seed: u64) -> Result<(), Error> {
+	let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+	let bytes: Vec<u8> = (0..len)
+		.map(|_| {
+			state ^= state << 13;
+			state ^= state >> 7;
+			state ^= state << 17;
+			(state >> 24) as u8
+		})
+		.collect();
+	// SAFETY: `dst` holds `copies * len` bytes of live device memory
+	unsafe { cudarc::driver::result::memcpy_htod_sync(dst, &bytes) }.map_err(driver)?;
+	for c in 1..copies {
+		let to = dst + (c * len) as u64;
+		// SAFETY: both ranges lie in the `copies * len` bytes at `dst`
+		unsafe { cudarc::driver::result::memcpy_dtod_async(to, dst, len, g.stream.cu_stream()) }.map_err(driver)?;
+	}
+	Ok(())
+}
+
+/// times, with device events (medians of `runs` after one warm-up), on random n x n x n int8
+/// operands: cuBLASLt INT8 (INT32 out), every variant of the chassis as the plain INT8 GEMM
+/// (INT32 out), and every variant's fused real scheme II product of `moduli` moduli (int8 residues
+/// out); only the rows whose label `select` accepts (the cuBLASLt row, the reference, whenever
+/// another row is selected). The labels are those of [`ChassisTime::label`].
+///
+/// # example
+/// ```no_run
+/// use emugemm::{Backend, Emulator, profile};
+/// let emu = Emulator::with_backend(Backend::Gpu)?;
+/// for row in profile::chassis(&emu, 8192, 15, 30, &|_| true)? {
+///     println!("{}: {:?}, {:.0} TOPS", row.label, row.time, row.tops());
+/// }
+/// # Ok::<(), emugemm::Error>(())
+/// ```
+pub fn chassis(emu: &Emulator, n: usize, moduli: u32, runs: usize, select: &dyn Fn(&str) -> bool) -> Result<Vec<ChassisTime>, Error> {
+	let _ = emu.zeros_on_device::<f64>(0, 0)?; // the emulator must be on the GPU
+	let p = moduli as usize;
+	let plain = |v: &str| format!("i8 chassis {v}");
+	let fused = |v: &str| format!("f64 chassis {v} SchemeII p={moduli}");
+	let names: Vec<String> = VARIANTS.iter().map(|v| v.name()).collect();
+	if !names.iter().any(|v| select(&plain(v)) || select(&fused(v))) {
+		return Ok(Vec::new());
+	}
+	let g = gpu()?;
+	let k = pad16(n);
+	let (a, b) = (g.scratch(23, p * n * k)?, g.scratch(24, p * n * k)?);
+	let c = g.scratch(25, (4 * n * n).max(p * n * n))?;
+	random_planes(&g, a, n * k, p, 1)?;
+	random_planes(&g, b, n * k, p, 2)?;
+	let median = |f: &mut dyn FnMut() -> Result<(), Error>| -> Result<Duration, Error> {
+		g.timed(&mut *f)?;
+		let mut t = (0..runs.max(1)).map(|_| g.timed(&mut *f)).collect::<Result<Vec<_>, _>>()?;
+		t.sort();
+		Ok(t[t.len() / 2])
+	};
+	let ops = 2.0 * (n as f64).powi(3);
+	let lt = Int8Gemm {
+		m: n,
+		n,
+		k,
+		a,
+		lda: k,
+		b,
+		ldb: k,
+		c,
+		accumulate: false,
+	};
+	let mut rows = vec![ChassisTime {
+		label: "i8 cuBLASLt INT8".into(),
+		picked: false,
+		time: median(&mut || lt.run(&g))?,
+		ops,
+	}];
+	let crt_moduli = crate::scheme2::Crt::new(moduli).moduli;
+	for (v, name) in VARIANTS.into_iter().zip(&names) {
+		if select(&plain(name)) {
+			rows.push(ChassisTime {
+				label: plain(name),
+				picked: choose((n, n, 1), g.sm_count) == v,
+				time: median(&mut || super::chassis::igemm(&g, v, (a, b, c), (n, n, k)))?,
+				ops,
+			});
+		}
+		if select(&fused(name)) {
+			let time = median(&mut || pipeline::fused_residues_with(&g, v, (a, b), (n, n, k), &crt_moduli, (c, None)))?;
+			rows.push(ChassisTime {
+				label: fused(name),
+				picked: choose((n, n, p), g.sm_count) == v,
+				time,
+				ops: p as f64 * ops,
+			});
+		}
+	}
+	Ok(rows)
 }
 
 /// the fused scheme I kernel alone (`scheme1_fused_p<p>_f64`, issue 5) on an `n x n x n` product of

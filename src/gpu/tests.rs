@@ -4,7 +4,7 @@
 use super::device::{Gpu, gpu};
 use super::matrix::DeviceMatrix;
 use super::pipeline::{DeviceOperand, split_digits, split_residues};
-use super::tma::TensorMap;
+use super::wgmma_config::Variant;
 use crate::cpu::{Planes, digit_planes, residue_planes};
 use crate::operand::Operand;
 use crate::scheme2::{Crt, fast_shift};
@@ -188,106 +188,54 @@ fn digit_and_residue_planes_match_the_oracle_c64() {
 	planes_match::<c64>();
 }
 
-/// the persistent INT8 wgmma chassis against exact products (ragged shapes: TMA fills the
-/// out-of-range parts with zeros), and its speed against cuBLASLt
+/// `len` pseudo-random bytes (xorshift, seeded)
+fn random_bytes(len: usize, seed: u64) -> Vec<i8> {
+	let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+	(0..len)
+		.map(|_| {
+			state ^= state << 13;
+			state ^= state >> 7;
+			state ^= state << 17;
+			(state >> 24) as i8
+		})
+		.collect()
+}
+
+/// every variant of the persistent INT8 wgmma chassis against exact products on ragged shapes
+/// (TMA fills the out-of-range parts with zeros): 200 x 300 (2 tile rows, B halves wholly past n
+/// for the clusters), 300 x 300 (3 tile rows: the last cluster pair is half past m) and
+/// 1900 x 2900 (more tiles than SMs: several units per CTA, the ring across tiles)
 #[test]
 #[ignore = "needs a Hopper GPU"]
 fn igemm_chassis_is_exact() {
-	use super::blas::Int8Gemm;
-	use cudarc::driver::sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
-	use cudarc::driver::{LaunchConfig, PushKernelArg};
+	use super::chassis::igemm;
+	use super::wgmma_config::{VARIANTS, choose};
+	use rayon::prelude::*;
 	let g = gpu().unwrap();
-	let smem = super::tma::WGMMA_SMEM as i32;
-	let f = g.function("igemm_v2");
-	f.set_attribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem).unwrap();
-	let run = |(m, n, k): (usize, usize, usize), (pa, pb, pc): (u64, u64, u64)| {
-		let (ma, mb) = (
-			TensorMap::planes(pa, k, m, 1, 128).unwrap(),
-			TensorMap::planes(pb, k, n, 1, 256).unwrap(),
-		);
-		let mut launch = g.stream.launch_builder(&f);
-		let (mi, ni, ki) = (m as i32, n as i32, k as i32);
-		launch.arg(&ma).arg(&mb).arg(&pc).arg(&mi).arg(&ni).arg(&ki);
-		let cfg = LaunchConfig {
-			grid_dim: ((m.div_ceil(128) * n.div_ceil(256)).min(g.sm_count) as u32, 1, 1),
-			block_dim: (384, 1, 1),
-			shared_mem_bytes: smem as u32,
-		};
-		unsafe { launch.launch(cfg) }.unwrap();
-		g.stream.synchronize().unwrap();
-	};
-	let (m, n, k) = (200usize, 300usize, 272usize);
-	let mut state = 0x9E37_79B9_7F4A_7C15u64;
-	let mut byte = || {
-		state ^= state << 13;
-		state ^= state >> 7;
-		state ^= state << 17;
-		(state >> 24) as i8
-	};
-	let a: Vec<i8> = (0..m * k).map(|_| byte()).collect();
-	let b: Vec<i8> = (0..n * k).map(|_| byte()).collect();
-	let expected: Vec<i32> = (0..m * n)
-		.map(|idx| (0..k).map(|h| a[(idx % m) * k + h] as i32 * b[(idx / m) * k + h] as i32).sum())
-		.collect();
-	let (da, db) = (g.stream.clone_htod(&a).unwrap(), g.stream.clone_htod(&b).unwrap());
-	let dc = g.stream.alloc_zeros::<i32>(m * n).unwrap();
-	run(
-		(m, n, k),
-		(da.device_ptr(&g.stream).0, db.device_ptr(&g.stream).0, dc.device_ptr(&g.stream).0),
-	);
-	let got = g.stream.clone_dtoh(&dc).unwrap();
-	let wrong = got.iter().zip(&expected).filter(|(x, y)| x != y).count();
-	println!(
-		"igemm_v2: {wrong} of {} entries differ (first: got {} expected {})",
-		m * n,
-		got[0],
-		expected[0]
-	);
-	assert_eq!(wrong, 0);
-	let big = 8192usize;
-	let (sa, sb, sc) = (
-		g.scratch(20, big * big).unwrap(),
-		g.scratch(21, big * big).unwrap(),
-		g.scratch(22, 4 * big * big).unwrap(),
-	);
-	let time = |f: &dyn Fn()| {
-		f();
-		let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
-		let (s, e) = (g.ctx.new_event(flags).unwrap(), g.ctx.new_event(flags).unwrap());
-		let mut v: Vec<f32> = (0..10)
-			.map(|_| {
-				s.record(&g.stream).unwrap();
-				f();
-				e.record(&g.stream).unwrap();
-				e.synchronize().unwrap();
-				s.elapsed_ms(&e).unwrap()
-			})
+	let mut wrong_total = 0;
+	for (m, n, k) in [(200usize, 300usize, 272usize), (300, 300, 272), (1900, 2900, 400)] {
+		let (a, b) = (random_bytes(m * k, 1), random_bytes(n * k, 2));
+		let expected: Vec<i32> = (0..m * n)
+			.into_par_iter()
+			.map(|idx| (0..k).map(|h| a[(idx % m) * k + h] as i32 * b[(idx / m) * k + h] as i32).sum())
 			.collect();
-		v.sort_by(f32::total_cmp);
-		v[5] as f64
-	};
-	let ours = time(&|| run((big, big, big), (sa, sb, sc)));
-	let lt = time(&|| {
-		Int8Gemm {
-			m: big,
-			n: big,
-			k: big,
-			a: sa,
-			lda: big,
-			b: sb,
-			ldb: big,
-			c: sc,
-			accumulate: false,
+		let (da, db) = (g.stream.clone_htod(&a).unwrap(), g.stream.clone_htod(&b).unwrap());
+		let ops = (da.device_ptr(&g.stream).0, db.device_ptr(&g.stream).0);
+		for v in VARIANTS {
+			let dc = g.stream.alloc_zeros::<i32>(m * n).unwrap();
+			igemm(&g, v, (ops.0, ops.1, dc.device_ptr(&g.stream).0), (m, n, k)).unwrap();
+			let got = g.stream.clone_dtoh(&dc).unwrap();
+			let wrong = got.iter().zip(&expected).filter(|(x, y)| x != y).count();
+			let picked = if choose((m, n, 1), g.sm_count) == v {
+				" (the table's pick)"
+			} else {
+				""
+			};
+			println!("igemm_{} {m}x{n}x{k}{picked}: {wrong} of {} entries differ", v.name(), m * n);
+			wrong_total += wrong;
 		}
-		.run(&g)
-		.unwrap()
-	});
-	let tops = |ms: f64| 2.0 * (big as f64).powi(3) / ms / 1e9;
-	println!(
-		"n=8192: igemm_v2 {ours:.3} ms ({:.0} TOPS), cuBLASLt {lt:.3} ms ({:.0} TOPS)",
-		tops(ours),
-		tops(lt)
-	);
+	}
+	assert_eq!(wrong_total, 0, "every variant must be exact");
 }
 
 /// runs a self-test kernel `kernel(moduli, p, mismatches)` over all 20 moduli (16 blocks of 256
@@ -390,10 +338,11 @@ fn residues_oracle(a: &[i8], b: &[i8], (m, n, k): (usize, usize, usize), moduli:
 	entries.into_iter().unzip()
 }
 
-/// the fused residue products (one wgmma launch over all moduli; 3M for complex) against the
-/// unfused route (cuBLASLt INT32 products, reduce_mod / reduce_3m) and the CPU, byte for byte
-fn fused_residues_match(complex: bool, (m, n, k): (usize, usize, usize), p: u32) {
-	use super::pipeline::{fused_residues, unfused_residues};
+/// the fused residue products (one wgmma launch over all moduli; 3M for complex) by chassis
+/// variant `variant` (the table's pick when `None`) against the unfused route (cuBLASLt INT32
+/// products, reduce_mod / reduce_3m) and the CPU, byte for byte
+fn fused_residues_match(variant: Option<Variant>, complex: bool, (m, n, k): (usize, usize, usize), p: u32) {
+	use super::pipeline::{fused_residues, fused_residues_with, unfused_residues};
 	let g = gpu().unwrap();
 	let moduli = Crt::new(p).moduli;
 	let per = if complex { 3 } else { 1 };
@@ -406,7 +355,10 @@ fn fused_residues_match(complex: bool, (m, n, k): (usize, usize, usize), p: u32)
 	let out = |t: usize| outs[t].device_ptr(&g.stream).0;
 	let (fused, unfused) = ((out(0), complex.then(|| out(1))), (out(2), complex.then(|| out(3))));
 	let start = std::time::Instant::now();
-	fused_residues(&g, ops, (m, n, k), &moduli, fused).unwrap();
+	match variant {
+		Some(v) => fused_residues_with(&g, v, ops, (m, n, k), &moduli, fused).unwrap(),
+		None => fused_residues(&g, ops, (m, n, k), &moduli, fused).unwrap(),
+	}
 	g.stream.synchronize().unwrap();
 	let t_fused = start.elapsed();
 	let start = std::time::Instant::now();
@@ -415,7 +367,8 @@ fn fused_residues_match(complex: bool, (m, n, k): (usize, usize, usize), p: u32)
 	let t_unfused = start.elapsed();
 	let got: Vec<Vec<i8>> = outs.iter().map(|o| g.stream.clone_dtoh(o).unwrap()).collect();
 	let (re, im) = residues_oracle(&a, &b, (m, n, k), &moduli, complex);
-	let what = format!("{} m={m} n={n} k={k} p={p}", if complex { "3M" } else { "real" });
+	let kernel = variant.map_or_else(|| "the table's variant".into(), Variant::name);
+	let what = format!("{} {kernel} m={m} n={n} k={k} p={p}", if complex { "3M" } else { "real" });
 	let differ = |x: &[i8], y: &[i8]| x.iter().zip(y).filter(|(u, v)| u != v).count();
 	println!(
 		"{what}: fused {t_fused:.2?}, unfused {t_unfused:.2?} (first calls); entries differing from the CPU: fused re {}, unfused re {}{}",
@@ -439,17 +392,36 @@ fn fused_residues_match(complex: bool, (m, n, k): (usize, usize, usize), p: u32)
 #[test]
 #[ignore = "needs a Hopper GPU"]
 fn fused_3m_residues_match_the_unfused_route() {
-	fused_residues_match(true, (200, 300, 272), 20);
-	fused_residues_match(false, (200, 300, 272), 20);
+	fused_residues_match(None, true, (200, 300, 272), 20);
+	fused_residues_match(None, false, (200, 300, 272), 20);
+}
+
+/// every chassis variant's fused products, real and 3M, byte for byte against the unfused route
+/// and the CPU: 300 x 300 (3 tile rows: the last cluster pair half past m; B halves wholly past
+/// n) and 1100 x 700 with 15 moduli (more units than SMs)
+#[test]
+#[ignore = "needs a Hopper GPU"]
+fn every_chassis_variant_matches_the_unfused_route() {
+	for v in super::wgmma_config::VARIANTS {
+		for complex in [false, true] {
+			fused_residues_match(Some(v), complex, (300, 300, 272), 20);
+			fused_residues_match(Some(v), complex, (1100, 700, 160), 15);
+		}
+	}
 }
 
 /// K = 300,000, beyond the exact INT32 chunk (130,944): the fused kernels carry their
-/// accumulators mod m (row 0 of every plane is -128: |T| = 4.9e9 there)
+/// accumulators mod m (row 0 of every plane is -128: |T| = 4.9e9 there); by the table's variant,
+/// and by the multicast variants on 2 tile rows (a full cluster pair)
 #[test]
 #[ignore = "needs a Hopper GPU"]
 fn fused_residues_carry_beyond_the_int32_chunk() {
-	fused_residues_match(false, (64, 64, 300_000), 3);
-	fused_residues_match(true, (64, 64, 300_000), 3);
+	fused_residues_match(None, false, (64, 64, 300_000), 3);
+	fused_residues_match(None, true, (64, 64, 300_000), 3);
+	for v in super::wgmma_config::VARIANTS.into_iter().filter(|v| v.cluster == 2) {
+		fused_residues_match(Some(v), false, (192, 32, 300_000), 2);
+		fused_residues_match(Some(v), true, (192, 32, 300_000), 2);
+	}
 }
 
 /// the fused epilogues' integer residue arithmetic (carry and symmetric residue by a reciprocal

@@ -44,7 +44,3 @@ impl TensorMap {
 		Ok(TensorMap(unsafe { map.assume_init() }))
 	}
 }
-
-/// the dynamic shared memory of the persistent wgmma kernels: 4 stages of (128 + 256) x 128 bytes,
-/// 1024 bytes of alignment slack, 8 mbarriers
-pub(crate) const WGMMA_SMEM: u32 = 4 * (128 + 256) * 128 + 1024 + 64;

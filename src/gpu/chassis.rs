@@ -1,0 +1,144 @@
+//! launches of the persistent wgmma chassis (`cuda/igemm.cu`) in any of its variants
+//! ([`Variant`]): the plain INT8 GEMM and the fused scheme II residue products; clusters of 2 CTAs
+//! through `cuLaunchKernelEx` (cudarc's launch builder has no cluster dimension)
+
+use super::device::{Gpu, driver};
+use super::tma::TensorMap;
+use super::wgmma_config::{BM, Variant};
+use crate::Error;
+use cudarc::driver::sys::{self, CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, CUresult};
+use std::ffi::c_void;
+
+/// threads per CTA: a producer warpgroup and two consumer warpgroups
+const THREADS: u32 = 384;
+
+/// a kernel parameter: the address of a value that outlives the launch
+fn arg<T>(value: &T) -> *mut c_void {
+	value as *const T as *mut c_void
+}
+
+/// the launch configuration of `f` on the stream of `gpu`, `grid` CTAs in clusters of `cluster`
+/// along x (no cluster attribute for 1), `smem` bytes of dynamic shared memory; `attr` holds the
+/// cluster attribute the configuration points to
+fn config(gpu: &Gpu, grid: u32, cluster: u32, smem: u32, attr: &mut sys::CUlaunchAttribute) -> sys::CUlaunchConfig {
+	attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+	attr.value.clusterDim = sys::CUlaunchAttributeValue_union__bindgen_ty_1 { x: cluster, y: 1, z: 1 };
+	sys::CUlaunchConfig {
+		gridDimX: grid,
+		gridDimY: 1,
+		gridDimZ: 1,
+		blockDimX: THREADS,
+		blockDimY: 1,
+		blockDimZ: 1,
+		sharedMemBytes: smem,
+		hStream: gpu.stream.cu_stream(),
+		attrs: attr,
+		numAttrs: (cluster > 1) as u32,
+	}
+}
+
+fn check(status: CUresult, what: &str) -> Result<(), Error> {
+	if status == CUresult::CUDA_SUCCESS {
+		Ok(())
+	} else {
+		Err(Error::gpu(format!("{what}: {status:?}")))
+	}
+}
+
+/// launches variant `v`'s kernel `entry` on a persistent grid over `units` tile units: as many
+/// CTAs (clusters of `v.cluster`) as the device runs at once, at most one per unit
+///
+/// # Safety
+/// `params` must match the kernel's parameter list, each pointing to a live value
+unsafe fn launch(gpu: &Gpu, v: Variant, entry: &str, units: usize, params: &mut [*mut c_void]) -> Result<(), Error> {
+	let f = gpu.function(&v.kernel(entry));
+	f.set_attribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, v.smem() as i32)
+		.map_err(driver)?;
+	let cluster = v.cluster as u32;
+	// SAFETY: a plain C struct (an id and a union of plain values), valid all zero
+	let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+	let mut slots = gpu.sm_count / v.cluster;
+	if cluster > 1 {
+		// the clusters that fit at once (SMs of a cluster share a GPC)
+		let (mut fit, probe) = (0, config(gpu, cluster, cluster, v.smem(), &mut attr));
+		// SAFETY: `probe` points to `attr`, alive here
+		check(
+			unsafe { sys::cuOccupancyMaxActiveClusters(&mut fit, f.cu_function(), &probe) },
+			"cuOccupancyMaxActiveClusters",
+		)?;
+		slots = slots.min(fit.max(1) as usize);
+	}
+	let grid = (units.min(slots).max(1) * v.cluster) as u32;
+	let cfg = config(gpu, grid, cluster, v.smem(), &mut attr);
+	gpu.ctx.bind_to_thread().map_err(driver)?;
+	// SAFETY: `cfg` points to `attr`, alive here; the caller vouches for `params`
+	let status = unsafe { sys::cuLaunchKernelEx(&cfg, f.cu_function(), params.as_mut_ptr(), std::ptr::null_mut()) };
+	check(status, &format!("cuLaunchKernelEx {}", v.kernel(entry)))
+}
+
+/// the tensor maps of A (`m` rows) and B (`n` rows) of `planes` K-major int8 planes of `kpad`
+/// bytes per row, in the boxes of variant `v`
+fn maps(v: Variant, (a, b): (u64, u64), (m, n, kpad): (usize, usize, usize), planes: usize) -> Result<(TensorMap, TensorMap), Error> {
+	Ok((
+		TensorMap::planes(a, kpad, m, planes, BM as u32)?,
+		TensorMap::planes(b, kpad, n, planes, v.b_box_rows())?,
+	))
+}
+
+/// `C = A B^T` by variant `v`'s `igemm`: A `m x k` and B `n x k` int8, K-major (`k` a multiple of
+/// 16, `k 128^2 < 2^31`), C `m x n` INT32, column-major
+pub(crate) fn igemm(gpu: &Gpu, v: Variant, (a, b, c): (u64, u64, u64), (m, n, k): (usize, usize, usize)) -> Result<(), Error> {
+	let (map_a, map_b) = maps(v, (a, b), (m, n, k), 1)?;
+	let (mi, ni, ki) = (m as i32, n as i32, k as i32);
+	let mut params = [arg(&map_a), arg(&map_b), arg(&c), arg(&mi), arg(&ni), arg(&ki)];
+	// SAFETY: igemm_*(map_a, map_b, int* c, int m, int n, int k)
+	unsafe { launch(gpu, v, "igemm", v.units(m, n, 1), &mut params) }
+}
+
+/// the fused scheme II products by variant `v` (`scheme2_residues_*`, or `scheme2_residues_3m_*`
+/// when `im` is given): see [`super::pipeline::fused_residues`]; `moduli` the device address of
+/// `p` moduli (u32)
+pub(crate) fn residues(
+	gpu: &Gpu,
+	v: Variant,
+	(ra, rb): (u64, u64),
+	(m, n, kpad): (usize, usize, usize),
+	(moduli, p): (u64, usize),
+	(re, im): (u64, Option<u64>),
+) -> Result<(), Error> {
+	let per = if im.is_some() { 3 } else { 1 };
+	let (map_a, map_b) = maps(v, (ra, rb), (m, n, kpad), per * p)?;
+	let (mi, ni, ki, pi) = (m as i32, n as i32, kpad as i32, p as i32);
+	let units = v.units(m, n, p);
+	match im {
+		None => {
+			let mut params = [
+				arg(&map_a),
+				arg(&map_b),
+				arg(&re),
+				arg(&moduli),
+				arg(&mi),
+				arg(&ni),
+				arg(&ki),
+				arg(&pi),
+			];
+			// SAFETY: scheme2_residues_*(map_a, map_b, out, moduli, int m, int n, int k, int p)
+			unsafe { launch(gpu, v, "scheme2_residues", units, &mut params) }
+		},
+		Some(im) => {
+			let mut params = [
+				arg(&map_a),
+				arg(&map_b),
+				arg(&re),
+				arg(&im),
+				arg(&moduli),
+				arg(&mi),
+				arg(&ni),
+				arg(&ki),
+				arg(&pi),
+			];
+			// SAFETY: scheme2_residues_3m_*(map_a, map_b, re, im, moduli, int m, int n, int k, int p)
+			unsafe { launch(gpu, v, "scheme2_residues_3m", units, &mut params) }
+		},
+	}
+}
