@@ -28,8 +28,9 @@
 //!   tile's work per unit row where the count of tile rows is odd (the second tile of the last
 //!   pair lies past m), which the unit count accounts for.
 //!
-//! The costs below are priors (docs/PERF.md, issue 4 step 5): replace them by the measured time
-//! per wave of each variant (`profile::chassis` at n = 8192).
+//! The costs below are measured (docs/PERF.md, issue 4 step 5): the multicast pairs came out
+//! slower than single CTAs on the H200, so the table picks single CTAs, of 128 x 256 tiles unless
+//! 128 x 128 fills the last wave enough better.
 
 /// one instance of the chassis template (`Config<BN, STAGES, CLUSTER>` in `cuda/igemm.cu`)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,25 +110,28 @@ pub(crate) struct Rule {
 	pub wave_cost: f64,
 }
 
-/// the variants in order of preference on ties, with their unit costs (see the module's docs)
+/// the variants in order of preference on ties, with their unit costs (see the module's docs):
+/// the time per wave of the fused real scheme II product (15 moduli, n = 8192, `profile::chassis`,
+/// NVIDIA H200, docs/PERF.md issue 4 step 5) relative to `bn256_s4_c1`
 pub(crate) const TABLE: [Rule; 4] = [
-	// B read once from L2 for two tiles: a little faster per tile
-	Rule {
-		variant: VARIANTS[1],
-		wave_cost: 0.97,
-	},
 	Rule {
 		variant: VARIANTS[0],
 		wave_cost: 1.0,
 	},
-	// half the work of a 128 x 256 tile, about 10% less efficient per product
-	Rule {
-		variant: VARIANTS[3],
-		wave_cost: 0.54,
-	},
+	// half the work of a 128 x 256 tile in 59% of its time
 	Rule {
 		variant: VARIANTS[2],
-		wave_cost: 0.55,
+		wave_cost: 0.59,
+	},
+	// multicast pairs: measured slower per wave (1.41x, the plain INT8 GEMM 1.92x), so picked only
+	// where nothing else runs (never with these costs)
+	Rule {
+		variant: VARIANTS[3],
+		wave_cost: 1.25,
+	},
+	Rule {
+		variant: VARIANTS[1],
+		wave_cost: 1.41,
 	},
 ];
 
@@ -177,9 +181,9 @@ mod tests {
 	}
 
 	#[test]
-	fn the_table_picks_wide_tiles_in_clusters_for_large_products_and_narrow_ones_for_small() {
-		assert_eq!(choose((8192, 8192, 1), 132), VARIANTS[1]);
-		assert_eq!(choose((8192, 8192, 15), 132), VARIANTS[1]);
+	fn the_table_picks_wide_tiles_for_large_products_and_narrow_ones_for_small() {
+		assert_eq!(choose((8192, 8192, 1), 132), VARIANTS[0]);
+		assert_eq!(choose((8192, 8192, 15), 132), VARIANTS[0]);
 		// 1024 x 1024: 32 tiles of 128 x 256 fill a quarter of the SMs, 64 of 128 x 128 half
 		assert_eq!(choose((1024, 1024, 1), 132).bn, 128);
 		// one row of tiles: no cluster (the pair's second tile would lie past m)
