@@ -78,22 +78,17 @@ unsafe fn launch(gpu: &Gpu, v: Variant, entry: &str, units: usize, params: &mut 
 
 /// the tensor maps of A (`m` rows) and B (`n` rows) of `planes` K-major int8 planes of `kpad`
 /// bytes per row, in the boxes of variant `v`
-fn maps(
-	v: Variant,
-	(a, b): (u64, u64),
-	(m, n, k, ld): (usize, usize, usize, usize),
-	planes: usize,
-) -> Result<(TensorMap, TensorMap), Error> {
+fn maps(v: Variant, (a, b): (u64, u64), (m, n, kpad): (usize, usize, usize), planes: usize) -> Result<(TensorMap, TensorMap), Error> {
 	Ok((
-		TensorMap::strided_planes(a, (k, ld), m, planes, BM as u32)?,
-		TensorMap::strided_planes(b, (k, ld), n, planes, v.b_box_rows())?,
+		TensorMap::planes(a, kpad, m, planes, BM as u32)?,
+		TensorMap::planes(b, kpad, n, planes, v.b_box_rows())?,
 	))
 }
 
 /// `C = A B^T` by variant `v`'s `igemm`: A `m x k` and B `n x k` int8, K-major (`k` a multiple of
 /// 16, `k 128^2 < 2^31`), C `m x n` INT32, column-major
 pub(crate) fn igemm(gpu: &Gpu, v: Variant, (a, b, c): (u64, u64, u64), (m, n, k): (usize, usize, usize)) -> Result<(), Error> {
-	let (map_a, map_b) = maps(v, (a, b), (m, n, k, k), 1)?;
+	let (map_a, map_b) = maps(v, (a, b), (m, n, k), 1)?;
 	let (mi, ni, ki) = (m as i32, n as i32, k as i32);
 	let mut params = [arg(&map_a), arg(&map_b), arg(&c), arg(&mi), arg(&ni), arg(&ki)];
 	// SAFETY: igemm_*(map_a, map_b, int* c, int m, int n, int k)
@@ -101,18 +96,18 @@ pub(crate) fn igemm(gpu: &Gpu, v: Variant, (a, b, c): (u64, u64, u64), (m, n, k)
 }
 
 /// the fused scheme II products by variant `v` (`scheme2_residues_*`, or `scheme2_residues_3m_*`
-/// when `im` is given): see [`super::pipeline::fused_residues`], over K range `kpad` of rows `ld`
-/// bytes apart (`ld = kpad`: the whole K); `moduli` the device address of `p` moduli (u32)
+/// when `im` is given): see [`super::pipeline::fused_residues`]; `moduli` the device address of
+/// `p` moduli (u32)
 pub(crate) fn residues(
 	gpu: &Gpu,
 	v: Variant,
 	(ra, rb): (u64, u64),
-	(m, n, kpad, ld): (usize, usize, usize, usize),
+	(m, n, kpad): (usize, usize, usize),
 	(moduli, p): (u64, usize),
 	(re, im): (u64, Option<u64>),
 ) -> Result<(), Error> {
 	let per = if im.is_some() { 3 } else { 1 };
-	let (map_a, map_b) = maps(v, (ra, rb), (m, n, kpad, ld), per * p)?;
+	let (map_a, map_b) = maps(v, (ra, rb), (m, n, kpad), per * p)?;
 	let (mi, ni, ki, pi) = (m as i32, n as i32, kpad as i32, p as i32);
 	let units = v.units(m, n, p);
 	match im {

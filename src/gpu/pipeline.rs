@@ -654,13 +654,12 @@ fn shifts_two<T: Scalar>(
 	Ok((accurate(&s0a, &row_max), accurate(&s0b, &col_max)))
 }
 
-/// the K range of one launch of the fused 3M kernel: longer K runs as launches over K ranges of
-/// this length whose residue planes are added mod m (`add_residues`). In one launch over a K of
-/// 16384 the kernel's three planes of K-long operand panels outgrew L2 as its CTAs drifted apart
-/// in phase (NVIDIA H200, ncu at n = 8192: 74% DRAM throughput and a 1.38 GHz clock against 32%
-/// and 1.55 GHz for the real kernel; 433 ms fused against 373 ms unfused at n = 16384, while the
-/// fused kernel wins up to K = 8192; docs/PERF.md)
-const FUSED_3M_K_RANGE: usize = 8192;
+/// the longest K for which complex scheme II takes the fused 3M kernel by default: beyond it the
+/// kernel's three planes of K-long operand panels outgrow L2 as its CTAs drift apart in phase, and
+/// the unfused route is faster (NVIDIA H200, ncu: 74% DRAM throughput and a 1.38 GHz clock against
+/// 32% and 1.55 GHz for the real kernel at n = 8192; 433 ms fused against 373 ms unfused at
+/// n = 16384, 6.6 against 7.4 ms at 4096, level at 8192; docs/PERF.md)
+const FUSED_3M_MAX_K: usize = 8192;
 
 /// scheme II: residue planes, one exact product per modulus (3 for complex) reduced mod m (fused
 /// or not), CRT
@@ -691,6 +690,7 @@ fn scheme_two<T: Scalar>(
 	clock.mark(gpu)?;
 	let res_re = gpu.scratch(7, pu * mn)?;
 	let res_im = if T::IS_COMPLEX { Some(gpu.scratch(8, pu * mn)?) } else { None };
+	let fused = fused && (!T::IS_COMPLEX || kpad <= FUSED_3M_MAX_K);
 	let products = if fused { fused_residues } else { unfused_residues };
 	products(gpu, (ra, rb), (m, n, kpad), &crt.moduli, (res_re, res_im))?;
 	crt_epilogue(job, &crt, res_re, res_im, (&da, &db), clock)
@@ -734,26 +734,7 @@ pub(crate) fn fused_residues_with(
 	}
 	let dev_moduli = gpu.stream.clone_htod(moduli).map_err(driver)?;
 	let mods = (ptr(gpu, &dev_moduli), moduli.len());
-	let Some(im) = im.filter(|_| kpad > FUSED_3M_K_RANGE) else {
-		return chassis::residues(gpu, variant, (ra, rb), (m, n, kpad, kpad), mods, (re, im));
-	};
-	// complex, long K: the first K range into (re, im), each further one into scratch planes
-	// added to them mod m
-	let planes = moduli.len() * m * n;
-	let (more_re, more_im) = (gpu.scratch(11, planes)?, gpu.scratch(12, planes)?);
-	for (i, start) in (0..kpad).step_by(FUSED_3M_K_RANGE).enumerate() {
-		let k = FUSED_3M_K_RANGE.min(kpad - start);
-		let at = (ra + start as u64, rb + start as u64);
-		let out = if i == 0 { (re, im) } else { (more_re, more_im) };
-		chassis::residues(gpu, variant, at, (m, n, k, kpad), mods, (out.0, Some(out.1)))?;
-		if i > 0 {
-			let (mn, p) = ((m * n) as i64, moduli.len() as i32);
-			for (add, acc) in [(more_re, re), (more_im, im)] {
-				launch!(gpu, "add_residues", elementwise(planes), add, acc, mn, p, mods.0)?;
-			}
-		}
-	}
-	Ok(())
+	chassis::residues(gpu, variant, (ra, rb), (m, n, kpad), mods, (re, im))
 }
 
 /// [`fused_residues`] the unfused way, for comparison: per modulus and K chunk of

@@ -16,15 +16,9 @@ impl TensorMap {
 	/// in boxes of 128 bytes x `box_rows` rows x 1 plane with 128-byte swizzle; reads outside the
 	/// planes return zeros
 	pub fn planes(ptr: u64, k: usize, rows: usize, planes: usize, box_rows: u32) -> Result<Self, Error> {
-		Self::strided_planes(ptr, (k, k), rows, planes, box_rows)
-	}
-
-	/// [`TensorMap::planes`] of rows of `k` bytes that lie `ld` bytes apart (`ld` a multiple of 16,
-	/// `ptr` 16-byte aligned): the K range of planes of rows of `ld` bytes that starts at `ptr`
-	pub fn strided_planes(ptr: u64, (k, ld): (usize, usize), rows: usize, planes: usize, box_rows: u32) -> Result<Self, Error> {
 		let mut map = std::mem::MaybeUninit::<CUtensorMap>::zeroed();
 		let dims = [k as u64, rows as u64, planes as u64];
-		let strides = [ld as u64, (ld * rows) as u64];
+		let strides = [k as u64, (k * rows) as u64];
 		let (boxes, elements) = ([128u32, box_rows, 1], [1u32, 1, 1]);
 		// SAFETY: the arrays have the lengths rank 3 asks for; the driver writes the map
 		let status = unsafe {
