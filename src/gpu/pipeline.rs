@@ -658,7 +658,9 @@ fn shifts_two<T: Scalar>(
 /// kernel's three planes of K-long operand panels outgrow L2 as its CTAs drift apart in phase, and
 /// the unfused route is faster (NVIDIA H200, ncu: 74% DRAM throughput and a 1.38 GHz clock against
 /// 32% and 1.55 GHz for the real kernel at n = 8192; 433 ms fused against 373 ms unfused at
-/// n = 16384, 6.6 against 7.4 ms at 4096, level at 8192; docs/PERF.md)
+/// n = 16384, 6.6 against 7.4 ms at 4096, level at 8192; docs/PERF.md). Running the fused kernel
+/// over K ranges of 8192 added mod m did not help at n = 16384 (474.5 ms against 368.0 ms
+/// unfused): what outgrows L2 there grows with n, not with K
 const FUSED_3M_MAX_K: usize = 8192;
 
 /// scheme II: residue planes, one exact product per modulus (3 for complex) reduced mod m (fused
