@@ -47,6 +47,15 @@ fn assert_planes(g: &Gpu, ptr: u64, cpu: &Planes, count: usize, moduli: Option<&
 	}
 }
 
+/// the CPU operand that [`operands`] names `what`: `host` as the left or the right factor
+fn cpu_operand<T: Scalar>(host: &faer::Mat<T>, what: &str) -> Operand {
+	if what == "rows of A" {
+		Operand::lhs(host.as_ref())
+	} else {
+		Operand::rhs(host.as_ref())
+	}
+}
+
 /// both operand orientations: rows of A (rows contiguous) and columns of B (K contiguous)
 fn operands<T: Scalar>(g: &Gpu, a: &DeviceMatrix<T>) -> [(DeviceOperand, &'static str); 2] {
 	let (m, k) = (a.nrows(), a.ncols());
@@ -79,11 +88,7 @@ fn planes_match<T: Scalar>() {
 	let dev = DeviceMatrix::upload(host.as_ref()).expect("these tests need a Hopper GPU");
 	let g = gpu().unwrap();
 	for (op, what) in operands(&g, &dev) {
-		let cpu_op = if what == "rows of A" {
-			Operand::lhs(host.as_ref())
-		} else {
-			Operand::rhs(host.as_ref())
-		};
+		let cpu_op = cpu_operand(&host, what);
 		for p in [1u32, 3, 8] {
 			let shifts: Vec<i32> = (0..cpu_op.len).map(|i| scheme1::shift(cpu_op.amax(i), p)).collect();
 			let d = g.stream.clone_htod(&shifts).unwrap();
@@ -129,11 +134,7 @@ fn interleaved_digits_match<T: Scalar>() {
 	let dev = DeviceMatrix::upload(host.as_ref()).expect("these tests need a Hopper GPU");
 	let g = gpu().unwrap();
 	for (op, what) in operands(&g, &dev) {
-		let cpu_op = if what == "rows of A" {
-			Operand::lhs(host.as_ref())
-		} else {
-			Operand::rhs(host.as_ref())
-		};
+		let cpu_op = cpu_operand(&host, what);
 		let kpad = pad128(op.k);
 		for p in 1..=scheme1::MAX_SLICES {
 			let pu = p as usize;
