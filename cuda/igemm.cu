@@ -208,13 +208,9 @@ struct Schedule {
 
 	// this CTA's tile of unit u: grouped raster, 8 tile rows (8 / CLUSTER unit rows) per group
 	__device__ Tile tile(int u) const {
-		constexpr int GROUP = 8 / Cfg::CLUSTER;
-		const int per_plane = units_m * tiles_n, plane = u / per_plane;
-		u %= per_plane;
-		const int first_m = u / (GROUP * tiles_n) * GROUP;
-		const int size = min(GROUP, units_m - first_m);
-		const int in_group = u % (GROUP * tiles_n);
-		return Tile{plane, ((first_m + in_group % size) * Cfg::CLUSTER + rank) * Cfg::BM, (in_group / size) * Cfg::BN};
+		const int per_plane = units_m * tiles_n;
+		const int2 at = grouped_raster(u % per_plane, units_m, tiles_n, 8 / Cfg::CLUSTER);
+		return Tile{u / per_plane, (at.x * Cfg::CLUSTER + rank) * Cfg::BM, at.y * Cfg::BN};
 	}
 };
 

@@ -124,11 +124,8 @@ struct Tile {
 // tile t of tiles_m x tiles_n, rasterised in groups of 8 along M (operand panels stay in L2)
 template <int N>
 __device__ __forceinline__ Tile tile_of(int t, int tiles_m, int tiles_n) {
-	constexpr int GROUP = 8;
-	const int group = t / (GROUP * tiles_n), first_m = group * GROUP;
-	const int size = min(GROUP, tiles_m - first_m);
-	const int in_group = t % (GROUP * tiles_n);
-	return Tile{(first_m + in_group % size) * BM, (in_group / size) * N};
+	const int2 at = grouped_raster(t, tiles_m, tiles_n, 8);
+	return Tile{at.x * BM, at.y * N};
 }
 
 // the kernel of slice count P and output type T. chunks: K chunks of 32 in a row of a plane

@@ -185,6 +185,15 @@ __device__ __forceinline__ void cluster_sync() {
 	asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
 }
 
+// unit u of a rows x cols grid of units, rasterised in groups of `group` rows (so that the
+// operand panels of the units running at once stay in L2): {row, column} of the unit
+__device__ __forceinline__ int2 grouped_raster(int u, int rows, int cols, int group) {
+	const int first = u / (group * cols) * group;
+	const int size = min(group, rows - first);
+	const int in_group = u % (group * cols);
+	return int2{first + in_group % size, in_group / size};
+}
+
 // st.global of v (its low byte for int8) where `inside`: a predicated store, not a branch around
 // one (a seventh fewer instructions in the epilogues)
 __device__ __forceinline__ void store_if(signed char* p, int v, bool inside) {

@@ -161,17 +161,27 @@ impl ChassisTime {
 	}
 }
 
+/// `len` pseudo-random bytes (xorshift, 64 KiB chunks generated in parallel, each seeded from
+/// `seed` and its index)
+fn random_bytes(len: usize, seed: u64) -> Vec<u8> {
+	use rayon::prelude::*;
+	(0..len.div_ceil(1 << 16))
+		.into_par_iter()
+		.flat_map_iter(|chunk| {
+			let mut state = (seed.wrapping_mul(0x1_0000_0001) + chunk as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+			(0..(1usize << 16).min(len - (chunk << 16))).map(move |_| {
+				state ^= state << 13;
+				state ^= state >> 7;
+				state ^= state << 17;
+				(state >> 24) as u8
+			})
+		})
+		.collect()
+}
+
 /// `len` random bytes, uploaded to `dst` and copied to the `copies - 1` ranges after it
 fn random_planes(g: &Gpu, dst: u64, len: usize, copies: usize, seed: u64) -> Result<(), Error> {
-	let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-	let bytes: Vec<u8> = (0..len)
-		.map(|_| {
-			state ^= state << 13;
-			state ^= state >> 7;
-			state ^= state << 17;
-			(state >> 24) as u8
-		})
-		.collect();
+	let bytes = random_bytes(len, seed);
 	// SAFETY: `dst` holds `copies * len` bytes of live device memory
 	unsafe { cudarc::driver::result::memcpy_htod_sync(dst, &bytes) }.map_err(driver)?;
 	for c in 1..copies {
@@ -274,7 +284,6 @@ pub fn chassis(emu: &Emulator, n: usize, moduli: u32, runs: usize, select: &dyn 
 pub fn fused_scheme1_kernel(emu: &Emulator, n: usize, p: u32, runs: usize) -> Result<KernelTime, Error> {
 	use super::scheme1_fused::{Launch, pad128};
 	use crate::precision::pass_len;
-	use rayon::prelude::*;
 	let _ = emu.zeros_on_device::<f64>(0, 0)?; // the emulator must be on the GPU
 	if !(1..=crate::scheme1::MAX_SLICES).contains(&p) {
 		return Err(Error::InvalidPrecision {
@@ -285,18 +294,7 @@ pub fn fused_scheme1_kernel(emu: &Emulator, n: usize, p: u32, runs: usize) -> Re
 	let g = gpu()?;
 	let kpad = pad128(n);
 	let bytes = n * p as usize * kpad;
-	let host: Vec<u8> = (0..bytes.div_ceil(1 << 16))
-		.into_par_iter()
-		.flat_map_iter(|chunk| {
-			let mut state = (chunk as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-			(0..(1usize << 16).min(bytes - (chunk << 16))).map(move |_| {
-				state ^= state << 13;
-				state ^= state >> 7;
-				state ^= state << 17;
-				(state >> 24) as u8
-			})
-		})
-		.collect();
+	let host = random_bytes(bytes, 0);
 	let planes = g.stream.clone_htod(&host).map_err(driver)?;
 	drop(host);
 	let zeros = alloc::<i32>(&g, n)?;

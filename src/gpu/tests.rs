@@ -56,6 +56,16 @@ fn cpu_operand<T: Scalar>(host: &faer::Mat<T>, what: &str) -> Operand {
 	}
 }
 
+/// the parts a scheme I split kernel takes (`part`: 0 real, 1 imaginary, 2 negated imaginary)
+/// with the CPU values and negation that give the same digits
+fn digit_parts(op: &Operand, complex: bool) -> Vec<(i32, &[f64], bool)> {
+	let mut parts = vec![(0, &op.re[..], false)];
+	if complex {
+		parts.extend([(1, &op.im[..], false), (2, &op.im[..], true)]);
+	}
+	parts
+}
+
 /// both operand orientations: rows of A (rows contiguous) and columns of B (K contiguous)
 fn operands<T: Scalar>(g: &Gpu, a: &DeviceMatrix<T>) -> [(DeviceOperand, &'static str); 2] {
 	let (m, k) = (a.nrows(), a.ncols());
@@ -92,12 +102,7 @@ fn planes_match<T: Scalar>() {
 		for p in [1u32, 3, 8] {
 			let shifts: Vec<i32> = (0..cpu_op.len).map(|i| scheme1::shift(cpu_op.amax(i), p)).collect();
 			let d = g.stream.clone_htod(&shifts).unwrap();
-			let parts: &[(i32, &[f64], bool)] = if T::IS_COMPLEX {
-				&[(0, &cpu_op.re, false), (1, &cpu_op.im, false), (2, &cpu_op.im, true)]
-			} else {
-				&[(0, &cpu_op.re, false)]
-			};
-			for &(part, values, negate) in parts {
+			for (part, values, negate) in digit_parts(&cpu_op, T::IS_COMPLEX) {
 				let ptr = split_digits::<T>(&g, g.scratch(0, 8 * op.rows * op.k.div_ceil(16) * 16).unwrap(), &op, &d, p, part).unwrap();
 				let cpu = digit_planes(values, &shifts, cpu_op.k, p as usize, negate);
 				assert_planes(
@@ -140,12 +145,7 @@ fn interleaved_digits_match<T: Scalar>() {
 			let pu = p as usize;
 			let shifts: Vec<i32> = (0..cpu_op.len).map(|i| scheme1::shift(cpu_op.amax(i), p)).collect();
 			let d = g.stream.clone_htod(&shifts).unwrap();
-			let parts: &[(i32, &[f64], bool)] = if T::IS_COMPLEX {
-				&[(0, &cpu_op.re, false), (1, &cpu_op.im, false), (2, &cpu_op.im, true)]
-			} else {
-				&[(0, &cpu_op.re, false)]
-			};
-			for &(part, values, negate) in parts {
+			for (part, values, negate) in digit_parts(&cpu_op, T::IS_COMPLEX) {
 				let len = op.rows * pu * kpad;
 				let out = g.scratch(0, len).unwrap();
 				split_interleaved::<T>(&g, out, &op, &d, p, part).unwrap();
