@@ -109,10 +109,16 @@ __device__ __forceinline__ Split48 split48(double v) {
 // instruction). q can miss the integer nearest to t/M by one, so |r| <= (M + 1)/2, not always the
 // symmetric residue: congruent, which is all the products need; the one value outside int8, +128
 // (M = 255 or 256), is taken as 128 - M
-template <unsigned M>
+// (1/M rounded, by modulus index, from the constant bank: an operand of the fma, not two moves
+// into registers per use)
+#define EMU_INVERSE(L, M) 1.0 / M,
+__constant__ double INVERSE_MODULI[] = {EMU_MODULI(EMU_INVERSE)};
+#undef EMU_INVERSE
+
+template <int L, unsigned M>
 __device__ __forceinline__ int residue_rep(const Split48& v) {
 	const double t = __fma_rn(v.hi, (double)pow2_mod(M, 48), v.lo);
-	const int q = __double2loint(__fma_rn(t, 1.0 / M, ROUND_UNIT));
+	const int q = __double2loint(__fma_rn(t, INVERSE_MODULI[L], ROUND_UNIT));
 	const int r = __double2loint(__dadd_rn(t, ROUND_UNIT)) - q * (int)M;
 	return M >= 255 && r == 128 ? 128 - (int)M : r;
 }

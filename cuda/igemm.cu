@@ -65,10 +65,10 @@ struct Config {
 // The epilogues:
 //   Int32Out     C (m x n, INT32, column-major), one modulus, one phase (the plain GEMM; exact
 //                while K 128^2 < 2^31)
-//   ResidueOut   real scheme II: sym_mod(A_l B_l^T, m_l) as int8 at out + l m n
+//   ResidueOut   real scheme II: sym_mod(A_l B_l^T, m_l) as int8 at out + l stride
 //   Residue3mOut complex scheme II (3M): phases T1 = Ar Br^T, T2 = Ai Bi^T, T3 = (Ar+Ai)(Br+Bi)^T
-//                of planes 3l, 3l+1, 3l+2; Re = sym_mod(T1 - T2) at re + l m n and
-//                Im = sym_mod(T3 - T1 - T2) at im + l m n, through int8 residues kept in
+//                of planes 3l, 3l+1, 3l+2; Re = sym_mod(T1 - T2) at re + l stride and
+//                Im = sym_mod(T3 - T1 - T2) at im + l stride, through int8 residues kept in
 //                registers: after phase 0 r1 = sym_mod(T1); after phase 1 Re = sym_mod(r1 - T2)
 //                and s = sym_mod(r1 + T2); after phase 2 Im = sym_mod(T3 - s)
 namespace {
@@ -371,26 +371,26 @@ __device__ void persistent(const CUtensorMap* map_a, const CUtensorMap* map_b, i
 //   igemm_*                the plain persistent INT8 GEMM: C = A B^T (one plane), INT32 out
 //   scheme2_residues_*     the fused scheme II product of real operands: for every modulus l < p
 //                          (plane l of the maps), the residue plane sym_mod(A_l B_l^T, moduli[l])
-//                          as int8 at out + l m n; exact for any k (< 2^31 - 128)
+//                          as int8 at out + l stride; exact for any k (< 2^31 - 128)
 //   scheme2_residues_3m_*  the fused scheme II product of complex operands by 3M: for every modulus
 //                          l < p (planes 3l, 3l+1, 3l+2 of the maps: re, im, re + im residues),
-//                          Re = sym_mod(T1 - T2) at re + l m n and Im = sym_mod(T3 - T1 - T2) at
-//                          im + l m n as int8; exact for any k (< 2^31 - 128)
+//                          Re = sym_mod(T1 - T2) at re + l stride and Im = sym_mod(T3 - T1 - T2)
+//                          at im + l stride as int8; exact for any k (< 2^31 - 128)
 #define EMU_CHASSIS(BN, STAGES, CLUSTER)                                                                                              \
 	extern "C" __global__ void __launch_bounds__(384, 1) igemm_bn##BN##_s##STAGES##_c##CLUSTER(                                        \
 	    const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, int* c, int m, int n, int k) {          \
 		persistent<Config<BN, STAGES, CLUSTER>>(&map_a, &map_b, m, n, k, 1, Int32Out{c});                                             \
 	}                                                                                                                                 \
 	extern "C" __global__ void __launch_bounds__(384, 1) scheme2_residues_bn##BN##_s##STAGES##_c##CLUSTER(                             \
-	    const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, signed char* out, const unsigned* moduli, \
-	    int m, int n, int k, int p) {                                                                                                 \
-		persistent<Config<BN, STAGES, CLUSTER>>(&map_a, &map_b, m, n, k, p, ResidueOut{out, moduli, (long long)m * n});               \
+	    const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, signed char* out, long long stride,      \
+	    const unsigned* moduli, int m, int n, int k, int p) {                                                                         \
+		persistent<Config<BN, STAGES, CLUSTER>>(&map_a, &map_b, m, n, k, p, ResidueOut{out, moduli, stride});                         \
 	}                                                                                                                                 \
 	extern "C" __global__ void __launch_bounds__(384, 1) scheme2_residues_3m_bn##BN##_s##STAGES##_c##CLUSTER(                          \
 	    const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, signed char* re, signed char* im,        \
-	    const unsigned* moduli, int m, int n, int k, int p) {                                                                         \
+	    long long stride, const unsigned* moduli, int m, int n, int k, int p) {                                                       \
 		persistent<Config<BN, STAGES, CLUSTER>>(&map_a, &map_b, m, n, k, p,                                                           \
-		                                        Residue3mOut<Config<BN, STAGES, CLUSTER>::ACC>{re, im, moduli, (long long)m * n});     \
+		                                        Residue3mOut<Config<BN, STAGES, CLUSTER>::ACC>{re, im, moduli, stride});               \
 	}
 
 // the variants (src/gpu/wgmma_config.rs: VARIANTS lists the same)

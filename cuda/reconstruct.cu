@@ -8,6 +8,7 @@
 //                 which carries the non-finite values a native product gives
 // entries flagged by bad_rows[i] || bad_cols[j] are skipped by the first two and taken by the third.
 #include "common.cuh"
+#include "wgmma.cuh"
 
 namespace {
 
@@ -41,11 +42,12 @@ struct CrtSum {
 		hi = __fma_rn(w_hi, c, hi);
 		lo = __fma_rn(w_lo, c, lo);
 	}
-	__device__ double value(const CrtConstants& k, int e) const {
+	// the value before the shifts' scaling
+	__device__ double value(const CrtConstants& k) const {
 		double q = rint(__dmul_rn(hi, k.inv_p));
 		double t = __fma_rn(-q, k.p_hi, hi);
 		double r = __dsub_rn(lo, __dmul_rn(q, k.p_lo));
-		return emu::scale_pow2(__dadd_rn(t, r), e);
+		return __dadd_rn(t, r);
 	}
 };
 
@@ -63,67 +65,94 @@ __device__ void shift_reduce_entries(const int* acc_re, const int* acc_im, int p
 	}
 }
 
-// V consecutive rows of one column per thread (V = 4 reads each residue plane as one 32-bit word
-// per thread: m % 4 == 0); block (256) on 256 V rows of a column at a time, grid (row chunks,
-// columns), both grid-strided. With V = 4 the values pass through shared memory, so that a warp
-// stores 32 consecutive entries (a thread's own 4 are consecutive, 32 bytes apart from its
-// neighbour's)
-template <typename T, int V>
-__device__ void crt_entries(const signed char* res_re, const signed char* res_im, int p, int m, int n, const CrtConstants& k,
-                            const int* sa, const int* sb, const int* bad_rows, const int* bad_cols, T* dst, long long ldd, double ar,
-                            double ai, int accumulate) {
-	__shared__ double s_hi[CRT_MAX], s_lo[CRT_MAX];
-	__shared__ double staged_re[V == 4 ? 256 * V : 1], staged_im[V == 4 ? 256 * V : 1];
-	if (threadIdx.x < p) { s_hi[threadIdx.x] = k.hi[threadIdx.x]; s_lo[threadIdx.x] = k.lo[threadIdx.x]; }
+// the CRT over a persistent grid of chunks of CRT_CHUNK consecutive entries of the residue planes
+// (column-major m x n, planes `stride` bytes apart, stride and 16-byte alignment as the bulk copies
+// need): thread 0 brings each chunk's p planes (Re, and Im for complex) into shared memory by bulk
+// copies, CRT_STAGES chunks ahead, so that many planes' bytes are in flight per SM without holding
+// registers; each thread sums 4 consecutive entries from one 32-bit word per plane, the unscaled
+// values pass through shared memory, and each warp then scales and stores 32 consecutive entries
+constexpr int CRT_CHUNK = 1024;
+constexpr int CRT_STAGES = 2;
+
+// the dynamic shared memory of crt_entries (launch_crt in src/gpu/pipeline.rs sizes it): the
+// stages [CRT_STAGES][parts][p][CRT_CHUNK] bytes, the unscaled values [parts][CRT_CHUNK] doubles,
+// the constants [CRT_MAX] {hi, lo}, the stages' mbarriers
+template <typename T>
+__device__ void crt_entries(const signed char* res_re, const signed char* res_im, int p, long long stride, int m, int n,
+                            const CrtConstants& k, const int* sa, const int* sb, const int* bad_rows, const int* bad_cols, T* dst,
+                            long long ldd, double ar, double ai, int accumulate) {
+	using namespace emu::hopper;
+	constexpr int PARTS = emu::Elem<T>::complex ? 2 : 1;
+	extern __shared__ __align__(128) unsigned char smem[];
+	unsigned char* stages = smem;
+	double* unscaled = (double*)(smem + CRT_STAGES * PARTS * p * CRT_CHUNK);
+	double2* w = (double2*)(unscaled + PARTS * CRT_CHUNK);
+	const uint32_t bars = smem_address(w + CRT_MAX);
+	const int tid = threadIdx.x;
+	if (tid < p) w[tid] = double2{k.hi[tid], k.lo[tid]};
+	if (tid == 0)
+		for (int s = 0; s < CRT_STAGES; ++s) bar_init(bars + 8 * s, 1);
+	asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 	__syncthreads();
-	const long long mn = (long long)m * n;
-	const int chunks = (m + 256 * V - 1) / (256 * V);
-	for (int j = blockIdx.y; j < n; j += gridDim.y) {
-		if (bad_cols[j]) continue;
-		for (int c = blockIdx.x; c < chunks; c += gridDim.x) {
-			const int i0 = (c * 256 + threadIdx.x) * V;
-			const long long at = (long long)j * m + i0;
-			// the V residues of each plane, one per byte (top bits flipped for byte_as_double); the
-			// loop is unrolled so that several planes' loads are in flight at once
-			CrtSum re[V], im[V];
-			if (i0 < m) {
-#pragma unroll 5
-				for (int l = 0; l < p; ++l) {
-					const long long off = l * mn + at;
-					unsigned wr = V == 4 ? *(const unsigned*)(res_re + off) : *(const unsigned char*)(res_re + off);
-					unsigned wi = res_im ? (V == 4 ? *(const unsigned*)(res_im + off) : *(const unsigned char*)(res_im + off)) : 0u;
-					wr ^= 0x80808080u;
-					wi ^= 0x80808080u;
+	const long long mn = (long long)m * n, chunks = (mn + CRT_CHUNK - 1) / CRT_CHUNK;
+	const auto plane = [&](int s, int part, int l) { return stages + ((s * PARTS + part) * p + l) * CRT_CHUNK; };
+	// thread 0: the planes of chunk c into stage s
+	const auto fetch = [&](long long c, int s) {
+		if (c >= chunks) return;
+		const long long start = c * CRT_CHUNK;
+		const uint32_t bytes = ((uint32_t)min((long long)CRT_CHUNK, mn - start) + 15) & ~15u;
+		bar_expect(bars + 8 * s, bytes * p * PARTS);
+		for (int part = 0; part < PARTS; ++part)
+			for (int l = 0; l < p; ++l)
+				bulk_load(smem_address(plane(s, part, l)), (part ? res_im : res_re) + l * stride + start, bytes, bars + 8 * s);
+	};
+	if (tid == 0)
+		for (int s = 0; s < CRT_STAGES; ++s) fetch(blockIdx.x + (long long)s * gridDim.x, s);
+	// (i0, j0): the entry the block's chunk starts at, advanced by a fixed step per chunk
+	const long long step = (long long)gridDim.x * CRT_CHUNK;
+	const int di = (int)(step % m), dj = (int)(step / m);
+	int i0 = (int)((long long)blockIdx.x * CRT_CHUNK % m), j0 = (int)((long long)blockIdx.x * CRT_CHUNK / m);
+	int it = 0;
+	for (long long c = blockIdx.x; c < chunks; c += gridDim.x, ++it) {
+		const int s = it % CRT_STAGES;
+		bar_wait(bars + 8 * s, (it / CRT_STAGES) & 1);
+		CrtSum sum[PARTS][4];
 #pragma unroll
-					for (int v = 0; v < V; ++v) {
-						re[v].add(s_hi[l], s_lo[l], emu::byte_as_double(wr, v));
-						if (res_im) im[v].add(s_hi[l], s_lo[l], emu::byte_as_double(wi, v));
-					}
-				}
-			}
-			if constexpr (V == 1) {
-				if (i0 < m && !bad_rows[i0]) {
-					const int e = -sa[i0] - sb[j];
-					emu::combine_store(dst, i0 + (long long)j * ldd, re[0].value(k, e), res_im ? im[0].value(k, e) : 0.0, ar, ai, accumulate);
-				}
-			} else {
+		for (int part = 0; part < PARTS; ++part) {
+			const unsigned* words = (const unsigned*)plane(s, part, 0) + tid;
+#pragma unroll 4
+			for (int l = 0; l < p; ++l) {
+				const unsigned word = words[l * (CRT_CHUNK / 4)] ^ 0x80808080u;
+				const double2 wl = w[l];
 #pragma unroll
-				for (int v = 0; v < V; ++v) {
-					const int e = i0 < m ? -sa[i0 + v] - sb[j] : 0;
-					staged_re[V * threadIdx.x + v] = re[v].value(k, e);
-					staged_im[V * threadIdx.x + v] = res_im ? im[v].value(k, e) : 0.0;
-				}
-				__syncthreads();
-#pragma unroll
-				for (int q = 0; q < V; ++q) {
-					const int i = c * 256 * V + 256 * q + threadIdx.x;
-					if (i < m && !bad_rows[i])
-						emu::combine_store(dst, i + (long long)j * ldd, staged_re[256 * q + threadIdx.x], staged_im[256 * q + threadIdx.x], ar, ai,
-						                   accumulate);
-				}
-				__syncthreads();
+				for (int v = 0; v < 4; ++v) sum[part][v].add(wl.x, wl.y, emu::byte_as_double(word, v));
 			}
 		}
+		__syncthreads();  // stage s read by every thread, and the previous chunk's values stored
+		if (tid == 0) fetch(c + CRT_STAGES * gridDim.x, s);
+#pragma unroll
+		for (int part = 0; part < PARTS; ++part)
+#pragma unroll
+			for (int v = 0; v < 4; ++v) unscaled[part * CRT_CHUNK + 4 * tid + v] = sum[part][v].value(k);
+		__syncthreads();
+		// entry start + tid + 256 q of the chunk: row i, column j
+		const long long start = c * CRT_CHUNK;
+		int i = i0 + tid, j = j0;
+		while (i >= m) { i -= m; ++j; }
+#pragma unroll
+		for (int q = 0; q < 4; ++q) {
+			if (start + tid + 256 * q < mn && !(bad_rows[i] || bad_cols[j])) {
+				const int e = -sa[i] - sb[j];
+				const double re = emu::scale_pow2(unscaled[tid + 256 * q], e);
+				const double im = PARTS == 2 ? emu::scale_pow2(unscaled[CRT_CHUNK + tid + 256 * q], e) : 0.0;
+				emu::combine_store(dst, i + (long long)j * ldd, re, im, ar, ai, accumulate);
+			}
+			i += 256;
+			while (i >= m) { i -= m; ++j; }
+		}
+		i0 += di;
+		j0 += dj;
+		if (i0 >= m) { i0 -= m; ++j0; }
 	}
 }
 
@@ -154,13 +183,12 @@ __device__ void native_fixup(const T* a, long long lda, const T* b, long long ld
 	    const int* bad_rows, const int* bad_cols, T* dst, long long ldd, double ar, double ai, int accumulate) {             \
 		shift_reduce_entries<T>(acc_re, acc_im, p, passes, m, n, sa, sb, bad_rows, bad_cols, dst, ldd, ar, ai, accumulate); \
 	}                                                                                                                       \
-	extern "C" __global__ void __launch_bounds__(256) crt_##NAME(                                                          \
-	    const signed char* res_re, const signed char* res_im, int p, int m, int n, const double* hi, const double* lo,     \
-	    double p_hi, double p_lo, double inv_p, const int* sa, const int* sb, const int* bad_rows, const int* bad_cols,     \
-	    T* dst, long long ldd, double ar, double ai, int accumulate) {                                                      \
+	extern "C" __global__ void __launch_bounds__(256, 4) crt_##NAME(                                                       \
+	    const signed char* res_re, const signed char* res_im, int p, long long stride, int m, int n, const double* hi,       \
+	    const double* lo, double p_hi, double p_lo, double inv_p, const int* sa, const int* sb, const int* bad_rows,         \
+	    const int* bad_cols, T* dst, long long ldd, double ar, double ai, int accumulate) {                                 \
 		const CrtConstants k{hi, lo, p_hi, p_lo, inv_p};                                                                  \
-		if (m % 4 == 0) crt_entries<T, 4>(res_re, res_im, p, m, n, k, sa, sb, bad_rows, bad_cols, dst, ldd, ar, ai, accumulate); \
-		else crt_entries<T, 1>(res_re, res_im, p, m, n, k, sa, sb, bad_rows, bad_cols, dst, ldd, ar, ai, accumulate);        \
+		crt_entries<T>(res_re, res_im, p, stride, m, n, k, sa, sb, bad_rows, bad_cols, dst, ldd, ar, ai, accumulate);    \
 	}                                                                                                                       \
 	extern "C" __global__ void __launch_bounds__(256) native_fixup_##NAME(                                                 \
 	    const T* a, long long lda, const T* b, long long ldb, int m, int n, int k, const int* bad_rows,                     \

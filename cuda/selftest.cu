@@ -37,7 +37,7 @@ __device__ __forceinline__ unsigned long long splitmix(unsigned long long& state
 	return z ^ (z >> 31);
 }
 
-template <unsigned M>
+template <int L, unsigned M>
 __device__ unsigned long long residue_mismatches(unsigned long long seed, int samples) {
 	unsigned long long wrong = 0, state = seed * 0x2545F4914F6CDD1Dull + M;
 	for (int i = 0; i < samples; ++i) {
@@ -58,7 +58,7 @@ __device__ unsigned long long residue_mismatches(unsigned long long seed, int sa
 		const long long r = (long long)((s % M) * pw % M);
 		const long long expected = negative ? (M - r) % M : r;  // v mod M in [0, M)
 		const double v = (negative ? -(double)s : (double)s) * emu::pow2((int)e);
-		const int got = emu::residue_rep<M>(emu::split48(v));
+		const int got = emu::residue_rep<L, M>(emu::split48(v));
 		wrong += got < -128 || got > 127 || ((got % (long long)M) + M) % M != expected;
 	}
 	return wrong;
@@ -69,7 +69,7 @@ __device__ unsigned long long residue_mismatches(unsigned long long seed, int sa
 extern "C" __global__ void __launch_bounds__(256) residue_check(int samples, unsigned long long* mismatches) {
 	const unsigned long long seed = blockIdx.x * 256ull + threadIdx.x;
 	unsigned long long wrong = 0;
-#define EMU_CHECK_MODULUS(L, M) wrong += residue_mismatches<M>(seed, samples);
+#define EMU_CHECK_MODULUS(L, M) wrong += residue_mismatches<L, M>(seed, samples);
 	EMU_MODULI(EMU_CHECK_MODULUS)
 #undef EMU_CHECK_MODULUS
 	atomicAdd(mismatches, wrong);

@@ -1,6 +1,7 @@
 // emugemm: the split of an operand into int8 planes, K-major, zero for k <= h < kpad, in one of
 // two layouts:
-//   Planar       plane t, row r at out[(t * rows + r) * kpad + h]
+//   Planar       plane t, row r at out[(t * rows + r) * kpad + h] (the residues: staged in shared
+//                memory and written by one TMA store per tile, StagedPlanar)
 //   Interleaved  (fused scheme I, cuda/scheme1.cu) row r at out[r * p * kpad], K chunk c = h / 32
 //                holding its p planes one after the other: plane t at byte (c p + t) 32 + h % 32
 // one template kernel moves a 32 x 32 tile (rows x k) through shared memory: the loads are
@@ -14,6 +15,7 @@
 //            everything after them depend on the values modulo m only)
 //   Coarse   accurate scaling: ceil(|re| 2^s0) + ceil(|im| 2^s0)
 #include "common.cuh"
+#include "wgmma.cuh"
 
 namespace {
 
@@ -47,11 +49,11 @@ __device__ __forceinline__ void residue_planes(signed char* dst, long long plane
 #define EMU_RESIDUE_PLANES(L, M)                                                                                          \
 	if (L < p) {                                                                                                          \
 		int a[4], b[4];                                                                                                   \
-		_Pragma("unroll") for (int j = 0; j < 4; ++j) a[j] = emu::residue_rep<M>(re[j]);                                  \
+		_Pragma("unroll") for (int j = 0; j < 4; ++j) a[j] = emu::residue_rep<L, M>(re[j]);                                  \
 		*(unsigned*)dst = emu::pack4(a[0], a[1], a[2], a[3]);                                                             \
 		dst += plane;                                                                                                     \
 		if (COMPLEX) {                                                                                                    \
-			_Pragma("unroll") for (int j = 0; j < 4; ++j) b[j] = emu::residue_rep<M>(im[j]);                              \
+			_Pragma("unroll") for (int j = 0; j < 4; ++j) b[j] = emu::residue_rep<L, M>(im[j]);                              \
 			*(unsigned*)dst = emu::pack4(b[0], b[1], b[2], b[3]);                                                         \
 			_Pragma("unroll") for (int j = 0; j < 4; ++j) b[j] = emu::sym_small<M>((signed char)a[j] + (signed char)b[j]); \
 			*(unsigned*)(dst + plane) = emu::pack4(b[0], b[1], b[2], b[3]);                                               \
@@ -86,27 +88,58 @@ struct Coarse {
 	}
 };
 
-// where the planes of element (r, h) go: its offset in plane 0, and the distance between planes
+// where the planes of element (r, h) go: straight to global memory (Planar, Interleaved: the
+// destination of its plane 0 and the distance between planes), or through shared memory
+// (StagedPlanar). dst() takes the element's place in the tile too (rl, hl) and the block's
+// dynamic shared memory; finish() runs once per block after every thread has written its planes
 struct Planar {
 	int rows;
 	long long kpad;
-	__device__ long long offset(int r, int h) const { return (long long)r * kpad + h; }
+	signed char* out;
+	__device__ bool skip(int r, int h) const { return r >= rows || h >= kpad; }
+	__device__ signed char* dst(int r, int h, int, int, signed char*) const { return out + (long long)r * kpad + h; }
 	__device__ long long plane() const { return (long long)rows * kpad; }
+	__device__ void finish(signed char*, int, int) const {}
 };
 
 struct Interleaved {
-	int p;
+	int rows, p;
 	long long kpad;
-	__device__ long long offset(int r, int h) const { return ((long long)r * kpad + (h & ~31)) * p + (h & 31); }
+	signed char* out;
+	__device__ bool skip(int r, int h) const { return r >= rows || h >= kpad; }
+	__device__ signed char* dst(int r, int h, int, int, signed char*) const {
+		return out + ((long long)r * kpad + (h & ~31)) * p + (h & 31);
+	}
 	__device__ long long plane() const { return 32; }
+	__device__ void finish(signed char*, int, int) const {}
+};
+
+// the Planar layout through shared memory: the tile's planes staged as [plane][32 rows][32 bytes],
+// then written by one TMA store of the box (32 bytes, 32 rows, all planes) that clips what lies
+// outside the planes (rows >= rows, K >= kpad): no per-plane address arithmetic, no scattered
+// 4-byte stores
+struct StagedPlanar {
+	const CUtensorMap* map;
+	__device__ bool skip(int, int) const { return false; }
+	__device__ signed char* dst(int, int, int rl, int hl, signed char* stage) const { return stage + rl * 32 + hl; }
+	__device__ long long plane() const { return 32 * 32; }
+	__device__ void finish(signed char* stage, int r0, int h0) const {
+		using namespace emu::hopper;
+		fence_async_shared();
+		__syncthreads();
+		if (threadIdx.x == 0 && threadIdx.y == 0) {
+			tma_store3(map, smem_address(stage), h0, r0, 0);
+			bulk_store_wait_read();
+		}
+	}
 };
 
 template <typename T, typename Layout, typename Op>
-__device__ void split_tile(const T* x, int rows, int k, long long rs, long long cs, long long kpad, signed char* out, const Layout& layout,
-                           const Op& op) {
+__device__ void split_tile(const T* x, int rows, int k, long long rs, long long cs, const Layout& layout, const Op& op) {
 	using E = emu::Elem<T>;
 	__shared__ double s_re[32][33];
 	__shared__ double s_im[E::complex ? 32 : 1][33];
+	extern __shared__ __align__(128) signed char stage[];
 	const int r0 = blockIdx.y * 32, h0 = blockIdx.x * 32;
 	const bool rows_contiguous = rs == 1;
 #pragma unroll
@@ -126,14 +159,17 @@ __device__ void split_tile(const T* x, int rows, int k, long long rs, long long 
 	// warp y takes rows 4y .. 4y + 3; 8 lanes per row, 4 consecutive elements each
 	const int rl = 4 * threadIdx.y + threadIdx.x / 8, hl = 4 * (threadIdx.x % 8);
 	const int r = r0 + rl, h = h0 + hl;
-	if (r >= rows || h >= kpad) return;  // kpad is a multiple of 16: the 4 elements are all in or all out
-	Quad q;
+	// kpad is a multiple of 16: the 4 elements are all in or all out
+	if (!layout.skip(r, h)) {
+		Quad q;
 #pragma unroll
-	for (int j = 0; j < 4; ++j) {
-		q.re[j] = s_re[rl][hl + j];
-		q.im[j] = E::complex ? s_im[rl][hl + j] : 0.0;
+		for (int j = 0; j < 4; ++j) {
+			q.re[j] = s_re[rl][hl + j];
+			q.im[j] = E::complex ? s_im[rl][hl + j] : 0.0;
+		}
+		op(layout.dst(r, h, rl, hl, stage), layout.plane(), min(r, rows - 1), q);
 	}
-	op(out + layout.offset(r, h), layout.plane(), r, q);
+	layout.finish(stage, r0, h0);
 }
 
 }  // namespace
@@ -142,21 +178,21 @@ __device__ void split_tile(const T* x, int rows, int k, long long rs, long long 
 	extern "C" __global__ void __launch_bounds__(256) split_digits_##NAME(const T* x, int rows, int k, long long rs,       \
 	                                                                      long long cs, long long kpad, signed char* out,  \
 	                                                                      const int* shifts, int p, int part) {            \
-		split_tile<T>(x, rows, k, rs, cs, kpad, out, Planar{rows, kpad}, Digits{p, part, shifts});                       \
+		split_tile<T>(x, rows, k, rs, cs, Planar{rows, kpad, out}, Digits{p, part, shifts});                             \
 	}                                                                                                                       \
 	extern "C" __global__ void __launch_bounds__(256) split_digits_interleaved_##NAME(                                     \
 	    const T* x, int rows, int k, long long rs, long long cs, long long kpad, signed char* out, const int* shifts, int p, \
 	    int part) {                                                                                                         \
-		split_tile<T>(x, rows, k, rs, cs, kpad, out, Interleaved{p, kpad}, Digits{p, part, shifts});                    \
+		split_tile<T>(x, rows, k, rs, cs, Interleaved{rows, p, kpad, out}, Digits{p, part, shifts});                     \
 	}                                                                                                                       \
-	extern "C" __global__ void __launch_bounds__(256) split_residues_##NAME(const T* x, int rows, int k, long long rs,     \
-	                                                                        long long cs, long long kpad, signed char* out, \
-	                                                                        const int* shifts, int p) {                    \
-		split_tile<T>(x, rows, k, rs, cs, kpad, out, Planar{rows, kpad}, Residues<emu::Elem<T>::complex>{p, shifts});    \
+	extern "C" __global__ void __launch_bounds__(256) split_residues_##NAME(                                               \
+	    const T* x, int rows, int k, long long rs, long long cs, long long, const __grid_constant__ CUtensorMap map,         \
+	    const int* shifts, int p) {                                                                                         \
+		split_tile<T>(x, rows, k, rs, cs, StagedPlanar{&map}, Residues<emu::Elem<T>::complex>{p, shifts});               \
 	}                                                                                                                       \
 	extern "C" __global__ void __launch_bounds__(256) split_coarse_##NAME(const T* x, int rows, int k, long long rs,       \
 	                                                                      long long cs, long long kpad, signed char* out,  \
 	                                                                      const int* s0) {                                 \
-		split_tile<T>(x, rows, k, rs, cs, kpad, out, Planar{rows, kpad}, Coarse{s0});                                   \
+		split_tile<T>(x, rows, k, rs, cs, Planar{rows, kpad, out}, Coarse{s0});                                           \
 	}
 EMU_FOR_EACH_TYPE(EMU_SPLIT)

@@ -2,7 +2,7 @@
 // descriptors for the 128-byte swizzle, the int8 wgmma m64nNk32 (exact INT32 accumulation) for
 // every tile width a kernel uses, mbarriers, TMA loads (multicast to a cluster too), cluster
 // helpers and predicated stores (PTX ISA 8.x, sections "Asynchronous Warpgroup Level Matrix
-// Multiply-Accumulate", "mbarrier", "cp.async.bulk.tensor", "barrier.cluster", "mapa")
+// Multiply-Accumulate", "mbarrier", "cp.async.bulk", "cp.async.bulk.tensor", "barrier.cluster", "mapa")
 #pragma once
 #include <stdint.h>
 #include <cuda.h>
@@ -135,6 +135,34 @@ __device__ __forceinline__ void tma_load3_multicast(uint32_t dst, const CUtensor
 	    "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(c2), "r"(bar), "h"(mask)
 	    : "memory");
 }
+
+// a 1-d bulk copy of `bytes` (a multiple of 16; both addresses 16-byte aligned) from global to
+// shared memory, completing on `bar`
+__device__ __forceinline__ void bulk_load(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar) {
+	asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst), "l"(src),
+	             "r"(bytes), "r"(bar)
+	             : "memory");
+}
+
+// a 3-d TMA store of the box at `src` (shared memory) to coordinates (c0, c1, c2), innermost first;
+// the parts of the box outside the tensor are not written
+__device__ __forceinline__ void tma_store3(const CUtensorMap* map, uint32_t src, int c0, int c1, int c2) {
+	asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];\n" ::"l"((uint64_t)map), "r"(c0),
+	             "r"(c1), "r"(c2), "r"(src)
+	             : "memory");
+}
+
+// makes this thread's shared-memory writes visible to the TMA (async proxy); then a barrier, then
+// the store
+__device__ __forceinline__ void fence_async_shared() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+
+// commits this thread's bulk stores and waits until they have read their shared memory
+__device__ __forceinline__ void bulk_store_wait_read() {
+	asm volatile("cp.async.bulk.commit_group;\ncp.async.bulk.wait_group.read 0;\n" ::: "memory");
+}
+
+// the shared-memory address of a generic pointer into shared memory
+__device__ __forceinline__ uint32_t smem_address(const void* p) { return (uint32_t)__cvta_generic_to_shared(p); }
 
 // this CTA's rank in its cluster
 __device__ __forceinline__ int cluster_rank() {

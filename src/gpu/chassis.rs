@@ -3,6 +3,7 @@
 //! through `cuLaunchKernelEx` (cudarc's launch builder has no cluster dimension)
 
 use super::device::{Gpu, driver};
+use super::pipeline::ResiduePlanes;
 use super::tma::TensorMap;
 use super::wgmma_config::{BM, Variant};
 use crate::Error;
@@ -96,7 +97,7 @@ pub(crate) fn igemm(gpu: &Gpu, v: Variant, (a, b, c): (u64, u64, u64), (m, n, k)
 }
 
 /// the fused scheme II products by variant `v` (`scheme2_residues_*`, or `scheme2_residues_3m_*`
-/// when `im` is given): see [`super::pipeline::fused_residues`]; `moduli` the device address of
+/// when `out.im` is given): see [`super::pipeline::fused_residues`]; `moduli` the device address of
 /// `p` moduli (u32)
 pub(crate) fn residues(
 	gpu: &Gpu,
@@ -104,25 +105,27 @@ pub(crate) fn residues(
 	(ra, rb): (u64, u64),
 	(m, n, kpad): (usize, usize, usize),
 	(moduli, p): (u64, usize),
-	(re, im): (u64, Option<u64>),
+	out: ResiduePlanes,
 ) -> Result<(), Error> {
-	let per = if im.is_some() { 3 } else { 1 };
+	let per = if out.im.is_some() { 3 } else { 1 };
 	let (map_a, map_b) = maps(v, (ra, rb), (m, n, kpad), per * p)?;
-	let (mi, ni, ki, pi) = (m as i32, n as i32, kpad as i32, p as i32);
+	let (mi, ni, ki, pi, stride) = (m as i32, n as i32, kpad as i32, p as i32, out.stride as i64);
 	let units = v.units(m, n, p);
-	match im {
+	let re = out.re;
+	match out.im {
 		None => {
 			let mut params = [
 				arg(&map_a),
 				arg(&map_b),
 				arg(&re),
+				arg(&stride),
 				arg(&moduli),
 				arg(&mi),
 				arg(&ni),
 				arg(&ki),
 				arg(&pi),
 			];
-			// SAFETY: scheme2_residues_*(map_a, map_b, out, moduli, int m, int n, int k, int p)
+			// SAFETY: scheme2_residues_*(map_a, map_b, out, long long stride, moduli, int m, int n, int k, int p)
 			unsafe { launch(gpu, v, "scheme2_residues", units, &mut params) }
 		},
 		Some(im) => {
@@ -131,13 +134,14 @@ pub(crate) fn residues(
 				arg(&map_b),
 				arg(&re),
 				arg(&im),
+				arg(&stride),
 				arg(&moduli),
 				arg(&mi),
 				arg(&ni),
 				arg(&ki),
 				arg(&pi),
 			];
-			// SAFETY: scheme2_residues_3m_*(map_a, map_b, re, im, moduli, int m, int n, int k, int p)
+			// SAFETY: scheme2_residues_3m_*(map_a, map_b, re, im, long long stride, moduli, int m, int n, int k, int p)
 			unsafe { launch(gpu, v, "scheme2_residues_3m", units, &mut params) }
 		},
 	}

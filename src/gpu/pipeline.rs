@@ -6,11 +6,13 @@ use super::blas::{Int8Gemm, NativeMath, native_gemm};
 use super::chassis;
 use super::device::{Gpu, driver};
 use super::scheme1_fused;
+use super::tma::TensorMap;
 use super::wgmma_config::{self, Variant};
 use crate::precision::PolicyInput;
 use crate::scheme2::{self, Crt};
 use crate::stats::RowStats;
 use crate::{Error, PhaseTimes, Plan, Precision, Scalar, Scaling, Scheme, scheme1};
+use cudarc::driver::sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
 use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits};
 use std::time::Duration;
 
@@ -56,19 +58,6 @@ pub(super) fn ptr<T>(gpu: &Gpu, s: &CudaSlice<T>) -> u64 {
 fn elementwise(len: usize) -> LaunchConfig {
 	LaunchConfig {
 		grid_dim: (len.div_ceil(256).clamp(1, 132 * 16) as u32, 1, 1),
-		block_dim: (256, 1, 1),
-		shared_mem_bytes: 0,
-	}
-}
-
-/// the CRT launch: 256 threads per block, each on 4 rows (1 when `m % 4 != 0`) of a column;
-/// about 16 blocks per SM, each walking columns (grid-strided along y) so that its setup is paid
-/// once for many columns (and row chunks, grid-strided along x)
-fn columns(gpu: &Gpu, m: usize, n: usize) -> LaunchConfig {
-	let per_thread = if m.is_multiple_of(4) { 4 } else { 1 };
-	let x = m.div_ceil(256 * per_thread);
-	LaunchConfig {
-		grid_dim: (x as u32, n.min((gpu.sm_count * 16 / x).max(1)) as u32, 1),
 		block_dim: (256, 1, 1),
 		shared_mem_bytes: 0,
 	}
@@ -476,9 +465,43 @@ pub(crate) fn split_digits<T: Scalar>(
 /// the scheme II residue planes of an operand into `out` for the first `p` moduli of
 /// [`scheme2::MODULI`] (compile-time constants of the kernel): per modulus 1 plane (real) or 3
 /// (complex: re, im, re + im) of `rows x pad16(k)`
+///
+/// Each 32 x 32 tile's planes are staged in shared memory (1 KiB per plane) and written by one TMA
+/// store: `out` must be 16-byte aligned
 pub(crate) fn split_residues<T: Scalar>(gpu: &Gpu, out: u64, op: &DeviceOperand, shifts: &CudaSlice<i32>, p: u32) -> Result<u64, Error> {
-	launch_split!(gpu, "split_residues", T, op, out, ptr(gpu, shifts), p as i32)?;
+	let planes = p as usize * if T::IS_COMPLEX { 3 } else { 1 };
+	let kpad = pad16(op.k);
+	let map = TensorMap::split_tiles(out, kpad, op.rows, planes)?;
+	let name = format!("split_residues_{}", T::NAME);
+	let cfg = with_smem(gpu, &name, Job::<T>::tiles(op), planes * 32 * 32)?;
+	let (rows, k) = (op.rows as i32, op.k as i32);
+	launch!(
+		gpu,
+		name,
+		cfg,
+		op.ptr,
+		rows,
+		k,
+		op.rs,
+		op.cs,
+		kpad as i64,
+		map,
+		ptr(gpu, shifts),
+		p as i32
+	)?;
 	Ok(out)
+}
+
+/// `cfg` with `bytes` of dynamic shared memory, which kernel `name` is allowed to take (above the
+/// default 48 KiB too)
+fn with_smem(gpu: &Gpu, name: &str, cfg: LaunchConfig, bytes: usize) -> Result<LaunchConfig, Error> {
+	gpu.function(name)
+		.set_attribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes as i32)
+		.map_err(driver)?;
+	Ok(LaunchConfig {
+		shared_mem_bytes: bytes as u32,
+		..cfg
+	})
 }
 
 /// scheme I: the fused kernel (`fused`, see [`scheme1_fused`]), or unfused: digit planes,
@@ -663,6 +686,23 @@ fn shifts_two<T: Scalar>(
 /// unfused): what outgrows L2 there grows with n, not with K
 const FUSED_3M_MAX_K: usize = 8192;
 
+/// the int8 residue planes of an `m x n` product, column-major: Re (and Im for complex products),
+/// plane `l` at `re + l stride` (`im + l stride`)
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ResiduePlanes {
+	pub re: u64,
+	pub im: Option<u64>,
+	pub stride: usize,
+}
+
+impl ResiduePlanes {
+	/// the plane distance the pipeline uses: `m n` rounded up to 16 bytes, so that every plane
+	/// starts where the CRT's bulk copies can read it
+	pub fn stride(m: usize, n: usize) -> usize {
+		(m * n).next_multiple_of(16)
+	}
+}
+
 /// scheme II: residue planes, one exact product per modulus (3 for complex) reduced mod m (fused
 /// or not), CRT
 fn scheme_two<T: Scalar>(
@@ -674,7 +714,7 @@ fn scheme_two<T: Scalar>(
 ) -> Result<(), Error> {
 	let gpu = job.gpu;
 	let (m, n, k) = job.dims();
-	let (kpad, mn, pu) = (pad16(k), m * n, p as usize);
+	let (kpad, pu) = (pad16(k), p as usize);
 	let crt = Crt::new(p);
 	let (shifts_a, shifts_b) = shifts_two(job, sa, sb, crt.lambda, scaling)?;
 	let (da, db) = (upload_i32(gpu, &shifts_a)?, upload_i32(gpu, &shifts_b)?);
@@ -690,19 +730,24 @@ fn scheme_two<T: Scalar>(
 		split_residues::<T>(gpu, dst, &job.b, &db, p)
 	})?[0];
 	clock.mark(gpu)?;
-	let res_re = gpu.scratch(7, pu * mn)?;
-	let res_im = if T::IS_COMPLEX { Some(gpu.scratch(8, pu * mn)?) } else { None };
+	let stride = ResiduePlanes::stride(m, n);
+	let planes = ResiduePlanes {
+		re: gpu.scratch(7, pu * stride)?,
+		im: if T::IS_COMPLEX { Some(gpu.scratch(8, pu * stride)?) } else { None },
+		stride,
+	};
 	let fused = fused && (!T::IS_COMPLEX || kpad <= FUSED_3M_MAX_K);
 	let products = if fused { fused_residues } else { unfused_residues };
-	products(gpu, (ra, rb), (m, n, kpad), &crt.moduli, (res_re, res_im))?;
-	crt_epilogue(job, &crt, res_re, res_im, (&da, &db), clock)
+	products(gpu, (ra, rb), (m, n, kpad), &crt.moduli, planes)?;
+	crt_epilogue(job, &crt, planes, (&da, &db), clock)
 }
 
 /// the exact products of scheme II reduced mod each modulus, from the residue planes `ra` of A
 /// (`rows = m`) and `rb` of B (`rows = n`), `rows x kpad` int8 each, K-major, 1 plane per modulus
 /// (real) or 3 (complex: re, im, re + im): for modulus `moduli[l]`, the symmetric residues of the
 /// real product (or of the complex product's real part) as `m x n` int8, column-major, at
-/// `re + l m n`, and for complex operands (`im` given) of the imaginary part at `im + l m n`, by 3M:
+/// `re + l stride`, and for complex operands (`im` given) of the imaginary part at `im + l stride`
+/// (`out`, [`ResiduePlanes`]), by 3M:
 /// `Re = T1 - T2`, `Im = T3 - T1 - T2` of `T1 = Ar Br^T`, `T2 = Ai Bi^T`, `T3 = (Ar + Ai)(Br + Bi)^T`.
 ///
 /// One launch of a fused wgmma kernel for all moduli (`scheme2_residues_*`, or
@@ -715,10 +760,10 @@ pub(crate) fn fused_residues(
 	(ra, rb): (u64, u64),
 	(m, n, kpad): (usize, usize, usize),
 	moduli: &[u32],
-	(re, im): (u64, Option<u64>),
+	out: ResiduePlanes,
 ) -> Result<(), Error> {
 	let variant = wgmma_config::choose((m, n, moduli.len()), gpu.sm_count);
-	fused_residues_with(gpu, variant, (ra, rb), (m, n, kpad), moduli, (re, im))
+	fused_residues_with(gpu, variant, (ra, rb), (m, n, kpad), moduli, out)
 }
 
 /// [`fused_residues`] by the chassis variant `variant` (tests and benchmarks compare them)
@@ -728,15 +773,15 @@ pub(crate) fn fused_residues_with(
 	(ra, rb): (u64, u64),
 	(m, n, kpad): (usize, usize, usize),
 	moduli: &[u32],
-	(re, im): (u64, Option<u64>),
+	out: ResiduePlanes,
 ) -> Result<(), Error> {
 	// the kernels index K with int32 (K blocks of 128)
 	if kpad > i32::MAX as usize - 128 {
-		return unfused_residues(gpu, (ra, rb), (m, n, kpad), moduli, (re, im));
+		return unfused_residues(gpu, (ra, rb), (m, n, kpad), moduli, out);
 	}
 	let dev_moduli = gpu.stream.clone_htod(moduli).map_err(driver)?;
 	let mods = (ptr(gpu, &dev_moduli), moduli.len());
-	chassis::residues(gpu, variant, (ra, rb), (m, n, kpad), mods, (re, im))
+	chassis::residues(gpu, variant, (ra, rb), (m, n, kpad), mods, out)
 }
 
 /// [`fused_residues`] the unfused way, for comparison: per modulus and K chunk of
@@ -748,10 +793,10 @@ pub(crate) fn unfused_residues(
 	(ra, rb): (u64, u64),
 	(m, n, kpad): (usize, usize, usize),
 	moduli: &[u32],
-	(res_re, res_im): (u64, Option<u64>),
+	out: ResiduePlanes,
 ) -> Result<(), Error> {
 	let mn = m * n;
-	let per = if res_im.is_some() { 3 } else { 1 };
+	let per = if out.im.is_some() { 3 } else { 1 };
 	let tmp = gpu.scratch(9, 4 * per * mn)?;
 	for (l, &modulus) in moduli.iter().enumerate() {
 		for (chunk, start) in (0..kpad).step_by(RESIDUE_CHUNK).enumerate() {
@@ -775,12 +820,12 @@ pub(crate) fn unfused_residues(
 				.run(gpu)?;
 			}
 			let acc = (chunk > 0) as i32;
-			let re = res_re + (l * mn) as u64;
-			match res_im {
+			let re = out.re + (l * out.stride) as u64;
+			match out.im {
 				None => launch!(gpu, "reduce_mod", elementwise(mn), tmp, mn as i64, modulus, re, acc)?,
 				Some(res_im) => {
 					let t = tmp;
-					let im = res_im + (l * mn) as u64;
+					let im = res_im + (l * out.stride) as u64;
 					launch!(
 						gpu,
 						"reduce_3m",
@@ -806,22 +851,23 @@ pub(crate) fn unfused_residues(
 fn crt_epilogue<T: Scalar>(
 	job: &Job<'_, T>,
 	crt: &Crt,
-	res_re: u64,
-	res_im: Option<u64>,
+	planes: ResiduePlanes,
 	shifts: (&CudaSlice<i32>, &CudaSlice<i32>),
 	clock: &mut Clock,
 ) -> Result<(), Error> {
 	clock.mark(job.gpu)?;
-	launch_crt(job, crt, res_re, res_im, shifts)?;
+	launch_crt(job, crt, planes, shifts)?;
 	clock.mark(job.gpu)
 }
 
-/// launches the CRT kernel: residue planes (`p` of `m x n` each, Re and optionally Im) into the output
+/// launches the CRT kernel: residue planes (`p` of `m x n` each, Re and optionally Im) into the
+/// output, on a persistent grid (as many 256-thread blocks as fit at once) over chunks of
+/// [`CRT_CHUNK`] entries, each block with the shared memory of its bulk-copy stages
+/// (laid out as `crt_entries` in `cuda/reconstruct.cu` says)
 pub(super) fn launch_crt<T: Scalar>(
 	job: &Job<'_, T>,
 	crt: &Crt,
-	res_re: u64,
-	res_im: Option<u64>,
+	planes: ResiduePlanes,
 	(da, db): (&CudaSlice<i32>, &CudaSlice<i32>),
 ) -> Result<(), Error> {
 	let gpu = job.gpu;
@@ -830,18 +876,38 @@ pub(super) fn launch_crt<T: Scalar>(
 		gpu.stream.clone_htod(&crt.hi).map_err(driver)?,
 		gpu.stream.clone_htod(&crt.lo).map_err(driver)?,
 	);
-	let im = res_im.unwrap_or(0);
+	let im = planes.im.unwrap_or(0);
 	let constants = (ptr(gpu, &hi), ptr(gpu, &lo), crt.p_hi, crt.p_lo, crt.inv_p);
 	let (p, mi, ni) = (crt.len() as i32, m as i32, n as i32);
+	let parts = if T::IS_COMPLEX { 2 } else { 1 };
+	let smem = CRT_STAGES * parts * crt.len() * CRT_CHUNK + parts * CRT_CHUNK * 8 + scheme2::MAX_MODULI as usize * 16 + CRT_STAGES * 8;
+	let name = format!("crt_{}", T::NAME);
+	let single = LaunchConfig {
+		grid_dim: (1, 1, 1),
+		block_dim: (256, 1, 1),
+		shared_mem_bytes: 0,
+	};
+	let cfg = with_smem(gpu, &name, single, smem)?;
+	let fit = gpu
+		.function(&name)
+		.occupancy_max_active_blocks_per_multiprocessor(256, smem, None)
+		.map_err(driver)?;
+	let chunks = (m * n).div_ceil(CRT_CHUNK);
+	let cfg = LaunchConfig {
+		grid_dim: (chunks.min(gpu.sm_count * fit.max(1) as usize) as u32, 1, 1),
+		..cfg
+	};
+	let stride = planes.stride as i64;
 	launch_epilogue!(
 		job,
 		"crt",
 		T,
-		columns(gpu, m, n),
+		cfg,
 		(da, db),
-		res_re,
+		planes.re,
 		im,
 		p,
+		stride,
 		mi,
 		ni,
 		constants.0,
@@ -851,3 +917,7 @@ pub(super) fn launch_crt<T: Scalar>(
 		constants.4
 	)
 }
+
+/// the CRT kernel's chunk of entries and its bulk-copy stages (`cuda/reconstruct.cu`)
+const CRT_CHUNK: usize = 1024;
+const CRT_STAGES: usize = 2;

@@ -4,7 +4,7 @@
 
 use super::blas::Int8Gemm;
 use super::device::{Gpu, driver, gpu};
-use super::pipeline::{self, DeviceOperand, Job, Output, alloc, pad16};
+use super::pipeline::{self, DeviceOperand, Job, Output, ResiduePlanes, alloc, pad16};
 use super::wgmma_config::{VARIANTS, choose};
 use crate::scheme2::{Crt, fast_shift};
 use crate::{DeviceMatrix, Emulator, Error, Scalar};
@@ -131,10 +131,15 @@ pub fn memory_kernels<T: Scalar>(emu: &Emulator, a: &DeviceMatrix<T>, moduli: u3
 	};
 	let parts = if T::IS_COMPLEX { 2 } else { 1 };
 	let shifts = g.stream.clone_htod(&vec![0i32; n]).map_err(driver)?;
-	let res_im = T::IS_COMPLEX.then_some(residues + (moduli as usize * n * n) as u64);
+	let stride = ResiduePlanes::stride(n, n);
+	let residue_planes = ResiduePlanes {
+		re: residues,
+		im: T::IS_COMPLEX.then_some(residues + (moduli as usize * stride) as u64),
+		stride,
+	};
 	let bytes = (parts * moduli as usize * n * n) as u64 + size;
 	record(format!("crt_{} p={moduli}", T::NAME), bytes, &mut || {
-		pipeline::launch_crt(&job, &crt, residues, res_im, (&shifts, &shifts))
+		pipeline::launch_crt(&job, &crt, residue_planes, (&shifts, &shifts))
 	})?;
 	Ok(out)
 }
@@ -257,7 +262,20 @@ pub fn chassis(emu: &Emulator, n: usize, moduli: u32, runs: usize, select: &dyn 
 			});
 		}
 		if select(&fused(name)) {
-			let time = median(&mut || pipeline::fused_residues_with(&g, v, (a, b), (n, n, k), &crt_moduli, (c, None)))?;
+			let time = median(&mut || {
+				pipeline::fused_residues_with(
+					&g,
+					v,
+					(a, b),
+					(n, n, k),
+					&crt_moduli,
+					ResiduePlanes {
+						re: c,
+						im: None,
+						stride: n * n,
+					},
+				)
+			})?;
 			rows.push(ChassisTime {
 				label: fused(name),
 				picked: choose((n, n, p), g.sm_count) == v,

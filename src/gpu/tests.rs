@@ -343,7 +343,7 @@ fn residues_oracle(a: &[i8], b: &[i8], (m, n, k): (usize, usize, usize), moduli:
 /// variant `variant` (the table's pick when `None`) against the unfused route (cuBLASLt INT32
 /// products, reduce_mod / reduce_3m) and the CPU, byte for byte
 fn fused_residues_match(variant: Option<Variant>, complex: bool, (m, n, k): (usize, usize, usize), p: u32) {
-	use super::pipeline::{fused_residues, fused_residues_with, unfused_residues};
+	use super::pipeline::{ResiduePlanes, fused_residues, fused_residues_with, unfused_residues};
 	let g = gpu().unwrap();
 	let moduli = Crt::new(p).moduli;
 	let per = if complex { 3 } else { 1 };
@@ -354,7 +354,12 @@ fn fused_residues_match(variant: Option<Variant>, complex: bool, (m, n, k): (usi
 	let len = p as usize * m * n;
 	let outs: Vec<_> = (0..4).map(|_| g.stream.alloc_zeros::<i8>(len).unwrap()).collect();
 	let out = |t: usize| outs[t].device_ptr(&g.stream).0;
-	let (fused, unfused) = ((out(0), complex.then(|| out(1))), (out(2), complex.then(|| out(3))));
+	let planes = |re: usize, im: usize| ResiduePlanes {
+		re: out(re),
+		im: complex.then(|| out(im)),
+		stride: m * n,
+	};
+	let (fused, unfused) = (planes(0, 1), planes(2, 3));
 	let start = std::time::Instant::now();
 	match variant {
 		Some(v) => fused_residues_with(&g, v, ops, (m, n, k), &moduli, fused).unwrap(),

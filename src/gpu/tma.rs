@@ -16,10 +16,30 @@ impl TensorMap {
 	/// in boxes of 128 bytes x `box_rows` rows x 1 plane with 128-byte swizzle; reads outside the
 	/// planes return zeros
 	pub fn planes(ptr: u64, k: usize, rows: usize, planes: usize, box_rows: u32) -> Result<Self, Error> {
+		Self::encode(
+			ptr,
+			[k, rows, planes],
+			[128, box_rows, 1],
+			CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+		)
+	}
+
+	/// the same planes written by the split (`cuda/split.cu`, `StagedPlanar`) in boxes of 32 bytes x
+	/// 32 rows x all `planes` planes (at most 256), unswizzled; stores outside the planes are dropped
+	pub fn split_tiles(ptr: u64, k: usize, rows: usize, planes: usize) -> Result<Self, Error> {
+		Self::encode(
+			ptr,
+			[k, rows, planes],
+			[32, 32, planes as u32],
+			CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE,
+		)
+	}
+
+	fn encode(ptr: u64, [k, rows, planes]: [usize; 3], boxes: [u32; 3], swizzle: CUtensorMapSwizzle) -> Result<Self, Error> {
 		let mut map = std::mem::MaybeUninit::<CUtensorMap>::zeroed();
 		let dims = [k as u64, rows as u64, planes as u64];
 		let strides = [k as u64, (k * rows) as u64];
-		let (boxes, elements) = ([128u32, box_rows, 1], [1u32, 1, 1]);
+		let elements = [1u32, 1, 1];
 		// SAFETY: the arrays have the lengths rank 3 asks for; the driver writes the map
 		let status = unsafe {
 			cuTensorMapEncodeTiled(
@@ -32,7 +52,7 @@ impl TensorMap {
 				boxes.as_ptr(),
 				elements.as_ptr(),
 				CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
-				CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+				swizzle,
 				CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
 				CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
 			)
