@@ -68,15 +68,22 @@ __device__ void shift_reduce_entries(const int* acc_re, const int* acc_im, int p
 // the CRT over a persistent grid of chunks of CRT_CHUNK consecutive entries of the residue planes
 // (column-major m x n, planes `stride` bytes apart, stride and 16-byte alignment as the bulk copies
 // need): thread 0 brings each chunk's p planes (Re, and Im for complex) into shared memory by bulk
-// copies, CRT_STAGES chunks ahead, so that many planes' bytes are in flight per SM without holding
+// copies, one chunk ahead, so that many planes' bytes are in flight per SM without holding
 // registers; each thread sums 4 consecutive entries from one 32-bit word per plane, the unscaled
-// values pass through shared memory, and each warp then scales and stores 32 consecutive entries
+// values pass through the chunk's stage (swizzled: no bank conflicts either way), and each warp then
+// scales and stores 32 consecutive entries
 constexpr int CRT_CHUNK = 1024;
 constexpr int CRT_STAGES = 2;
 
-// the dynamic shared memory of crt_entries (launch_crt in src/gpu/pipeline.rs sizes it): the
-// stages [CRT_STAGES][parts][p][CRT_CHUNK] bytes, the unscaled values [parts][CRT_CHUNK] doubles,
-// the constants [CRT_MAX] {hi, lo}, the stages' mbarriers
+// where entry e of a chunk keeps its unscaled value: e ^ ((e >> 4) & 3), so that both the writes
+// (entry 4 t + v by thread t) and the reads (entry t + 256 q) of a half-warp hit 16 distinct
+// 8-byte bank pairs
+__device__ __forceinline__ int unscaled_slot(int e) { return e ^ ((e >> 4) & 3); }
+
+// the dynamic shared memory of crt_entries (launch_crt in src/gpu/pipeline.rs sizes it):
+// CRT_STAGES stages of parts x max(p, 8) x CRT_CHUNK bytes (the planes [part][l][CRT_CHUNK], then
+// the unscaled values [part][CRT_CHUNK] doubles), the constants [CRT_MAX] {hi, lo}, the stages'
+// mbarriers
 template <typename T>
 __device__ void crt_entries(const signed char* res_re, const signed char* res_im, int p, long long stride, int m, int n,
                             const CrtConstants& k, const int* sa, const int* sb, const int* bad_rows, const int* bad_cols, T* dst,
@@ -84,9 +91,8 @@ __device__ void crt_entries(const signed char* res_re, const signed char* res_im
 	using namespace emu::hopper;
 	constexpr int PARTS = emu::Elem<T>::complex ? 2 : 1;
 	extern __shared__ __align__(128) unsigned char smem[];
-	unsigned char* stages = smem;
-	double* unscaled = (double*)(smem + CRT_STAGES * PARTS * p * CRT_CHUNK);
-	double2* w = (double2*)(unscaled + PARTS * CRT_CHUNK);
+	const int stage_bytes = PARTS * max(p, 8) * CRT_CHUNK;
+	double2* w = (double2*)(smem + CRT_STAGES * stage_bytes);
 	const uint32_t bars = smem_address(w + CRT_MAX);
 	const int tid = threadIdx.x;
 	if (tid < p) w[tid] = double2{k.hi[tid], k.lo[tid]};
@@ -95,7 +101,7 @@ __device__ void crt_entries(const signed char* res_re, const signed char* res_im
 	asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 	__syncthreads();
 	const long long mn = (long long)m * n, chunks = (mn + CRT_CHUNK - 1) / CRT_CHUNK;
-	const auto plane = [&](int s, int part, int l) { return stages + ((s * PARTS + part) * p + l) * CRT_CHUNK; };
+	const auto plane = [&](int s, int part, int l) { return smem + s * stage_bytes + (part * p + l) * CRT_CHUNK; };
 	// thread 0: the planes of chunk c into stage s
 	const auto fetch = [&](long long c, int s) {
 		if (c >= chunks) return;
@@ -128,28 +134,46 @@ __device__ void crt_entries(const signed char* res_re, const signed char* res_im
 				for (int v = 0; v < 4; ++v) sum[part][v].add(wl.x, wl.y, emu::byte_as_double(word, v));
 			}
 		}
-		__syncthreads();  // stage s read by every thread, and the previous chunk's values stored
-		if (tid == 0) fetch(c + CRT_STAGES * gridDim.x, s);
+		__syncthreads();  // stage s read by every thread: it now takes the unscaled values
+		double* unscaled = (double*)plane(s, 0, 0);
 #pragma unroll
 		for (int part = 0; part < PARTS; ++part)
 #pragma unroll
-			for (int v = 0; v < 4; ++v) unscaled[part * CRT_CHUNK + 4 * tid + v] = sum[part][v].value(k);
+			for (int v = 0; v < 4; ++v) unscaled[part * CRT_CHUNK + unscaled_slot(4 * tid + v)] = sum[part][v].value(k);
 		__syncthreads();
-		// entry start + tid + 256 q of the chunk: row i, column j
+		// entries start + tid + 256 q of the chunk: rows i[q], columns j[q]; every index, flag and
+		// shift loaded before any is used
 		const long long start = c * CRT_CHUNK;
-		int i = i0 + tid, j = j0;
-		while (i >= m) { i -= m; ++j; }
+		int i[4], j[4];
+		i[0] = i0 + tid;
+		j[0] = j0;
+		while (i[0] >= m) { i[0] -= m; ++j[0]; }
+#pragma unroll
+		for (int q = 1; q < 4; ++q) {
+			i[q] = i[q - 1] + 256;
+			j[q] = j[q - 1];
+			while (i[q] >= m) { i[q] -= m; ++j[q]; }
+		}
+		bool keep[4];
+		int e[4];
 #pragma unroll
 		for (int q = 0; q < 4; ++q) {
-			if (start + tid + 256 * q < mn && !(bad_rows[i] || bad_cols[j])) {
-				const int e = -sa[i] - sb[j];
-				const double re = emu::scale_pow2(unscaled[tid + 256 * q], e);
-				const double im = PARTS == 2 ? emu::scale_pow2(unscaled[CRT_CHUNK + tid + 256 * q], e) : 0.0;
-				emu::combine_store(dst, i + (long long)j * ldd, re, im, ar, ai, accumulate);
-			}
-			i += 256;
-			while (i >= m) { i -= m; ++j; }
+			const bool inside = start + tid + 256 * q < mn;
+			const int iq = inside ? i[q] : 0, jq = inside ? j[q] : 0;
+			keep[q] = inside & !(bad_rows[iq] | bad_cols[jq]);
+			e[q] = -sa[iq] - sb[jq];
 		}
+#pragma unroll
+		for (int q = 0; q < 4; ++q) {
+			if (keep[q]) {
+				const int slot = unscaled_slot(tid + 256 * q);
+				const double re = emu::scale_pow2(unscaled[slot], e[q]);
+				const double im = PARTS == 2 ? emu::scale_pow2(unscaled[CRT_CHUNK + slot], e[q]) : 0.0;
+				emu::combine_store(dst, i[q] + (long long)j[q] * ldd, re, im, ar, ai, accumulate);
+			}
+		}
+		__syncthreads();  // stage s free again
+		if (tid == 0) fetch(c + CRT_STAGES * gridDim.x, s);
 		i0 += di;
 		j0 += dj;
 		if (i0 >= m) { i0 -= m; ++j0; }

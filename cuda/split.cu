@@ -93,6 +93,7 @@ struct Coarse {
 // (StagedPlanar). dst() takes the element's place in the tile too (rl, hl) and the block's
 // dynamic shared memory; finish() runs once per block after every thread has written its planes
 struct Planar {
+	static constexpr bool STAGED = false;
 	int rows;
 	long long kpad;
 	signed char* out;
@@ -103,6 +104,7 @@ struct Planar {
 };
 
 struct Interleaved {
+	static constexpr bool STAGED = false;
 	int rows, p;
 	long long kpad;
 	signed char* out;
@@ -119,6 +121,7 @@ struct Interleaved {
 // outside the planes (rows >= rows, K >= kpad): no per-plane address arithmetic, no scattered
 // 4-byte stores
 struct StagedPlanar {
+	static constexpr bool STAGED = true;
 	const CUtensorMap* map;
 	__device__ bool skip(int, int) const { return false; }
 	__device__ signed char* dst(int, int, int rl, int hl, signed char* stage) const { return stage + rl * 32 + hl; }
@@ -134,42 +137,56 @@ struct StagedPlanar {
 	}
 };
 
+// the column of tile element (rl, hl) in shared memory: swizzled (hl ^ 2 for hl >= 16) so that the
+// quads (4 consecutive elements per thread, 8 threads per row) are read without bank conflicts
+__device__ __forceinline__ int swizzled(int hl) { return hl ^ ((hl & 16) >> 3); }
+
 template <typename T, typename Layout, typename Op>
 __device__ void split_tile(const T* x, int rows, int k, long long rs, long long cs, const Layout& layout, const Op& op) {
 	using E = emu::Elem<T>;
-	__shared__ double s_re[32][33];
-	__shared__ double s_im[E::complex ? 32 : 1][33];
-	extern __shared__ __align__(128) signed char stage[];
+	// the input tile, and after it has been read the staged output planes (StagedPlanar: at least
+	// as large as the tile, see split_residues in src/gpu/pipeline.rs)
+	extern __shared__ __align__(128) double smem[];
+	double(*s_re)[33] = (double(*)[33])smem;
+	double(*s_im)[33] = (double(*)[33])(smem + 32 * 33);
 	const int r0 = blockIdx.y * 32, h0 = blockIdx.x * 32;
 	const bool rows_contiguous = rs == 1;
+	// each thread loads 4 elements, all 4 loads in flight before the first store
+	double re[4], im[4];
 #pragma unroll
-	for (int q = threadIdx.y; q < 32; q += 8) {
+	for (int t = 0; t < 4; ++t) {
 		// (rl, hl): the tile element this thread loads, with the contiguous dimension on threadIdx.x
+		const int q = threadIdx.y + 8 * t;
 		const int rl = rows_contiguous ? threadIdx.x : q, hl = rows_contiguous ? q : threadIdx.x;
 		const int r = r0 + rl, h = h0 + hl;
-		double re = 0.0, im = 0.0;
-		if (r < rows && h < k) {
-			E::load(x, (long long)r * rs + (long long)h * cs, re, im);
-			if (!(emu::finite(re) && emu::finite(im))) { re = 0.0; im = 0.0; }
-		}
-		s_re[rl][hl] = re;
-		if (E::complex) s_im[rl][hl] = im;
+		re[t] = 0.0;
+		im[t] = 0.0;
+		if (r < rows && h < k) E::load(x, (long long)r * rs + (long long)h * cs, re[t], im[t]);
+	}
+#pragma unroll
+	for (int t = 0; t < 4; ++t) {
+		const int q = threadIdx.y + 8 * t;
+		const int rl = rows_contiguous ? threadIdx.x : q, hl = swizzled(rows_contiguous ? q : threadIdx.x);
+		const bool finite = emu::finite(re[t]) && emu::finite(im[t]);
+		s_re[rl][hl] = finite ? re[t] : 0.0;
+		if (E::complex) s_im[rl][hl] = finite ? im[t] : 0.0;
 	}
 	__syncthreads();
-	// warp y takes rows 4y .. 4y + 3; 8 lanes per row, 4 consecutive elements each
-	const int rl = 4 * threadIdx.y + threadIdx.x / 8, hl = 4 * (threadIdx.x % 8);
+	// warp y takes rows 4y .. 4y + 3; 8 lanes per row, 4 consecutive elements each, element j at
+	// column hl + (j ^ f) (swizzled)
+	const int rl = 4 * threadIdx.y + threadIdx.x / 8, hl = 4 * (threadIdx.x % 8), f = (hl & 16) >> 3;
 	const int r = r0 + rl, h = h0 + hl;
-	// kpad is a multiple of 16: the 4 elements are all in or all out
-	if (!layout.skip(r, h)) {
-		Quad q;
+	Quad quad;
 #pragma unroll
-		for (int j = 0; j < 4; ++j) {
-			q.re[j] = s_re[rl][hl + j];
-			q.im[j] = E::complex ? s_im[rl][hl + j] : 0.0;
-		}
-		op(layout.dst(r, h, rl, hl, stage), layout.plane(), min(r, rows - 1), q);
+	for (int j = 0; j < 4; ++j) {
+		quad.re[j] = s_re[rl][hl + (j ^ f)];
+		quad.im[j] = E::complex ? s_im[rl][hl + (j ^ f)] : 0.0;
 	}
-	layout.finish(stage, r0, h0);
+	// the tile has been read: the staged planes may overwrite it
+	if (Layout::STAGED) __syncthreads();
+	// kpad is a multiple of 16: the 4 elements are all in or all out
+	if (!layout.skip(r, h)) op(layout.dst(r, h, rl, hl, (signed char*)smem), layout.plane(), min(r, rows - 1), quad);
+	layout.finish((signed char*)smem, r0, h0);
 }
 
 }  // namespace

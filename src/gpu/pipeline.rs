@@ -257,9 +257,12 @@ impl<T: Scalar> Job<'_, T> {
 		LaunchConfig {
 			grid_dim: (pad16(op.k).div_ceil(32) as u32, op.rows.div_ceil(32) as u32, 1),
 			block_dim: (32, 8, 1),
-			shared_mem_bytes: 0,
+			shared_mem_bytes: Self::TILE_BYTES as u32,
 		}
 	}
+
+	/// the shared memory of a split kernel's input tile: 32 x 33 doubles per part (`cuda/split.cu`)
+	const TILE_BYTES: usize = 32 * 33 * 8 * if T::IS_COMPLEX { 2 } else { 1 };
 }
 
 /// `dst = alpha A B (+ dst)` on the GPU at `precision`
@@ -466,14 +469,14 @@ pub(crate) fn split_digits<T: Scalar>(
 /// [`scheme2::MODULI`] (compile-time constants of the kernel): per modulus 1 plane (real) or 3
 /// (complex: re, im, re + im) of `rows x pad16(k)`
 ///
-/// Each 32 x 32 tile's planes are staged in shared memory (1 KiB per plane) and written by one TMA
-/// store: `out` must be 16-byte aligned
+/// Each 32 x 32 tile's planes are staged in shared memory (1 KiB per plane, where the input tile
+/// was) and written by one TMA store: `out` must be 16-byte aligned
 pub(crate) fn split_residues<T: Scalar>(gpu: &Gpu, out: u64, op: &DeviceOperand, shifts: &CudaSlice<i32>, p: u32) -> Result<u64, Error> {
 	let planes = p as usize * if T::IS_COMPLEX { 3 } else { 1 };
 	let kpad = pad16(op.k);
 	let map = TensorMap::split_tiles(out, kpad, op.rows, planes)?;
 	let name = format!("split_residues_{}", T::NAME);
-	let cfg = with_smem(gpu, &name, Job::<T>::tiles(op), planes * 32 * 32)?;
+	let cfg = with_smem(gpu, &name, Job::<T>::tiles(op), (planes * 32 * 32).max(Job::<T>::TILE_BYTES))?;
 	let (rows, k) = (op.rows as i32, op.k as i32);
 	launch!(
 		gpu,
@@ -880,7 +883,7 @@ pub(super) fn launch_crt<T: Scalar>(
 	let constants = (ptr(gpu, &hi), ptr(gpu, &lo), crt.p_hi, crt.p_lo, crt.inv_p);
 	let (p, mi, ni) = (crt.len() as i32, m as i32, n as i32);
 	let parts = if T::IS_COMPLEX { 2 } else { 1 };
-	let smem = CRT_STAGES * parts * crt.len() * CRT_CHUNK + parts * CRT_CHUNK * 8 + scheme2::MAX_MODULI as usize * 16 + CRT_STAGES * 8;
+	let smem = CRT_STAGES * parts * crt.len().max(8) * CRT_CHUNK + scheme2::MAX_MODULI as usize * 16 + CRT_STAGES * 8;
 	let name = format!("crt_{}", T::NAME);
 	let single = LaunchConfig {
 		grid_dim: (1, 1, 1),
