@@ -141,25 +141,30 @@ __device__ void crt_entries(const signed char* res_re, const signed char* res_im
 #pragma unroll
 			for (int v = 0; v < 4; ++v) unscaled[part * CRT_CHUNK + unscaled_slot(4 * tid + v)] = sum[part][v].value(k);
 		__syncthreads();
-		// entries start + tid + 256 q of the chunk: rows i[q], columns j[q]; every index, flag and
-		// shift loaded before any is used
+		// entries start + tid + 256 q of the chunk: rows i[q], columns j[q] (unsigned: one
+		// instruction per address); every flag and shift loaded before any is used
 		const long long start = c * CRT_CHUNK;
-		int i[4], j[4];
+		unsigned i[4], j[4];
 		i[0] = i0 + tid;
 		j[0] = j0;
-		while (i[0] >= m) { i[0] -= m; ++j[0]; }
 #pragma unroll
-		for (int q = 1; q < 4; ++q) {
-			i[q] = i[q - 1] + 256;
-			j[q] = j[q - 1];
-			while (i[q] >= m) { i[q] -= m; ++j[q]; }
+		for (int q = 0; q < 4; ++q) {
+			if (q > 0) {
+				i[q] = i[q - 1] + 256;
+				j[q] = j[q - 1];
+			}
+			if (m >= 256) {
+				if (i[q] >= (unsigned)m) { i[q] -= m; ++j[q]; }
+			} else {
+				while (i[q] >= (unsigned)m) { i[q] -= m; ++j[q]; }
+			}
 		}
 		bool keep[4];
 		int e[4];
 #pragma unroll
 		for (int q = 0; q < 4; ++q) {
 			const bool inside = start + tid + 256 * q < mn;
-			const int iq = inside ? i[q] : 0, jq = inside ? j[q] : 0;
+			const unsigned iq = inside ? i[q] : 0u, jq = inside ? j[q] : 0u;
 			keep[q] = inside & !(bad_rows[iq] | bad_cols[jq]);
 			e[q] = -sa[iq] - sb[jq];
 		}

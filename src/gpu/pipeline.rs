@@ -262,7 +262,7 @@ impl<T: Scalar> Job<'_, T> {
 	}
 
 	/// the shared memory of a split kernel's input tile: 32 x 33 doubles per part (`cuda/split.cu`)
-	const TILE_BYTES: usize = 32 * 33 * 8 * if T::IS_COMPLEX { 2 } else { 1 };
+	pub(super) const TILE_BYTES: usize = 32 * 33 * 8 * if T::IS_COMPLEX { 2 } else { 1 };
 }
 
 /// `dst = alpha A B (+ dst)` on the GPU at `precision`

@@ -60,7 +60,7 @@ pub(crate) fn split_interleaved<T: Scalar>(
 	let cfg = LaunchConfig {
 		grid_dim: ((kpad / 32) as u32, op.rows.div_ceil(32) as u32, 1),
 		block_dim: (32, 8, 1),
-		shared_mem_bytes: 0,
+		shared_mem_bytes: Job::<T>::TILE_BYTES as u32,
 	};
 	let f = gpu.function(&format!("split_digits_interleaved_{}", T::NAME));
 	let mut launch = gpu.stream.launch_builder(&f);
