@@ -53,7 +53,7 @@ pub(crate) struct CostModel {
 
 /// NVIDIA H200 (141 GB HBM3e, 700 W, CUDA 13.0), 2026-11-22: fitted to the phase times of
 /// `docs/runs/2026-11-22-h200-4096-8192.txt` and `docs/runs/2026-11-22-h200-16384.txt`, n = 4096,
-/// 8192, 16384. Split and overhead: the split shares of the 38 fused real rows; scheme I rates and
+/// 8192, 16384. Split and overhead: the split shares of the 43 fused real rows; scheme I rates and
 /// epilogue: the 24 kernel-alone rows (`fused scheme I kernel p=1..8`) and the products shares of
 /// the 18 fused scheme I rows; scheme II rate: the products shares of the 25 fused real scheme II
 /// rows; 3M factor: the products shares of the complex rows of the default route (fused at 4096
