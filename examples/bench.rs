@@ -7,10 +7,20 @@
 //! only the plans, emulation and chassis rows whose label, e.g. `f64 SchemeII { moduli: 15 }`,
 //! `f64 cuBLAS FP64 emulation`, `i8 chassis bn256_s4_c2` or `f64 chassis bn128_s6_c1 SchemeII
 //! p=15`, contains one; `fused scheme I kernel` selects the kernel-alone rows of the fused scheme
-//! I kernel, `fused scheme I kernel p=3` one of them; when every pattern contains `chassis`, only
-//! the chassis rows run, without the baselines and memory kernels). Times are medians of
-//! device-event timings after one warm-up; effective TF/s = 2n^3/t (complex 8n^3/t); the
-//! kernel-alone rows give INT8 TOPS = p(p+1)/2 2n^3/t in that column.
+//! I kernel, `fused scheme I kernel p=3` one of them; `policy` selects the policy table, `policy
+//! f64 F32` one of its entries; when every pattern contains `chassis` or `policy`, only those rows
+//! run, without the baselines and memory kernels). Times are medians of device-event timings after
+//! one warm-up; effective TF/s = 2n^3/t (complex 8n^3/t); the kernel-alone rows give INT8 TOPS =
+//! p(p+1)/2 2n^3/t in that column.
+//!
+//! The policy table (`Bench::policy`): for `Tf32`, `F32`, `F64`, `Bits(16)`, `Bits(32)`,
+//! `Bits(40)` on f32 and f64 (those the type can hold) and `F64` on c64, at phi = 1 and phi = 4:
+//! the plan the policy chooses (`policy phi=.. chosen`, run through the precision itself), the
+//! cheapest scheme I and the cheapest scheme II plan whose predicted bits meet the target (by
+//! the cost model, `Scheme::cost`), each timed on the inputs of that phi, with the model's time
+//! and predicted bits in the first column and `chosen time / this time` in the `x native`
+//! column; then a `fastest` row: the fastest of them, and whether it is the chosen plan. For
+//! example `EMUGEMM_BENCH_ONLY=policy EMUGEMM_BENCH_SIZES=4096,8192 ./bench`.
 //!
 //! The chassis rows (`profile::chassis`): every variant of the INT8 wgmma chassis as the plain
 //! INT8 GEMM (`i8 chassis <variant>`) and as the fused real scheme II product of 15 moduli
@@ -20,7 +30,7 @@
 
 use emugemm::baseline::{self, EmulationMantissa, NativeMath};
 use emugemm::testing::{ExactProduct, Sampling};
-use emugemm::{Accum, Backend, DeviceMatrix, EmuMatMul, Emulator, Error, Precision, Scalar, profile};
+use emugemm::{Accum, Backend, DeviceMatrix, EmuMatMul, Emulator, Error, Precision, Report, Scalar, Scheme, profile};
 use faer::{Mat, c64};
 use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
@@ -53,6 +63,9 @@ fn generate<T: Scalar>(n: usize, phi: f64, seed: u64) -> Mat<T> {
 		.collect();
 	Mat::from_fn(n, n, |i, j| cols[j][i])
 }
+
+/// the inputs of the plans: `(A, B, the exact reference of A B)` on phi = 1, then phi = 4
+type Inputs<T> = [(Mat<T>, Mat<T>, ExactProduct)];
 
 fn median(mut v: Vec<Duration>) -> Duration {
 	v.sort();
@@ -127,32 +140,31 @@ impl Bench {
 		let n = a.nrows();
 		let (da, mut dc) = (self.emu.upload(a.as_ref()).unwrap(), self.emu.zeros_on_device::<T>(n, n).unwrap());
 		let t = self.time(|| baseline::native_matmul(&self.emu, &mut dc, &da, &da, math)).unwrap();
-		let flops = if T::IS_COMPLEX { 8.0 } else { 2.0 } * (n as f64).powi(3);
 		let ratio = if math == NativeMath::Exact { "1.00" } else { "" };
 		self.row(format!(
 			"| baseline | {} | {name} | {n} | {:.3} | {:.1} | {ratio} | | | | | |",
 			T::NAME,
 			ms(t),
-			flops / t.as_secs_f64() / 1e12
+			tflops::<T>(n, t)
 		));
 		t
 	}
 
 	/// `product(dst, lhs, rhs)`, which returns its time and what to keep of it, on `inputs`: the
-	/// median time on the phi = 1 inputs with what its last timed run kept, and the scaled bits on
-	/// phi = 1 and 4 (sampled exact reference)
+	/// median time on `inputs[timed]` (0: phi = 1, 1: phi = 4) with what its last timed run kept,
+	/// and the scaled bits on every input (sampled exact reference)
 	fn measure<T: Scalar, R>(
 		&self,
 		n: usize,
-		inputs: &[(Mat<T>, Mat<T>, ExactProduct)],
+		(inputs, timed): (&Inputs<T>, usize),
 		mut product: impl FnMut(&mut DeviceMatrix<T>, &DeviceMatrix<T>, &DeviceMatrix<T>) -> Result<(Duration, R), Error>,
 	) -> Result<(Duration, R, Vec<f64>), Error> {
 		let mut bits = Vec::new();
 		let mut timing = None;
-		for (a, b, exact) in inputs {
+		for (i, (a, b, exact)) in inputs.iter().enumerate() {
 			let (da, db) = (self.emu.upload(a.as_ref())?, self.emu.upload(b.as_ref())?);
 			let mut dc: DeviceMatrix<T> = self.emu.zeros_on_device(n, n)?;
-			if timing.is_none() {
+			if i == timed {
 				let mut kept = None;
 				let t = self.time(|| {
 					product(&mut dc, &da, &db).map(|(t, r)| {
@@ -166,25 +178,31 @@ impl Bench {
 			}
 			bits.push(exact.accuracy(dc.download()?.as_ref()).bits);
 		}
-		let (t, kept) = timing.expect("at least one input");
+		let (t, kept) = timing.expect("the timed input");
 		Ok((t, kept, bits))
 	}
 
 	/// one plan: median time on phi = 1 inputs, bits on phi = 1 and 4 (sampled exact reference)
 	/// (`fused = false`: through the unfused pipeline, for comparison)
-	fn plan<T: Scalar>(
+	fn plan<T: Scalar>(&mut self, n: usize, precision: Precision, native: Duration, inputs: &Inputs<T>, fused: bool) {
+		if self.selected(&format!("{} {precision:?}", T::NAME)) {
+			let what = if fused { "emugemm" } else { "emugemm unfused" };
+			self.plan_row(n, precision, Some(native), (inputs, 0), (what, fused));
+		}
+	}
+
+	/// one plan's row, `what` in the first column: median time on `inputs[timed]`, its ratio to
+	/// `reference` (`None`: itself), bits on every input; returns the time and the report of the
+	/// last timed run
+	fn plan_row<T: Scalar>(
 		&mut self,
 		n: usize,
 		precision: Precision,
-		native: Duration,
-		inputs: &[(Mat<T>, Mat<T>, ExactProduct)],
-		fused: bool,
-	) {
-		if !self.selected(&format!("{} {precision:?}", T::NAME)) {
-			return;
-		}
+		reference: Option<Duration>,
+		inputs: (&Inputs<T>, usize),
+		(what, fused): (&str, bool),
+	) -> (Duration, Report) {
 		let emu = if fused { &self.emu } else { &self.unfused };
-		let flops = if T::IS_COMPLEX { 8.0 } else { 2.0 } * (n as f64).powi(3);
 		let (t, r, bits) = self
 			.measure(n, inputs, |dc, da, db| {
 				emu.matmul_device(dc, Accum::Replace, da, db, T::from_parts(1.0, 0.0), precision)?;
@@ -195,26 +213,88 @@ impl Bench {
 		let total = (r.times.split + r.times.products + r.times.reconstruct).as_secs_f64();
 		let pct = |d: Duration| 100.0 * d.as_secs_f64() / total;
 		self.row(format!(
-			"| emugemm{} | {} | {:?} -> {} | {n} | {:.3} | {:.1} | {:.2} | {:.1} | {:.1} | {:.0}% | {:.0}% | {:.0}% |",
-			if fused { "" } else { " unfused" },
+			"| {what} | {} | {:?} -> {} | {n} | {:.3} | {:.1} | {:.2} | {:.1} | {:.1} | {:.0}% | {:.0}% | {:.0}% |",
 			T::NAME,
 			precision,
 			r.plan.scheme,
 			ms(t),
-			flops / t.as_secs_f64() / 1e12,
-			native.as_secs_f64() / t.as_secs_f64(),
+			tflops::<T>(n, t),
+			reference.unwrap_or(t).as_secs_f64() / t.as_secs_f64(),
 			bits[0],
 			bits[1],
 			pct(r.times.split),
 			pct(r.times.products),
 			pct(r.times.reconstruct)
 		));
+		(t, r)
+	}
+
+	/// the policy table for `T`: for each of `precisions` (those `T` can hold) and phi = 1 and 4,
+	/// the plan the policy chooses (timed through the precision itself, so the GPU's own choice
+	/// runs) and the cheapest scheme I and scheme II plans whose predicted bits meet the target (by
+	/// [`Emulator::candidates`] on the host), each timed on the inputs of that phi, with the cost
+	/// model's prediction beside it; then a row naming the fastest of them. Selected by
+	/// `policy <type> <precision>`, e.g. `policy f64 F32`
+	fn policy<T: Scalar>(&mut self, n: usize, precisions: &[Precision]) {
+		let wanted: Vec<Precision> = (precisions.iter().copied())
+			.filter(|p| self.selected(&format!("policy {} {p:?}", T::NAME)))
+			.collect();
+		if wanted.is_empty() {
+			return;
+		}
+		let inputs = Bench::inputs::<T>(n);
+		for precision in wanted {
+			for (timed, phi) in [1, 4].into_iter().enumerate() {
+				let (a, b, _) = &inputs[timed];
+				let Ok(plans) = self.emu.candidates(a.as_ref(), b.as_ref(), precision) else {
+					break; // a target `T` cannot hold
+				};
+				let head = format!("policy phi={phi}");
+				let Some(chosen) = plans.first() else {
+					self.row(format!(
+						"| {head} | {} | {precision:?} -> native: no plan predicts the target | {n} | | | | | | | | |",
+						T::NAME
+					));
+					continue;
+				};
+				let cheapest = |one: bool| plans.iter().find(|p| matches!(p.scheme, Scheme::SchemeI { .. }) == one);
+				let mut runs = vec![("chosen", precision, chosen)];
+				for (role, plan) in [("cheapest scheme I", cheapest(true)), ("cheapest scheme II", cheapest(false))] {
+					match plan.map(|p| (p, p.scheme)) {
+						Some((p, Scheme::SchemeI { slices })) if p != chosen => runs.push((role, Precision::SchemeI { slices }, p)),
+						Some((p, Scheme::SchemeII { moduli, .. })) if p != chosen => runs.push((role, Precision::SchemeII { moduli }, p)),
+						_ => {},
+					}
+				}
+				let mut times: Vec<(Duration, Scheme)> = Vec::new();
+				for (role, run, plan) in runs {
+					let model = 1e3 * plan.scheme.cost((n, n, n), T::IS_COMPLEX);
+					let what = format!("{head} {role} (model {model:.3} ms, {:.1} bits)", plan.predicted_bits);
+					let (t, r) = self.plan_row(n, run, times.first().map(|c| c.0), (&inputs, timed), (&what, true));
+					times.push((t, r.plan.scheme));
+				}
+				let (chosen_t, fastest) = (times[0].0, times.iter().min_by_key(|c| c.0).expect("the chosen plan"));
+				self.row(format!(
+					"| {head} fastest | {} | {precision:?}: {} ({}) | {n} | {:.3} | {:.1} | {:.2} | | | | | |",
+					T::NAME,
+					fastest.1,
+					if fastest.1 == times[0].1 {
+						"the chosen plan"
+					} else {
+						"not the chosen plan"
+					},
+					ms(fastest.0),
+					tflops::<T>(n, fastest.0),
+					chosen_t.as_secs_f64() / fastest.0.as_secs_f64()
+				));
+			}
+		}
 	}
 
 	/// a cuBLAS product (native, or cuBLAS's own FP64 emulation) on the plans' inputs, measured as
 	/// the plans are (time on phi = 1, bits on phi = 1 and 4: the native bits are what the
 	/// precision promises are measured against); a row saying why when this cuBLAS cannot
-	fn cublas<T: Scalar>(&mut self, n: usize, math: NativeMath, native: Duration, inputs: &[(Mat<T>, Mat<T>, ExactProduct)]) {
+	fn cublas<T: Scalar>(&mut self, n: usize, math: NativeMath, native: Duration, inputs: &Inputs<T>) {
 		let name = match math {
 			NativeMath::Fp64Emulation(EmulationMantissa::Fixed(bits)) => {
 				format!("cuBLAS FP64 emulation, {} slices ({bits} bits)", (bits + 1).div_ceil(8))
@@ -226,8 +306,7 @@ impl Bench {
 		if !self.selected(&format!("{} {name}", T::NAME)) {
 			return;
 		}
-		let flops = if T::IS_COMPLEX { 8.0 } else { 2.0 } * (n as f64).powi(3);
-		let measured = self.measure(n, inputs, |dc, da, db| {
+		let measured = self.measure(n, (inputs, 0), |dc, da, db| {
 			baseline::native_matmul(&self.emu, dc, da, db, math).map(|t| (t, ()))
 		});
 		self.row(match measured {
@@ -235,7 +314,7 @@ impl Bench {
 				"| baseline | {} | {name} | {n} | {:.3} | {:.1} | {:.2} | {:.1} | {:.1} | | | |",
 				T::NAME,
 				ms(t),
-				flops / t.as_secs_f64() / 1e12,
+				tflops::<T>(n, t),
 				native.as_secs_f64() / t.as_secs_f64(),
 				bits[0],
 				bits[1]
@@ -260,9 +339,10 @@ impl Bench {
 			.collect()
 	}
 
-	/// whether only chassis rows are selected (every `EMUGEMM_BENCH_ONLY` pattern contains `chassis`)
-	fn chassis_only(&self) -> bool {
-		!self.only.is_empty() && self.only.iter().all(|p| p.contains("chassis"))
+	/// whether only chassis and policy rows are selected (every `EMUGEMM_BENCH_ONLY` pattern
+	/// contains `chassis` or `policy`)
+	fn sections_only(&self) -> bool {
+		!self.only.is_empty() && self.only.iter().all(|p| p.contains("chassis") || p.contains("policy"))
 	}
 
 	/// the chassis variants alone (plain INT8 GEMM, fused scheme II of 15 moduli) against cuBLASLt
@@ -341,6 +421,11 @@ fn ms(d: Duration) -> f64 {
 	d.as_secs_f64() * 1e3
 }
 
+/// effective TF/s of an `n x n x n` product of `T` taking `t`: 2n^3/t (complex 8n^3/t)
+fn tflops<T: Scalar>(n: usize, t: Duration) -> f64 {
+	(if T::IS_COMPLEX { 8.0 } else { 2.0 }) * (n as f64).powi(3) / t.as_secs_f64() / 1e12
+}
+
 fn main() {
 	let emu = Emulator::with_backend(Backend::Gpu).expect("the benchmark needs a Hopper GPU");
 	let csv = std::env::var("EMUGEMM_BENCH_CSV")
@@ -360,7 +445,18 @@ fn main() {
 	println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
 	for n in env_list("EMUGEMM_BENCH_SIZES", "4096,8192,16384") {
 		bench.chassis(n);
-		if bench.chassis_only() {
+		let policy = [
+			Precision::Tf32,
+			Precision::F32,
+			Precision::F64,
+			Precision::Bits(16),
+			Precision::Bits(32),
+			Precision::Bits(40),
+		];
+		bench.policy::<f32>(n, &policy);
+		bench.policy::<f64>(n, &policy);
+		bench.policy::<c64>(n, &[Precision::F64]);
+		if bench.sections_only() {
 			continue;
 		}
 		let natives = bench.baselines(n);

@@ -3,7 +3,7 @@
 use crate::cpu::{self, Timer};
 use crate::operand::Operand;
 use crate::precision::{PolicyInput, validate};
-use crate::stats::row_stats;
+use crate::stats::{RowStats, row_stats};
 use crate::{Error, Plan, Precision, Scalar, Scaling, Scheme};
 use core::fmt;
 use faer::linalg::matmul::matmul;
@@ -228,12 +228,42 @@ impl Emulator {
 	/// let a = emugemm::testing::random_matrix::<f32>(64, 64, 0.5, 1);
 	/// let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap();
 	/// let plan = emu.plan(a.as_ref(), a.as_ref(), Precision::Tf32).unwrap();
-	/// assert!(matches!(plan.scheme, Scheme::SchemeI { .. }));
+	/// assert!(plan.predicted_bits >= 11.0); // the target of `Tf32`
+	/// // an explicit plan is taken as given
+	/// let four = emu.plan(a.as_ref(), a.as_ref(), Precision::SchemeI { slices: 4 }).unwrap();
+	/// assert_eq!(four.scheme, Scheme::SchemeI { slices: 4 });
 	/// ```
 	pub fn plan<T: Scalar>(&self, lhs: MatRef<'_, T>, rhs: MatRef<'_, T>, precision: Precision) -> Result<Plan, Error> {
 		check_shapes(lhs, rhs, None)?;
 		validate::<T>(precision)?;
 		Ok(self.prepare(lhs, rhs, precision).plan)
+	}
+
+	/// the plans the policy weighs for `lhs * rhs` at a target `precision` whose predicted bits
+	/// meet the target, cheapest first by [`Scheme::cost`]: the first is the plan
+	/// [`Emulator::plan`] gives. Empty when none meets the target (the product is then computed
+	/// natively), for explicit plans ([`Precision::SchemeI`], [`Precision::SchemeII`]) and where
+	/// this context computes natively
+	///
+	/// # example
+	/// ```
+	/// use emugemm::{Backend, Emulator, Precision, Scheme};
+	/// let a = emugemm::testing::random_matrix::<f64>(64, 64, 1.0, 1);
+	/// let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap();
+	/// let plans = emu.candidates(a.as_ref(), a.as_ref(), Precision::F64).unwrap();
+	/// assert_eq!(plans[0], emu.plan(a.as_ref(), a.as_ref(), Precision::F64).unwrap());
+	/// assert!(plans.iter().all(|p| p.predicted_bits >= 52.0));
+	/// let cost = |s: Scheme| s.cost((64, 64, 64), false);
+	/// assert!(plans.windows(2).all(|w| cost(w[0].scheme) <= cost(w[1].scheme)));
+	/// ```
+	pub fn candidates<T: Scalar>(&self, lhs: MatRef<'_, T>, rhs: MatRef<'_, T>, precision: Precision) -> Result<Vec<Plan>, Error> {
+		check_shapes(lhs, rhs, None)?;
+		validate::<T>(precision)?;
+		let Prepared { a, sa, sb, .. } = self.prepare(lhs, rhs, precision);
+		let input = self.policy_input::<T>(&sa, &sb, a.k);
+		Ok(input.map_or_else(Vec::new, |input| {
+			input.candidates(precision).into_iter().map(|p| self.scaled(p)).collect()
+		}))
 	}
 
 	/// `dst = alpha * lhs * rhs` ([`Accum::Replace`]) or `dst += alpha * lhs * rhs` ([`Accum::Add`])
@@ -296,24 +326,33 @@ impl Emulator {
 	fn prepare<T: Scalar>(&self, lhs: MatRef<'_, T>, rhs: MatRef<'_, T>, precision: Precision) -> Prepared {
 		let (a, b) = (Operand::lhs(lhs), Operand::rhs(rhs));
 		let (sa, sb) = (row_stats(&a), row_stats(&b));
-		let input = PolicyInput {
-			lhs: &sa,
-			rhs: &sb,
-			k: a.k,
+		let plan = self
+			.policy_input::<T>(&sa, &sb, a.k)
+			.map_or_else(Plan::native, |input| self.scaled(input.choose(precision)));
+		Prepared { a, b, sa, sb, plan }
+	}
+
+	/// the policy's view of a product with these statistics, `None` where this context computes
+	/// natively (on [`Backend::Native`], or K = 0)
+	fn policy_input<'s, T: Scalar>(&self, sa: &'s [RowStats], sb: &'s [RowStats], k: usize) -> Option<PolicyInput<'s>> {
+		(matches!(self.backend, Backend::CpuEmulation | Backend::Gpu) && k > 0).then_some(PolicyInput {
+			lhs: sa,
+			rhs: sb,
+			k,
 			complex: T::IS_COMPLEX,
 			mantissa: T::MANTISSA_BITS,
-		};
-		let mut plan = match self.backend {
-			Backend::CpuEmulation | Backend::Gpu if a.k > 0 => input.choose(precision),
-			_ => Plan::native(),
-		};
+		})
+	}
+
+	/// `plan` with this context's scheme II scaling (the policy weighs plans with fast scaling)
+	fn scaled(&self, mut plan: Plan) -> Plan {
 		if let Scheme::SchemeII { moduli, .. } = plan.scheme {
 			plan.scheme = Scheme::SchemeII {
 				moduli,
 				scaling: self.scaling,
 			};
 		}
-		Prepared { a, b, sa, sb, plan }
+		plan
 	}
 
 	fn emulate<T: Scalar>(
@@ -362,8 +401,8 @@ pub(crate) fn publish(emu: &Emulator, report: Report) {
 struct Prepared {
 	a: Operand,
 	b: Operand,
-	sa: Vec<crate::stats::RowStats>,
-	sb: Vec<crate::stats::RowStats>,
+	sa: Vec<RowStats>,
+	sb: Vec<RowStats>,
 	plan: Plan,
 }
 

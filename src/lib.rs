@@ -54,6 +54,7 @@
 
 #![warn(missing_docs)]
 
+mod cost;
 mod cpu;
 mod emulator;
 mod error;

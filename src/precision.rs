@@ -18,6 +18,19 @@
 //! among the plans whose *predicted* bits meet the target, the cheapest by [`Scheme::cost`] wins; if
 //! none does (very wide exponent ranges), the product is computed natively and the report says so.
 //!
+//! the cost is the plan's time *measured*, not assumed: a model of the GPU pipeline's phases for the
+//! product's shape `(m, n, k)` — a fixed cost per call, the split at a cost per operand element and
+//! digit or residue plane, the INT8 products at the rate measured for each scheme I slice count
+//! (fused kernel, reconstruction in its epilogue) and for scheme II (fused kernel writing residue
+//! planes), and scheme II's CRT per output entry and modulus — whose constants are fitted to the
+//! phase times of benchmark runs on an NVIDIA H200 (`src/cost.rs` names the runs; docs/PERF.md,
+//! "Issue 5, step 2: the measured crossover", has the fit, its errors and the crossover table).
+//! Per INT8 product the fused scheme I kernel is as fast as scheme II's or faster, but scheme I
+//! needs `p(p+1)/2` products where scheme II needs `p`, and its split is dearer per plane: scheme I
+//! wins at low precision on large products (TF32 level from n = 8192 on, on the benchmark's
+//! inputs), scheme II from about FP32 level up. Every backend ranks plans by the same model, so
+//! that the CPU oracle picks the plan the GPU picks.
+//!
 //! # the accuracy model
 //!
 //! the error of an emulated product, measured against $(|A||B|)_{ij}$, comes from representing each
@@ -133,16 +146,23 @@ impl Scheme {
 		}
 	}
 
-	/// the relative cost the policy minimises: INT8 products plus the memory-bound phases
-	/// (split, residue planes, reconstruction) in units of one INT8 product; the crossover is to
-	/// be re-measured on the GPU (issue 5)
-	pub fn cost(self, complex: bool) -> f64 {
-		let memory = match self {
-			Scheme::Native => return f64::INFINITY,
-			Scheme::SchemeI { .. } => 0.3,
-			Scheme::SchemeII { moduli, .. } => 0.3 + 0.05 * moduli as f64,
-		};
-		self.int8_products(complex) as f64 + memory * if complex { 2.0 } else { 1.0 }
+	/// the time the policy minimises: the predicted seconds of this scheme for an `m x k` by
+	/// `k x n` product, `shape = (m, n, k)`, on the GPU whose measurements the cost model was fitted
+	/// to (an NVIDIA H200; see the module docs). Every backend weighs plans by it, so that the CPU
+	/// oracle and the GPU pick the same plan. Infinite for [`Scheme::Native`]
+	///
+	/// # example
+	/// ```
+	/// use emugemm::{Scaling, Scheme};
+	/// let shape = (8192, 8192, 8192);
+	/// let fast = |moduli| Scheme::SchemeII { moduli, scaling: Scaling::Fast };
+	/// // measured on the H200: 4 slices 9.3 ms, 10 moduli 10.6 ms; 8 slices 30.2 ms, 18 moduli 18.0 ms
+	/// assert!(Scheme::SchemeI { slices: 4 }.cost(shape, false) < fast(10).cost(shape, false));
+	/// assert!(fast(18).cost(shape, false) < Scheme::SchemeI { slices: 8 }.cost(shape, false));
+	/// assert_eq!(Scheme::Native.cost(shape, false), f64::INFINITY);
+	/// ```
+	pub fn cost(self, shape: (usize, usize, usize), complex: bool) -> f64 {
+		crate::cost::H200.phases(self, shape, complex).iter().sum()
 	}
 }
 
@@ -247,50 +267,60 @@ impl PolicyInput<'_> {
 		-((-emulation).exp2() + out.exp2()).log2()
 	}
 
-	/// the plan for `precision`: for a target precision, [`PolicyInput::pick`] on one row of each
-	/// kind (see [`distinct_rows`]), which predicts the same bits as all rows: the 27 candidates
-	/// cost microseconds, not milliseconds, for thousands of rows (1.4 ms for 4096 rows before)
+	/// the plan for `precision`: the given plan for an explicit precision, otherwise the cheapest
+	/// of [`PolicyInput::candidates`], or the native product when none meets the target
 	pub fn choose(&self, precision: Precision) -> Plan {
-		if precision.target_bits(self.mantissa).is_none() {
-			return self.pick(precision); // an explicit plan: one evaluation
+		match precision {
+			Precision::SchemeI { slices } => self.plan(Scheme::SchemeI { slices }),
+			Precision::SchemeII { moduli } => self.plan(Scheme::SchemeII {
+				moduli,
+				scaling: Scaling::Fast,
+			}),
+			_ => self.candidates(precision).first().copied().unwrap_or_else(Plan::native),
 		}
+	}
+
+	/// the plans whose predicted bits meet the target of `precision` (none for explicit plans),
+	/// cheapest first by [`Scheme::cost`] at this shape, evaluated on one row of each kind (see
+	/// [`distinct_rows`]), which predicts the same bits as all rows: the 27 candidates cost
+	/// microseconds, not milliseconds, for thousands of rows (1.4 ms for 4096 rows on all rows)
+	pub fn candidates(&self, precision: Precision) -> Vec<Plan> {
 		let (lhs, rhs) = (distinct_rows(self.lhs), distinct_rows(self.rhs));
+		let shape = (self.lhs.len(), self.rhs.len(), self.k);
 		PolicyInput {
 			lhs: &lhs,
 			rhs: &rhs,
 			..*self
 		}
-		.pick(precision)
+		.ranked(precision, shape)
 	}
 
-	fn pick(&self, precision: Precision) -> Plan {
-		let plan = |scheme: Scheme| Plan {
-			scheme,
-			predicted_bits: self.predicted_bits(scheme),
-			k_passes: k_passes(scheme, self.k, self.complex),
+	/// [`PolicyInput::candidates`] on these rows, for a product of `shape`
+	fn ranked(&self, precision: Precision, shape: (usize, usize, usize)) -> Vec<Plan> {
+		let Some(target) = precision.target_bits(self.mantissa) else {
+			return Vec::new();
 		};
-		match precision {
-			Precision::SchemeI { slices } => return plan(Scheme::SchemeI { slices }),
-			Precision::SchemeII { moduli } => {
-				return plan(Scheme::SchemeII {
-					moduli,
-					scaling: Scaling::Fast,
-				});
-			},
-			_ => {},
-		}
-		let target = precision.target_bits(self.mantissa).expect("a target precision") as f64;
-		let candidates = (1..=scheme1::MAX_SLICES)
+		let schemes = (1..=scheme1::MAX_SLICES)
 			.map(|slices| Scheme::SchemeI { slices })
 			.chain((2..=MAX_MODULI).map(|moduli| Scheme::SchemeII {
 				moduli,
 				scaling: Scaling::Fast,
 			}));
-		candidates
-			.map(plan)
-			.filter(|p| p.predicted_bits >= target)
-			.min_by(|x, y| x.scheme.cost(self.complex).total_cmp(&y.scheme.cost(self.complex)))
-			.unwrap_or_else(|| plan(Scheme::Native))
+		let mut plans: Vec<Plan> = schemes
+			.map(|s| self.plan(s))
+			.filter(|p| p.predicted_bits >= target as f64)
+			.collect();
+		plans.sort_by(|x, y| x.scheme.cost(shape, self.complex).total_cmp(&y.scheme.cost(shape, self.complex)));
+		plans
+	}
+
+	/// `scheme` with its predicted bits and K passes on these inputs
+	fn plan(&self, scheme: Scheme) -> Plan {
+		Plan {
+			scheme,
+			predicted_bits: self.predicted_bits(scheme),
+			k_passes: k_passes(scheme, self.k, self.complex),
+		}
 	}
 }
 
@@ -363,7 +393,7 @@ pub(crate) fn validate<T: crate::Scalar>(precision: Precision) -> Result<(), cra
 mod tests {
 	use super::*;
 
-	/// the policy on one row per kind picks the plan, and predicts the bits, that it does on all rows
+	/// the policy on one row per kind ranks the plans, and predicts their bits, as it does on all rows
 	#[test]
 	fn distinct_rows_change_nothing() {
 		let mut state = 12345u64;
@@ -396,16 +426,13 @@ mod tests {
 				complex: case % 2 == 1,
 				mantissa: if case % 3 == 0 { 24 } else { 53 },
 			};
-			for precision in [
-				Precision::Tf32,
-				Precision::F32,
-				Precision::F64,
-				Precision::Bits(30),
-				Precision::SchemeII { moduli: 9 },
-			] {
-				let (fast, all) = (input.choose(precision), input.pick(precision));
-				assert_eq!(fast.scheme, all.scheme, "case {case}, {precision:?}");
-				assert!(fast.predicted_bits == all.predicted_bits || (fast.predicted_bits.is_nan() && all.predicted_bits.is_nan()));
+			let shape = (input.lhs.len(), input.rhs.len(), input.k);
+			for precision in [Precision::Tf32, Precision::F32, Precision::F64, Precision::Bits(30)] {
+				assert_eq!(
+					input.candidates(precision),
+					input.ranked(precision, shape),
+					"case {case}, {precision:?}"
+				);
 			}
 		}
 	}

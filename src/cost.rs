@@ -1,0 +1,240 @@
+//! the policy's cost model: the predicted time of a plan, from constants measured on a GPU
+//!
+//! a plan's time is modelled phase by phase, as the GPU pipeline runs it (the default routes: fused
+//! products for both schemes; complex scheme II with K > 8,192 on the unfused route), with
+//! $E = (m + n) k$ operand elements, $C = m n$ output entries, $c = 2$ for complex products
+//! (two parts to read, split and write) and $1$ otherwise, and $N$ =
+//! [`Scheme::int8_products`] INT8 products of $2 m n k$ operations each:
+//!
+//! $$t = t_0 + c E (s_0 + s_1 p) + \frac{2 m n k N}{R} + c C r$$
+//!
+//! - $t_0$: the fixed cost of a call (the statistics' round trip to the host, the policy, launches)
+//! - split: $s_0$ per operand element (statistics, scaling, conversion) and $s_1$ per element and
+//!   digit plane (scheme I: interleaved digit planes) or residue plane (scheme II)
+//! - products: $R$ is the INT8 rate of the scheme's fused kernel: per slice count for scheme I
+//!   (its tiles and stages differ with `p`), one rate for scheme II, times a factor for the 3M
+//!   kernel of complex scheme II
+//! - $r$: scheme I reconstructs in its kernel's epilogue, $r = \epsilon \times$ K passes; scheme II
+//!   writes `p` residue planes of the output and rebuilds it in a CRT pass, $r = r_0 + r_1 p$
+//!
+//! the element type matters only as real or complex: `f32` and `f64` runs of the same plan differ
+//! by 1-7% in the measurements, in the same direction for both schemes.
+//!
+//! the constants ([`H200`]) are least-squares fits (relative errors) of the phase times of the
+//! benchmark runs `docs/runs/2026-11-22-h200-4096-8192.txt` and
+//! `docs/runs/2026-11-22-h200-16384.txt` (square products n = 4096, 8192, 16384; the `emugemm`
+//! rows with their split/products/reconstruct shares, and the kernel-alone rows of the fused
+//! scheme I kernel); `docs/PERF.md`, "Issue 5, step 2", has the fit and its errors. The tests below
+//! check the model against those rows.
+
+use crate::precision::{Scheme, pass_len};
+
+/// the measured constants of the model on one device (seconds, INT8 operations per second)
+pub(crate) struct CostModel {
+	/// $t_0$, seconds per call
+	pub overhead: f64,
+	/// scheme I split: $(s_0, s_1)$, seconds per operand element and per element and digit plane
+	pub split_scheme1: (f64, f64),
+	/// scheme II split: $(s_0, s_1)$, seconds per operand element and per element and residue plane
+	pub split_scheme2: (f64, f64),
+	/// the fused scheme I kernel's INT8 rate for `p = 1..=8` slices, operations per second
+	pub rate_scheme1: [f64; 8],
+	/// the fused scheme I epilogue (shift-reduce, scaling, store), seconds per output entry and K
+	/// pass
+	pub epilogue_scheme1: f64,
+	/// the fused scheme II kernel's INT8 rate (residues of the output in its epilogue), operations
+	/// per second
+	pub rate_scheme2: f64,
+	/// the 3M rate of complex scheme II relative to `rate_scheme2`
+	pub rate_3m: f64,
+	/// scheme II CRT: $(r_0, r_1)$, seconds per output entry and per entry and modulus
+	pub crt: (f64, f64),
+}
+
+/// NVIDIA H200 (141 GB HBM3e, 700 W, CUDA 13.0), 2026-11-22: fitted to the phase times of
+/// `docs/runs/2026-11-22-h200-4096-8192.txt` and `docs/runs/2026-11-22-h200-16384.txt`, n = 4096,
+/// 8192, 16384. Split and overhead: the split shares of the 43 fused real rows; scheme I rates and
+/// epilogue: the 24 kernel-alone rows (`fused scheme I kernel p=1..8`) and the products shares of
+/// the 18 fused scheme I rows; scheme II rate: the products shares of the 25 fused real scheme II
+/// rows; 3M factor: the products shares of the complex rows of the default route (fused at 4096
+/// and 8192, unfused at 16384); CRT: the reconstruct shares of the real scheme II rows
+pub(crate) const H200: CostModel = CostModel {
+	overhead: 0.30e-3,
+	split_scheme1: (9.8e-12, 0.98e-12),
+	split_scheme2: (9.9e-12, 0.42e-12),
+	rate_scheme1: [1440e12, 1660e12, 1620e12, 1920e12, 1380e12, 1680e12, 1500e12, 1500e12],
+	epilogue_scheme1: 23.6e-12,
+	rate_scheme2: 1380e12,
+	rate_3m: 0.92,
+	crt: (2.6e-12, 0.55e-12),
+};
+
+impl CostModel {
+	/// the predicted seconds of `scheme`'s phases (split, products, reconstruction) for an
+	/// `m x k` by `k x n` product; infinite for the native product (which the policy never weighs
+	/// against the emulation by time) and for slice counts outside `1..=8`
+	pub(crate) fn phases(&self, scheme: Scheme, (m, n, k): (usize, usize, usize), complex: bool) -> [f64; 3] {
+		let c = if complex { 2.0 } else { 1.0 };
+		let (elements, entries) = (c * (m + n) as f64 * k as f64, c * m as f64 * n as f64);
+		let work = 2.0 * m as f64 * n as f64 * k as f64 * scheme.int8_products(complex) as f64;
+		let split = |(s0, s1): (f64, f64), planes: u32| self.overhead + elements * (s0 + s1 * planes as f64);
+		match scheme {
+			Scheme::Native => [f64::INFINITY; 3],
+			Scheme::SchemeI { slices } => {
+				let Some(&rate) = self.rate_scheme1.get((slices as usize).wrapping_sub(1)) else {
+					return [f64::INFINITY; 3];
+				};
+				let passes = k.div_ceil(pass_len(slices, complex)).max(1) as f64;
+				[
+					split(self.split_scheme1, slices),
+					work / rate + entries * self.epilogue_scheme1 * passes,
+					0.0,
+				]
+			},
+			Scheme::SchemeII { moduli, .. } => {
+				let rate = self.rate_scheme2 * if complex { self.rate_3m } else { 1.0 };
+				[
+					split(self.split_scheme2, moduli),
+					work / rate,
+					entries * (self.crt.0 + self.crt.1 * moduli as f64),
+				]
+			},
+		}
+	}
+}
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+	use crate::Scaling;
+
+	const fn one(slices: u32) -> Scheme {
+		Scheme::SchemeI { slices }
+	}
+
+	const fn two(moduli: u32) -> Scheme {
+		Scheme::SchemeII {
+			moduli,
+			scaling: Scaling::Fast,
+		}
+	}
+
+	/// the end-to-end medians (ms) of the default route, `n x n x n`, transcribed from
+	/// `docs/runs/2026-11-22-h200-4096-8192.txt` and `docs/runs/2026-11-22-h200-16384.txt`: the
+	/// `emugemm` rows (`SchemeII { moduli: 10 }` is the `F32` row, which runs it), and for c64 at
+	/// 16384 the `emugemm unfused` row, the route complex products with K > 8,192 take now
+	const MEASURED: &[(&str, usize, Scheme, f64)] = &[
+		("f64", 4096, two(8), 1.646),
+		("f64", 4096, two(10), 1.829),
+		("f64", 4096, two(12), 2.111),
+		("f64", 4096, two(14), 2.350),
+		("f64", 4096, two(15), 2.437),
+		("f64", 4096, two(16), 2.575),
+		("f64", 4096, two(18), 2.784),
+		("f64", 4096, two(20), 2.997),
+		("f64", 4096, one(2), 1.499),
+		("f64", 4096, one(4), 1.891),
+		("f64", 4096, one(8), 4.350),
+		("c64", 4096, two(15), 6.447),
+		("c64", 4096, two(18), 7.549),
+		("f32", 4096, one(2), 1.399),
+		("f32", 4096, one(3), 1.729),
+		("f32", 4096, one(4), 1.800),
+		("f32", 4096, two(10), 1.775),
+		("f64", 8192, two(8), 8.776),
+		("f64", 8192, two(10), 10.615),
+		("f64", 8192, two(12), 12.565),
+		("f64", 8192, two(14), 14.459),
+		("f64", 8192, two(15), 15.242),
+		("f64", 8192, two(16), 16.199),
+		("f64", 8192, two(18), 17.957),
+		("f64", 8192, two(20), 19.603),
+		("f64", 8192, one(2), 5.436),
+		("f64", 8192, one(4), 9.251),
+		("f64", 8192, one(8), 30.185),
+		("c64", 8192, two(15), 45.713),
+		("c64", 8192, two(18), 56.578),
+		("f32", 8192, one(2), 5.493),
+		("f32", 8192, one(3), 7.725),
+		("f32", 8192, one(4), 9.156),
+		("f32", 8192, two(10), 10.116),
+		("f64", 16384, two(10), 81.632),
+		("f64", 16384, two(15), 123.507),
+		("f64", 16384, two(16), 133.808),
+		("f64", 16384, two(18), 146.888),
+		("f64", 16384, one(2), 28.230),
+		("f64", 16384, one(4), 66.437),
+		("f64", 16384, one(8), 253.015),
+		("c64", 16384, two(15), 367.960),
+		("f32", 16384, one(2), 27.434),
+		("f32", 16384, one(3), 44.516),
+		("f32", 16384, one(4), 63.870),
+		("f32", 16384, two(10), 81.194),
+	];
+
+	/// the fused scheme I kernel alone (`fused scheme I kernel p=1..8`, f64 out, ms at n = 4096,
+	/// 8192, 16384), the same run files
+	const KERNEL_ALONE: [[f64; 3]; 8] = [
+		[0.556, 2.379, 11.927],
+		[0.672, 3.580, 21.573],
+		[0.919, 5.646, 39.101],
+		[0.997, 7.447, 59.050],
+		[1.680, 13.360, 121.464],
+		[1.848, 15.881, 132.451],
+		[2.608, 22.960, 193.401],
+		[3.550, 27.810, 249.474],
+	];
+
+	fn predicted_ms(ty: &str, n: usize, scheme: Scheme) -> f64 {
+		1e3 * H200.phases(scheme, (n, n, n), ty == "c64").iter().sum::<f64>()
+	}
+
+	/// wherever two measured plans of one type and size differ by more than the run-to-run spread
+	/// (2-6% in docs/PERF.md; 5% here), the model orders them the same way: the policy, which
+	/// takes the cheapest plan by the model, then takes the faster one
+	#[test]
+	fn orders_the_measured_plans_as_measured() {
+		let mut compared = 0;
+		for &(ty, n, x, tx) in MEASURED {
+			for &(ty2, n2, y, ty_ms) in MEASURED {
+				if (ty, n) != (ty2, n2) || tx >= 0.95 * ty_ms {
+					continue;
+				}
+				let (px, py) = (predicted_ms(ty, n, x), predicted_ms(ty, n, y));
+				assert!(
+					px < py,
+					"{ty} n={n}: {x} measured {tx} ms < {y} {ty_ms} ms, predicted {px:.3} >= {py:.3} ms"
+				);
+				compared += 1;
+			}
+		}
+		assert!(compared > 140, "{compared} ordered pairs");
+	}
+
+	/// each measured end-to-end time within 20% of the model (the 16384 run ran its longest
+	/// products 8-15% below the fitted rates, both schemes alike)
+	#[test]
+	fn predicts_the_measured_times() {
+		for &(ty, n, scheme, ms) in MEASURED {
+			let predicted = predicted_ms(ty, n, scheme);
+			assert!(
+				(predicted / ms - 1.0).abs() < 0.2,
+				"{ty} n={n} {scheme}: measured {ms} ms, predicted {predicted:.3} ms"
+			);
+		}
+	}
+
+	/// the model's products phase of scheme I against the fused kernel alone, within 20%
+	#[test]
+	fn predicts_the_fused_scheme1_kernel() {
+		for (slices, times) in (1..).zip(KERNEL_ALONE) {
+			for (n, ms) in [4096, 8192, 16384].into_iter().zip(times) {
+				let predicted = 1e3 * H200.phases(one(slices), (n, n, n), false)[1];
+				assert!(
+					(predicted / ms - 1.0).abs() < 0.2,
+					"p={slices} n={n}: measured {ms} ms, predicted {predicted:.3} ms"
+				);
+			}
+		}
+	}
+}
