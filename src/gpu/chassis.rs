@@ -78,18 +78,23 @@ unsafe fn launch(gpu: &Gpu, v: Variant, entry: &str, units: usize, params: &mut 
 }
 
 /// the tensor maps of A (`m` rows) and B (`n` rows) of `planes` K-major int8 planes of `kpad`
-/// bytes per row, in the boxes of variant `v`
-fn maps(v: Variant, (a, b): (u64, u64), (m, n, kpad): (usize, usize, usize), planes: usize) -> Result<(TensorMap, TensorMap), Error> {
+/// bytes per row, `step` planes apart, in the boxes of variant `v`
+fn maps(
+	v: Variant,
+	(a, b): (u64, u64),
+	(m, n, kpad): (usize, usize, usize),
+	(planes, step): (usize, usize),
+) -> Result<(TensorMap, TensorMap), Error> {
 	Ok((
-		TensorMap::planes(a, kpad, m, planes, BM as u32)?,
-		TensorMap::planes(b, kpad, n, planes, v.b_box_rows())?,
+		TensorMap::every(a, kpad, m, planes, step, BM as u32)?,
+		TensorMap::every(b, kpad, n, planes, step, v.b_box_rows())?,
 	))
 }
 
 /// `C = A B^T` by variant `v`'s `igemm`: A `m x k` and B `n x k` int8, K-major (`k` a multiple of
 /// 16, `k 128^2 < 2^31`), C `m x n` INT32, column-major
 pub(crate) fn igemm(gpu: &Gpu, v: Variant, (a, b, c): (u64, u64, u64), (m, n, k): (usize, usize, usize)) -> Result<(), Error> {
-	let (map_a, map_b) = maps(v, (a, b), (m, n, k), 1)?;
+	let (map_a, map_b) = maps(v, (a, b), (m, n, k), (1, 1))?;
 	let (mi, ni, ki) = (m as i32, n as i32, k as i32);
 	let mut params = [arg(&map_a), arg(&map_b), arg(&c), arg(&mi), arg(&ni), arg(&ki)];
 	// SAFETY: igemm_*(map_a, map_b, int* c, int m, int n, int k)
@@ -108,7 +113,7 @@ pub(crate) fn residues(
 	out: ResiduePlanes,
 ) -> Result<(), Error> {
 	let per = if out.im.is_some() { 3 } else { 1 };
-	let (map_a, map_b) = maps(v, (ra, rb), (m, n, kpad), per * p)?;
+	let (map_a, map_b) = maps(v, (ra, rb), (m, n, kpad), (per * p, 1))?;
 	let (mi, ni, ki, pi, stride) = (m as i32, n as i32, kpad as i32, p as i32, out.stride as i64);
 	let units = v.units(m, n, p);
 	let re = out.re;
@@ -145,4 +150,35 @@ pub(crate) fn residues(
 			unsafe { launch(gpu, v, "scheme2_residues_3m", units, &mut params) }
 		},
 	}
+}
+
+/// one of the three products of the 3M route in three launches: for every modulus `l < p`,
+/// `sym_mod(A_f B_f^T, moduli[l])` as int8 at `out + l stride`, where `A_f`, `B_f` are planes
+/// `3 l + part` of complex residue planes (re, im, re + im per modulus): the real kernel
+/// (`scheme2_residues_*`) on every third plane
+pub(crate) fn residues_part(
+	gpu: &Gpu,
+	v: Variant,
+	(ra, rb): (u64, u64),
+	(m, n, kpad): (usize, usize, usize),
+	(moduli, p): (u64, usize),
+	part: usize,
+	(out, stride): (u64, usize),
+) -> Result<(), Error> {
+	let first = |base: u64, rows: usize| base + (part * rows * kpad) as u64;
+	let (map_a, map_b) = maps(v, (first(ra, m), first(rb, n)), (m, n, kpad), (p, 3))?;
+	let (mi, ni, ki, pi, stride) = (m as i32, n as i32, kpad as i32, p as i32, stride as i64);
+	let mut params = [
+		arg(&map_a),
+		arg(&map_b),
+		arg(&out),
+		arg(&stride),
+		arg(&moduli),
+		arg(&mi),
+		arg(&ni),
+		arg(&ki),
+		arg(&pi),
+	];
+	// SAFETY: scheme2_residues_*(map_a, map_b, out, long long stride, moduli, int m, int n, int k, int p)
+	unsafe { launch(gpu, v, "scheme2_residues", v.units(m, n, p), &mut params) }
 }

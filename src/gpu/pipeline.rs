@@ -680,14 +680,36 @@ fn shifts_two<T: Scalar>(
 	Ok((accurate(&s0a, &row_max), accurate(&s0b, &col_max)))
 }
 
-/// the longest K for which complex scheme II takes the fused 3M kernel by default: beyond it the
-/// kernel's three planes of K-long operand panels outgrow L2 as its CTAs drift apart in phase, and
-/// the unfused route is faster (NVIDIA H200, ncu: 74% DRAM throughput and a 1.38 GHz clock against
-/// 32% and 1.55 GHz for the real kernel at n = 8192; 433 ms fused against 373 ms unfused at
-/// n = 16384, 6.6 against 7.4 ms at 4096, level at 8192; docs/PERF.md). Running the fused kernel
-/// over K ranges of 8192 added mod m did not help at n = 16384 (474.5 ms against 368.0 ms
-/// unfused): what outgrows L2 there grows with n, not with K
-const FUSED_3M_MAX_K: usize = 8192;
+/// the longest K for which complex scheme II runs its three products in one launch of the fused 3M
+/// kernel; beyond it, in three launches of the real kernel (see [`Route3m`]). The one-launch kernel
+/// keeps three planes of K-long operand panels in flight, which outgrow L2 at large n (NVIDIA
+/// H200, ncu: 74% DRAM throughput and a 1.38 GHz clock against 32% and 1.55 GHz for the real kernel
+/// at n = 8192; 433 ms against 373 ms for the unfused route at n = 16384; docs/PERF.md)
+const ONE_LAUNCH_3M_MAX_K: usize = 8192;
+
+/// how the fused route runs the three products of complex scheme II (3M)
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Route3m {
+	/// one launch of `scheme2_residues_3m_*`: T1, T2, T3 of a tile one after the other in the same
+	/// accumulators, only int8 residues kept between them (in registers)
+	OneLaunch,
+	/// three launches of the real kernel `scheme2_residues_*` (planes re, im, re + im), writing
+	/// R1 = sym_mod(T1), R2 = sym_mod(T2), R3 = sym_mod(T3) as int8, then `combine_3m`:
+	/// Re = sym_mod(R1 - R2), Im = sym_mod(R3 - R1 - R2), the same bytes (only int8 between the
+	/// phases, through global memory: 5 bytes per entry and modulus)
+	ThreeLaunches,
+}
+
+impl Route3m {
+	/// the route the pipeline takes for K padded to `kpad`
+	pub fn for_k(kpad: usize) -> Self {
+		if kpad <= ONE_LAUNCH_3M_MAX_K {
+			Route3m::OneLaunch
+		} else {
+			Route3m::ThreeLaunches
+		}
+	}
+}
 
 /// the int8 residue planes of an `m x n` product, column-major: Re (and Im for complex products),
 /// plane `l` at `re + l stride` (`im + l stride`)
@@ -739,7 +761,6 @@ fn scheme_two<T: Scalar>(
 		im: if T::IS_COMPLEX { Some(gpu.scratch(8, pu * stride)?) } else { None },
 		stride,
 	};
-	let fused = fused && (!T::IS_COMPLEX || kpad <= FUSED_3M_MAX_K);
 	let products = if fused { fused_residues } else { unfused_residues };
 	products(gpu, (ra, rb), (m, n, kpad), &crt.moduli, planes)?;
 	crt_epilogue(job, &crt, planes, (&da, &db), clock)
@@ -782,9 +803,34 @@ pub(crate) fn fused_residues_with(
 	if kpad > i32::MAX as usize - 128 {
 		return unfused_residues(gpu, (ra, rb), (m, n, kpad), moduli, out);
 	}
+	fused_residues_route(gpu, variant, Route3m::for_k(kpad), (ra, rb), (m, n, kpad), moduli, out)
+}
+
+/// [`fused_residues_with`] by 3M route `route` (complex operands; real ones ignore it)
+pub(crate) fn fused_residues_route(
+	gpu: &Gpu,
+	variant: Variant,
+	route: Route3m,
+	(ra, rb): (u64, u64),
+	(m, n, kpad): (usize, usize, usize),
+	moduli: &[u32],
+	out: ResiduePlanes,
+) -> Result<(), Error> {
 	let dev_moduli = gpu.stream.clone_htod(moduli).map_err(driver)?;
 	let mods = (ptr(gpu, &dev_moduli), moduli.len());
-	chassis::residues(gpu, variant, (ra, rb), (m, n, kpad), mods, out)
+	let Some(im) = out.im.filter(|_| route == Route3m::ThreeLaunches) else {
+		return chassis::residues(gpu, variant, (ra, rb), (m, n, kpad), mods, out);
+	};
+	let r3 = gpu.scratch(10, moduli.len() * out.stride)?;
+	for (part, dst) in [out.re, im, r3].into_iter().enumerate() {
+		chassis::residues_part(gpu, variant, (ra, rb), (m, n, kpad), mods, part, (dst, out.stride))?;
+	}
+	let cfg = LaunchConfig {
+		grid_dim: ((out.stride / 4).div_ceil(256).min(gpu.sm_count * 4) as u32, moduli.len() as u32, 1),
+		block_dim: (256, 1, 1),
+		shared_mem_bytes: 0,
+	};
+	launch!(gpu, "combine_3m", cfg, out.re, im, r3, out.stride as i64, mods.0)
 }
 
 /// [`fused_residues`] the unfused way, for comparison: per modulus and K chunk of

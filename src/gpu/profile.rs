@@ -148,10 +148,13 @@ pub fn memory_kernels<T: Scalar>(emu: &Emulator, a: &DeviceMatrix<T>, moduli: u3
 #[derive(Clone, Debug)]
 pub struct ChassisTime {
 	/// what ran: `i8 cuBLASLt INT8`, `i8 chassis <variant>` (the plain INT8 GEMM of a chassis
-	/// variant, e.g. `i8 chassis bn256_s4_c2`) or `f64 chassis <variant> SchemeII p=<moduli>`
-	/// (the fused real scheme II product of the variant on `moduli` residue planes)
+	/// variant, e.g. `i8 chassis bn256_s4_c2`), `f64 chassis <variant> SchemeII p=<moduli>`
+	/// (the fused real scheme II product of the variant on `moduli` residue planes) or
+	/// `c64 3M <route> SchemeII p=<moduli>` (the complex products by a route, see
+	/// [`chassis`])
 	pub label: String,
-	/// whether the variant table picks this variant for the row's product
+	/// whether the variant table picks this variant for the row's product (for the 3M rows:
+	/// whether the pipeline takes this route)
 	pub picked: bool,
 	/// median device time
 	pub time: Duration,
@@ -199,8 +202,8 @@ fn random_planes(g: &Gpu, dst: u64, len: usize, copies: usize, seed: u64) -> Res
 
 /// times, with device events (medians of `runs` after one warm-up), on random n x n x n int8
 /// operands: cuBLASLt INT8 (INT32 out), every variant of the chassis as the plain INT8 GEMM
-/// (INT32 out), and every variant's fused real scheme II product of `moduli` moduli (int8 residues
-/// out); only the rows whose label `select` accepts (the cuBLASLt row, the reference, whenever
+/// (INT32 out), every variant's fused real scheme II product of `moduli` moduli (int8 residues
+/// out), and the complex products of `moduli` moduli by each 3M route; only the rows whose label `select` accepts (the cuBLASLt row, the reference, whenever
 /// another row is selected). The labels are those of [`ChassisTime::label`].
 ///
 /// # example
@@ -218,7 +221,10 @@ pub fn chassis(emu: &Emulator, n: usize, moduli: u32, runs: usize, select: &dyn 
 	let plain = |v: &str| format!("i8 chassis {v}");
 	let fused = |v: &str| format!("f64 chassis {v} SchemeII p={moduli}");
 	let names: Vec<String> = VARIANTS.iter().map(|v| v.name()).collect();
-	if !names.iter().any(|v| select(&plain(v)) || select(&fused(v))) {
+	let routes_selected = ["one launch", "three launches", "unfused"]
+		.iter()
+		.any(|r| select(&format!("c64 3M {r} SchemeII p={moduli}")));
+	if !routes_selected && !names.iter().any(|v| select(&plain(v)) || select(&fused(v))) {
 		return Ok(Vec::new());
 	}
 	let g = gpu()?;
@@ -283,6 +289,62 @@ pub fn chassis(emu: &Emulator, n: usize, moduli: u32, runs: usize, select: &dyn 
 				ops: p as f64 * ops,
 			});
 		}
+	}
+	rows.extend(complex_routes(&g, n, &crt_moduli, &median, select)?);
+	Ok(rows)
+}
+
+/// a median device time of a closure (warm-up, then runs)
+type Median<'a> = dyn Fn(&mut dyn FnMut() -> Result<(), Error>) -> Result<Duration, Error> + 'a;
+
+/// the rows of [`chassis`] for the complex scheme II products (3M) of `moduli` on random complex
+/// residue planes (re, im, re + im per modulus), by each route: `c64 3M one launch`, `c64 3M
+/// three launches` (fused, [`pipeline::Route3m`]) and `c64 3M unfused` (cuBLASLt INT32 products and
+/// reduce_3m), each `SchemeII p=<moduli>`, the table's variant
+fn complex_routes(
+	g: &Gpu,
+	n: usize,
+	moduli: &[u32],
+	median: &Median<'_>,
+	select: &dyn Fn(&str) -> bool,
+) -> Result<Vec<ChassisTime>, Error> {
+	use pipeline::Route3m;
+	let p = moduli.len();
+	let label = |route: &str| format!("c64 3M {route} SchemeII p={p}");
+	let routes = [
+		("one launch", Some(Route3m::OneLaunch)),
+		("three launches", Some(Route3m::ThreeLaunches)),
+		("unfused", None),
+	];
+	if !routes.iter().any(|(r, _)| select(&label(r))) {
+		return Ok(Vec::new());
+	}
+	let k = pad16(n);
+	let (a, b) = (g.scratch(26, 3 * p * n * k)?, g.scratch(27, 3 * p * n * k)?);
+	random_planes(g, a, n * k, 3 * p, 3)?;
+	random_planes(g, b, n * k, 3 * p, 4)?;
+	let stride = ResiduePlanes::stride(n, n);
+	let out = ResiduePlanes {
+		re: g.scratch(28, p * stride)?,
+		im: Some(g.scratch(29, p * stride)?),
+		stride,
+	};
+	let v = choose((n, n, p), g.sm_count);
+	let mut rows = Vec::new();
+	for (name, route) in routes {
+		if !select(&label(name)) {
+			continue;
+		}
+		let time = median(&mut || match route {
+			Some(route) => pipeline::fused_residues_route(g, v, route, (a, b), (n, n, k), moduli, out),
+			None => pipeline::unfused_residues(g, (a, b), (n, n, k), moduli, out),
+		})?;
+		rows.push(ChassisTime {
+			label: label(name),
+			picked: route.is_some_and(|r| r == Route3m::for_k(k)),
+			time,
+			ops: 3.0 * p as f64 * 2.0 * (n as f64).powi(3),
+		});
 	}
 	Ok(rows)
 }

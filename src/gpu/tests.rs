@@ -3,7 +3,7 @@
 
 use super::device::{Gpu, gpu};
 use super::matrix::DeviceMatrix;
-use super::pipeline::{DeviceOperand, split_digits, split_residues};
+use super::pipeline::{DeviceOperand, Route3m, split_digits, split_residues};
 use super::wgmma_config::Variant;
 use crate::cpu::{Planes, digit_planes, residue_planes};
 use crate::operand::Operand;
@@ -342,8 +342,8 @@ fn residues_oracle(a: &[i8], b: &[i8], (m, n, k): (usize, usize, usize), moduli:
 /// the fused residue products (one wgmma launch over all moduli; 3M for complex) by chassis
 /// variant `variant` (the table's pick when `None`) against the unfused route (cuBLASLt INT32
 /// products, reduce_mod / reduce_3m) and the CPU, byte for byte
-fn fused_residues_match(variant: Option<Variant>, complex: bool, (m, n, k): (usize, usize, usize), p: u32) {
-	use super::pipeline::{ResiduePlanes, fused_residues, fused_residues_with, unfused_residues};
+fn fused_residues_match(variant: Option<Variant>, route: Option<Route3m>, complex: bool, (m, n, k): (usize, usize, usize), p: u32) {
+	use super::pipeline::{ResiduePlanes, fused_residues_route, unfused_residues};
 	let g = gpu().unwrap();
 	let moduli = Crt::new(p).moduli;
 	let per = if complex { 3 } else { 1 };
@@ -361,10 +361,9 @@ fn fused_residues_match(variant: Option<Variant>, complex: bool, (m, n, k): (usi
 	};
 	let (fused, unfused) = (planes(0, 1), planes(2, 3));
 	let start = std::time::Instant::now();
-	match variant {
-		Some(v) => fused_residues_with(&g, v, ops, (m, n, k), &moduli, fused).unwrap(),
-		None => fused_residues(&g, ops, (m, n, k), &moduli, fused).unwrap(),
-	}
+	let v = variant.unwrap_or_else(|| super::wgmma_config::choose((m, n, p as usize), g.sm_count));
+	let route = route.unwrap_or(Route3m::for_k(k));
+	fused_residues_route(&g, v, route, ops, (m, n, k), &moduli, fused).unwrap();
 	g.stream.synchronize().unwrap();
 	let t_fused = start.elapsed();
 	let start = std::time::Instant::now();
@@ -374,7 +373,8 @@ fn fused_residues_match(variant: Option<Variant>, complex: bool, (m, n, k): (usi
 	let got: Vec<Vec<i8>> = outs.iter().map(|o| g.stream.clone_dtoh(o).unwrap()).collect();
 	let (re, im) = residues_oracle(&a, &b, (m, n, k), &moduli, complex);
 	let kernel = variant.map_or_else(|| "the table's variant".into(), Variant::name);
-	let what = format!("{} {kernel} m={m} n={n} k={k} p={p}", if complex { "3M" } else { "real" });
+	let kind = if complex { format!("3M {route:?}") } else { "real".into() };
+	let what = format!("{kind} {kernel} m={m} n={n} k={k} p={p}");
 	let differ = |x: &[i8], y: &[i8]| x.iter().zip(y).filter(|(u, v)| u != v).count();
 	println!(
 		"{what}: fused {t_fused:.2?}, unfused {t_unfused:.2?} (first calls); entries differing from the CPU: fused re {}, unfused re {}{}",
@@ -394,39 +394,46 @@ fn fused_residues_match(variant: Option<Variant>, complex: bool, (m, n, k): (usi
 	}
 }
 
-/// the fused 3M kernel on a ragged shape (TMA fills outside the planes with zeros), every modulus
+/// the fused 3M products on a ragged shape (TMA fills outside the planes with zeros), every
+/// modulus, by both routes
 #[test]
 #[ignore = "needs a Hopper GPU"]
 fn fused_3m_residues_match_the_unfused_route() {
-	fused_residues_match(None, true, (200, 300, 272), 20);
-	fused_residues_match(None, false, (200, 300, 272), 20);
+	for route in [Route3m::OneLaunch, Route3m::ThreeLaunches] {
+		fused_residues_match(None, Some(route), true, (200, 300, 272), 20);
+	}
+	fused_residues_match(None, None, false, (200, 300, 272), 20);
 }
 
-/// every chassis variant's fused products, real and 3M, byte for byte against the unfused route
-/// and the CPU: 300 x 300 (3 tile rows: the last cluster pair half past m; B halves wholly past
-/// n) and 1100 x 700 with 15 moduli (more units than SMs)
+/// every chassis variant's fused products, real and 3M (both routes), byte for byte against the
+/// unfused route and the CPU: 300 x 300 (3 tile rows: the last cluster pair half past m; B halves
+/// wholly past n) and 1100 x 700 with 15 moduli (more units than SMs)
 #[test]
 #[ignore = "needs a Hopper GPU"]
 fn every_chassis_variant_matches_the_unfused_route() {
 	for v in super::wgmma_config::VARIANTS {
-		for complex in [false, true] {
-			fused_residues_match(Some(v), complex, (300, 300, 272), 20);
-			fused_residues_match(Some(v), complex, (1100, 700, 160), 15);
+		fused_residues_match(Some(v), None, false, (300, 300, 272), 20);
+		fused_residues_match(Some(v), None, false, (1100, 700, 160), 15);
+		for route in [Route3m::OneLaunch, Route3m::ThreeLaunches] {
+			fused_residues_match(Some(v), Some(route), true, (300, 300, 272), 20);
+			fused_residues_match(Some(v), Some(route), true, (1100, 700, 160), 15);
 		}
 	}
 }
 
 /// K = 300,000, beyond the exact INT32 chunk (130,944): the fused kernels carry their
-/// accumulators mod m (row 0 of every plane is -128: |T| = 4.9e9 there); by the table's variant,
-/// and by the multicast variants on 2 tile rows (a full cluster pair)
+/// accumulators mod m (row 0 of every plane is -128: |T| = 4.9e9 there); by the table's variant
+/// (3M by both routes), and by the multicast variants on 2 tile rows (a full cluster pair)
 #[test]
 #[ignore = "needs a Hopper GPU"]
 fn fused_residues_carry_beyond_the_int32_chunk() {
-	fused_residues_match(None, false, (64, 64, 300_000), 3);
-	fused_residues_match(None, true, (64, 64, 300_000), 3);
+	fused_residues_match(None, None, false, (64, 64, 300_000), 3);
+	for route in [Route3m::OneLaunch, Route3m::ThreeLaunches] {
+		fused_residues_match(None, Some(route), true, (64, 64, 300_000), 3);
+	}
 	for v in super::wgmma_config::VARIANTS.into_iter().filter(|v| v.cluster == 2) {
-		fused_residues_match(Some(v), false, (192, 32, 300_000), 2);
-		fused_residues_match(Some(v), true, (192, 32, 300_000), 2);
+		fused_residues_match(Some(v), None, false, (192, 32, 300_000), 2);
+		fused_residues_match(Some(v), Some(Route3m::OneLaunch), true, (192, 32, 300_000), 2);
 	}
 }
 

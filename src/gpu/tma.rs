@@ -16,29 +16,34 @@ impl TensorMap {
 	/// in boxes of 128 bytes x `box_rows` rows x 1 plane with 128-byte swizzle; reads outside the
 	/// planes return zeros
 	pub fn planes(ptr: u64, k: usize, rows: usize, planes: usize, box_rows: u32) -> Result<Self, Error> {
-		Self::encode(
-			ptr,
-			[k, rows, planes],
-			[128, box_rows, 1],
-			CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
-		)
+		Self::every(ptr, k, rows, planes, 1, box_rows)
+	}
+
+	/// [`TensorMap::planes`] of every `step`-th plane: `planes` planes, `step` planes apart, from `ptr`
+	pub fn every(ptr: u64, k: usize, rows: usize, planes: usize, step: usize, box_rows: u32) -> Result<Self, Error> {
+		let swizzle = CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B;
+		Self::encode(ptr, [k, rows, planes], step * k * rows, [128, box_rows, 1], swizzle)
 	}
 
 	/// the same planes written by the split (`cuda/split.cu`, `StagedPlanar`) in boxes of 32 bytes x
 	/// 32 rows x all `planes` planes (at most 256), unswizzled; stores outside the planes are dropped
 	pub fn split_tiles(ptr: u64, k: usize, rows: usize, planes: usize) -> Result<Self, Error> {
-		Self::encode(
-			ptr,
-			[k, rows, planes],
-			[32, 32, planes as u32],
-			CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE,
-		)
+		let swizzle = CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE;
+		Self::encode(ptr, [k, rows, planes], k * rows, [32, 32, planes as u32], swizzle)
 	}
 
-	fn encode(ptr: u64, [k, rows, planes]: [usize; 3], boxes: [u32; 3], swizzle: CUtensorMapSwizzle) -> Result<Self, Error> {
+	/// `planes` planes of `rows` rows of `k` bytes at `ptr`, rows `k` bytes apart, planes
+	/// `plane_bytes` apart, in boxes of `boxes` (bytes, rows, planes)
+	fn encode(
+		ptr: u64,
+		[k, rows, planes]: [usize; 3],
+		plane_bytes: usize,
+		boxes: [u32; 3],
+		swizzle: CUtensorMapSwizzle,
+	) -> Result<Self, Error> {
 		let mut map = std::mem::MaybeUninit::<CUtensorMap>::zeroed();
 		let dims = [k as u64, rows as u64, planes as u64];
-		let strides = [k as u64, (k * rows) as u64];
+		let strides = [k as u64, plane_bytes as u64];
 		let elements = [1u32, 1, 1];
 		// SAFETY: the arrays have the lengths rank 3 asks for; the driver writes the map
 		let status = unsafe {
