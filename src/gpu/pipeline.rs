@@ -680,12 +680,15 @@ fn shifts_two<T: Scalar>(
 	Ok((accurate(&s0a, &row_max), accurate(&s0b, &col_max)))
 }
 
-/// the longest K for which complex scheme II runs its three products in one launch of the fused 3M
-/// kernel; beyond it, in three launches of the real kernel (see [`Route3m`]). The one-launch kernel
-/// keeps three planes of K-long operand panels in flight, which outgrow L2 at large n (NVIDIA
-/// H200, ncu: 74% DRAM throughput and a 1.38 GHz clock against 32% and 1.55 GHz for the real kernel
-/// at n = 8192; 433 ms against 373 ms for the unfused route at n = 16384; docs/PERF.md)
+/// the largest product (K, and m n entries) for which complex scheme II runs its three products in
+/// one launch of the fused 3M kernel; beyond it, in three launches of the real kernel (see
+/// [`Route3m`]). The one-launch kernel keeps three planes of K-long operand panels in flight, which
+/// outgrow L2 as n grows (ncu at n = 8192: 74% DRAM throughput against 32% for the real kernel).
+/// Measured on an NVIDIA H200, 15 moduli, the products alone (docs/PERF.md, issue 4, step 6): one
+/// launch 5.04 / 39.8 / 446.0 ms, three launches 5.50 / 42.1 / 343.4 ms, unfused 5.79 / 44.9 /
+/// 357.0 ms at n = 4096 / 8192 / 16384
 const ONE_LAUNCH_3M_MAX_K: usize = 8192;
+const ONE_LAUNCH_3M_MAX_ENTRIES: usize = 8192 * 8192;
 
 /// how the fused route runs the three products of complex scheme II (3M)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -701,9 +704,9 @@ pub(crate) enum Route3m {
 }
 
 impl Route3m {
-	/// the route the pipeline takes for K padded to `kpad`
-	pub fn for_k(kpad: usize) -> Self {
-		if kpad <= ONE_LAUNCH_3M_MAX_K {
+	/// the route the pipeline takes for an `m x n` product over K padded to `kpad`
+	pub fn for_shape(m: usize, n: usize, kpad: usize) -> Self {
+		if kpad <= ONE_LAUNCH_3M_MAX_K && m * n <= ONE_LAUNCH_3M_MAX_ENTRIES {
 			Route3m::OneLaunch
 		} else {
 			Route3m::ThreeLaunches
@@ -803,7 +806,7 @@ pub(crate) fn fused_residues_with(
 	if kpad > i32::MAX as usize - 128 {
 		return unfused_residues(gpu, (ra, rb), (m, n, kpad), moduli, out);
 	}
-	fused_residues_route(gpu, variant, Route3m::for_k(kpad), (ra, rb), (m, n, kpad), moduli, out)
+	fused_residues_route(gpu, variant, Route3m::for_shape(m, n, kpad), (ra, rb), (m, n, kpad), moduli, out)
 }
 
 /// [`fused_residues_with`] by 3M route `route` (complex operands; real ones ignore it)

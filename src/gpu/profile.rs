@@ -341,7 +341,7 @@ fn complex_routes(
 		})?;
 		rows.push(ChassisTime {
 			label: label(name),
-			picked: route.is_some_and(|r| r == Route3m::for_k(k)),
+			picked: route.is_some_and(|r| r == Route3m::for_shape(n, n, k)),
 			time,
 			ops: 3.0 * p as f64 * 2.0 * (n as f64).powi(3),
 		});

@@ -362,7 +362,7 @@ fn fused_residues_match(variant: Option<Variant>, route: Option<Route3m>, comple
 	let (fused, unfused) = (planes(0, 1), planes(2, 3));
 	let start = std::time::Instant::now();
 	let v = variant.unwrap_or_else(|| super::wgmma_config::choose((m, n, p as usize), g.sm_count));
-	let route = route.unwrap_or(Route3m::for_k(k));
+	let route = route.unwrap_or(Route3m::for_shape(m, n, k));
 	fused_residues_route(&g, v, route, ops, (m, n, k), &moduli, fused).unwrap();
 	g.stream.synchronize().unwrap();
 	let t_fused = start.elapsed();
