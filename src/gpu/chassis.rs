@@ -112,50 +112,33 @@ pub(crate) fn residues(
 	(moduli, p): (u64, usize),
 	out: ResiduePlanes,
 ) -> Result<(), Error> {
-	let per = if out.im.is_some() { 3 } else { 1 };
-	let (map_a, map_b) = maps(v, (ra, rb), (m, n, kpad), (per * p, 1))?;
+	let Some(im) = out.im else {
+		let maps = maps(v, (ra, rb), (m, n, kpad), (p, 1))?;
+		return real_residues(gpu, v, maps, (m, n, kpad), (moduli, p), (out.re, out.stride));
+	};
+	let (map_a, map_b) = maps(v, (ra, rb), (m, n, kpad), (3 * p, 1))?;
 	let (mi, ni, ki, pi, stride) = (m as i32, n as i32, kpad as i32, p as i32, out.stride as i64);
-	let units = v.units(m, n, p);
 	let re = out.re;
-	match out.im {
-		None => {
-			let mut params = [
-				arg(&map_a),
-				arg(&map_b),
-				arg(&re),
-				arg(&stride),
-				arg(&moduli),
-				arg(&mi),
-				arg(&ni),
-				arg(&ki),
-				arg(&pi),
-			];
-			// SAFETY: scheme2_residues_*(map_a, map_b, out, long long stride, moduli, int m, int n, int k, int p)
-			unsafe { launch(gpu, v, "scheme2_residues", units, &mut params) }
-		},
-		Some(im) => {
-			let mut params = [
-				arg(&map_a),
-				arg(&map_b),
-				arg(&re),
-				arg(&im),
-				arg(&stride),
-				arg(&moduli),
-				arg(&mi),
-				arg(&ni),
-				arg(&ki),
-				arg(&pi),
-			];
-			// SAFETY: scheme2_residues_3m_*(map_a, map_b, re, im, long long stride, moduli, int m, int n, int k, int p)
-			unsafe { launch(gpu, v, "scheme2_residues_3m", units, &mut params) }
-		},
-	}
+	let mut params = [
+		arg(&map_a),
+		arg(&map_b),
+		arg(&re),
+		arg(&im),
+		arg(&stride),
+		arg(&moduli),
+		arg(&mi),
+		arg(&ni),
+		arg(&ki),
+		arg(&pi),
+	];
+	// SAFETY: scheme2_residues_3m_*(map_a, map_b, re, im, long long stride, moduli, int m, int n, int k, int p)
+	unsafe { launch(gpu, v, "scheme2_residues_3m", v.units(m, n, p), &mut params) }
 }
 
 /// one of the three products of the 3M route in three launches: for every modulus `l < p`,
 /// `sym_mod(A_f B_f^T, moduli[l])` as int8 at `out + l stride`, where `A_f`, `B_f` are planes
-/// `3 l + part` of complex residue planes (re, im, re + im per modulus): the real kernel
-/// (`scheme2_residues_*`) on every third plane
+/// `3 l + part` of complex residue planes (re, im, re + im per modulus): the real kernel on every
+/// third plane
 pub(crate) fn residues_part(
 	gpu: &Gpu,
 	v: Variant,
@@ -163,10 +146,23 @@ pub(crate) fn residues_part(
 	(m, n, kpad): (usize, usize, usize),
 	(moduli, p): (u64, usize),
 	part: usize,
-	(out, stride): (u64, usize),
+	out: (u64, usize),
 ) -> Result<(), Error> {
 	let first = |base: u64, rows: usize| base + (part * rows * kpad) as u64;
-	let (map_a, map_b) = maps(v, (first(ra, m), first(rb, n)), (m, n, kpad), (p, 3))?;
+	let maps = maps(v, (first(ra, m), first(rb, n)), (m, n, kpad), (p, 3))?;
+	real_residues(gpu, v, maps, (m, n, kpad), (moduli, p), out)
+}
+
+/// variant `v`'s `scheme2_residues_*` on the planes of the maps (plane `l` for modulus `l`): the
+/// residues of modulus `l` at `out + l stride`
+fn real_residues(
+	gpu: &Gpu,
+	v: Variant,
+	(map_a, map_b): (TensorMap, TensorMap),
+	(m, n, kpad): (usize, usize, usize),
+	(moduli, p): (u64, usize),
+	(out, stride): (u64, usize),
+) -> Result<(), Error> {
 	let (mi, ni, ki, pi, stride) = (m as i32, n as i32, kpad as i32, p as i32, stride as i64);
 	let mut params = [
 		arg(&map_a),
