@@ -4,9 +4,9 @@
 //                memory and written by one TMA store per tile, StagedPlanar)
 //   Interleaved  (fused scheme I, cuda/scheme1.cu) row r at out[r * p * kpad], K chunk c = h / 32
 //                holding its p planes one after the other: plane t at byte (c p + t) 32 + h % 32
-// one template kernel moves a 32 x 32 tile (rows x k) through shared memory: the loads are
+// one template kernel moves a 16 x 64 tile (rows x k) through shared memory: the loads are
 // coalesced along the input's contiguous dimension, then each thread turns 4 consecutive elements
-// of one row into one 32-bit store per plane (a warp writes 8 rows x 32 bytes). what is written per
+// of one row into one 32-bit store per plane (a warp writes 2 rows x 64 bytes). what is written per
 // element comes from the operation:
 //   Digits   scheme I balanced digits of rint(x 2^s_r) (real part, imaginary part, or -imaginary)
 //   Residues scheme II residues of trunc(x 2^s_r) for the first p moduli (complex: re, im, re+im),
@@ -18,6 +18,10 @@
 #include "wgmma.cuh"
 
 namespace {
+
+// the tile a block splits: TILE_ROWS x TILE_K elements (4 per thread), K-wide enough that each
+// plane row of the staged TMA store is 64 bytes (two sectors per L2 request)
+constexpr int TILE_ROWS = 16, TILE_K = 64, TILE_STRIDE = TILE_K + 1;
 
 // four consecutive elements of row r: real and imaginary parts
 struct Quad {
@@ -116,16 +120,16 @@ struct Interleaved {
 	__device__ void finish(signed char*, int, int) const {}
 };
 
-// the Planar layout through shared memory: the tile's planes staged as [plane][32 rows][32 bytes],
-// then written by one TMA store of the box (32 bytes, 32 rows, all planes) that clips what lies
+// the Planar layout through shared memory: the tile's planes staged as [plane][16 rows][64 bytes],
+// then written by one TMA store of the box (64 bytes, 16 rows, all planes) that clips what lies
 // outside the planes (rows >= rows, K >= kpad): no per-plane address arithmetic, no scattered
 // 4-byte stores
 struct StagedPlanar {
 	static constexpr bool STAGED = true;
 	const CUtensorMap* map;
 	__device__ bool skip(int, int) const { return false; }
-	__device__ signed char* dst(int, int, int rl, int hl, signed char* stage) const { return stage + rl * 32 + hl; }
-	__device__ long long plane() const { return 32 * 32; }
+	__device__ signed char* dst(int, int, int rl, int hl, signed char* stage) const { return stage + rl * TILE_K + hl; }
+	__device__ long long plane() const { return TILE_ROWS * TILE_K; }
 	__device__ void finish(signed char* stage, int r0, int h0) const {
 		using namespace emu::hopper;
 		fence_async_shared();
@@ -137,9 +141,9 @@ struct StagedPlanar {
 	}
 };
 
-// the column of tile element (rl, hl) in shared memory: swizzled (hl ^ 2 for hl >= 16) so that the
-// quads (4 consecutive elements per thread, 8 threads per row) are read without bank conflicts
-__device__ __forceinline__ int swizzled(int hl) { return hl ^ ((hl & 16) >> 3); }
+// the column of tile element (rl, hl) in shared memory: swizzled (hl ^ ((hl >> 4) & 3)) so that the
+// quads (4 consecutive elements per thread, 16 threads per row) are read without bank conflicts
+__device__ __forceinline__ int swizzled(int hl) { return hl ^ ((hl >> 4) & 3); }
 
 template <typename T, typename Layout, typename Op>
 __device__ void split_tile(const T* x, int rows, int k, long long rs, long long cs, const Layout& layout, const Op& op) {
@@ -147,34 +151,35 @@ __device__ void split_tile(const T* x, int rows, int k, long long rs, long long 
 	// the input tile, and after it has been read the staged output planes (StagedPlanar: at least
 	// as large as the tile, see split_residues in src/gpu/pipeline.rs)
 	extern __shared__ __align__(128) double smem[];
-	double(*s_re)[33] = (double(*)[33])smem;
-	double(*s_im)[33] = (double(*)[33])(smem + 32 * 33);
-	const int r0 = blockIdx.y * 32, h0 = blockIdx.x * 32;
+	double(*s_re)[TILE_STRIDE] = (double(*)[TILE_STRIDE])smem;
+	double(*s_im)[TILE_STRIDE] = (double(*)[TILE_STRIDE])(smem + TILE_ROWS * TILE_STRIDE);
+	const int r0 = blockIdx.y * TILE_ROWS, h0 = blockIdx.x * TILE_K;
+	const int tid = threadIdx.y * 32 + threadIdx.x;
 	const bool rows_contiguous = rs == 1;
-	// each thread loads 4 elements, all 4 loads in flight before the first store
+	// each thread loads 4 elements (consecutive threads along the input's contiguous dimension),
+	// all 4 loads in flight before the first store
 	double re[4], im[4];
+	int at[4][2];
 #pragma unroll
 	for (int t = 0; t < 4; ++t) {
-		// (rl, hl): the tile element this thread loads, with the contiguous dimension on threadIdx.x
-		const int q = threadIdx.y + 8 * t;
-		const int rl = rows_contiguous ? threadIdx.x : q, hl = rows_contiguous ? q : threadIdx.x;
+		const int e = 256 * t + tid;
+		const int rl = rows_contiguous ? e % TILE_ROWS : e / TILE_K, hl = rows_contiguous ? e / TILE_ROWS : e % TILE_K;
 		const int r = r0 + rl, h = h0 + hl;
+		at[t][0] = rl;
+		at[t][1] = hl;
 		re[t] = 0.0;
 		im[t] = 0.0;
 		if (r < rows && h < k) E::load(x, (long long)r * rs + (long long)h * cs, re[t], im[t]);
 	}
 #pragma unroll
 	for (int t = 0; t < 4; ++t) {
-		const int q = threadIdx.y + 8 * t;
-		const int rl = rows_contiguous ? threadIdx.x : q, hl = swizzled(rows_contiguous ? q : threadIdx.x);
 		const bool finite = emu::finite(re[t]) && emu::finite(im[t]);
-		s_re[rl][hl] = finite ? re[t] : 0.0;
-		if (E::complex) s_im[rl][hl] = finite ? im[t] : 0.0;
+		s_re[at[t][0]][swizzled(at[t][1])] = finite ? re[t] : 0.0;
+		if (E::complex) s_im[at[t][0]][swizzled(at[t][1])] = finite ? im[t] : 0.0;
 	}
 	__syncthreads();
-	// warp y takes rows 4y .. 4y + 3; 8 lanes per row, 4 consecutive elements each, element j at
-	// column hl + (j ^ f) (swizzled)
-	const int rl = 4 * threadIdx.y + threadIdx.x / 8, hl = 4 * (threadIdx.x % 8), f = (hl & 16) >> 3;
+	// 16 threads per row, 4 consecutive elements each, element j at column hl + (j ^ f) (swizzled)
+	const int rl = tid / 16, hl = 4 * (tid % 16), f = (hl >> 4) & 3;
 	const int r = r0 + rl, h = h0 + hl;
 	Quad quad;
 #pragma unroll

@@ -74,14 +74,14 @@ macro_rules! launch {
 	}};
 }
 
-/// launches the split kernel `KERNEL_<type>` over the 32 x 32 tiles of `op`, writing its planes
+/// launches the split kernel `KERNEL_<type>` over the 16 x 64 tiles of `op`, writing its planes
 /// to `out`; every split kernel takes the operand, its shape and strides, the padded K and `out`
 /// first, then its own arguments
 macro_rules! launch_split {
 	($gpu:expr, $kernel:literal, $t:ty, $op:expr, $out:expr, $($arg:expr),* $(,)?) => {{
 		let op: &DeviceOperand = $op;
 		let name = format!(concat!($kernel, "_{}"), <$t as Scalar>::NAME);
-		launch!($gpu, name, Job::<$t>::tiles(op), op.ptr, op.rows as i32, op.k as i32, op.rs, op.cs, pad16(op.k) as i64, $out, $($arg),*)
+		launch!($gpu, name, Job::<$t>::tiles(op, pad16(op.k)), op.ptr, op.rows as i32, op.k as i32, op.rs, op.cs, pad16(op.k) as i64, $out, $($arg),*)
 	}};
 }
 
@@ -252,17 +252,18 @@ impl<T: Scalar> Job<'_, T> {
 		(self.a.rows, self.b.rows, self.a.k)
 	}
 
-	/// the split launch configuration of an operand: 32 x 32 tiles over (kpad, rows)
-	fn tiles(op: &DeviceOperand) -> LaunchConfig {
+	/// the split launch configuration of an operand: its tiles over (`kpad` K, rows)
+	pub(super) fn tiles(op: &DeviceOperand, kpad: usize) -> LaunchConfig {
 		LaunchConfig {
-			grid_dim: (pad16(op.k).div_ceil(32) as u32, op.rows.div_ceil(32) as u32, 1),
+			grid_dim: (kpad.div_ceil(SPLIT_TILE_K) as u32, op.rows.div_ceil(SPLIT_TILE_ROWS) as u32, 1),
 			block_dim: (32, 8, 1),
 			shared_mem_bytes: Self::TILE_BYTES as u32,
 		}
 	}
 
-	/// the shared memory of a split kernel's input tile: 32 x 33 doubles per part (`cuda/split.cu`)
-	pub(super) const TILE_BYTES: usize = 32 * 33 * 8 * if T::IS_COMPLEX { 2 } else { 1 };
+	/// the shared memory of a split kernel's input tile: rows x (K + 1) doubles per part
+	/// (`cuda/split.cu`)
+	pub(super) const TILE_BYTES: usize = SPLIT_TILE_ROWS * (SPLIT_TILE_K + 1) * 8 * if T::IS_COMPLEX { 2 } else { 1 };
 }
 
 /// `dst = alpha A B (+ dst)` on the GPU at `precision`
@@ -469,14 +470,19 @@ pub(crate) fn split_digits<T: Scalar>(
 /// [`scheme2::MODULI`] (compile-time constants of the kernel): per modulus 1 plane (real) or 3
 /// (complex: re, im, re + im) of `rows x pad16(k)`
 ///
-/// Each 32 x 32 tile's planes are staged in shared memory (1 KiB per plane, where the input tile
+/// Each 16 x 64 tile's planes are staged in shared memory (1 KiB per plane, where the input tile
 /// was) and written by one TMA store: `out` must be 16-byte aligned
 pub(crate) fn split_residues<T: Scalar>(gpu: &Gpu, out: u64, op: &DeviceOperand, shifts: &CudaSlice<i32>, p: u32) -> Result<u64, Error> {
 	let planes = p as usize * if T::IS_COMPLEX { 3 } else { 1 };
 	let kpad = pad16(op.k);
 	let map = TensorMap::split_tiles(out, kpad, op.rows, planes)?;
 	let name = format!("split_residues_{}", T::NAME);
-	let cfg = with_smem(gpu, &name, Job::<T>::tiles(op), (planes * 32 * 32).max(Job::<T>::TILE_BYTES))?;
+	let cfg = with_smem(
+		gpu,
+		&name,
+		Job::<T>::tiles(op, kpad),
+		(planes * SPLIT_TILE_ROWS * SPLIT_TILE_K).max(Job::<T>::TILE_BYTES),
+	)?;
 	let (rows, k) = (op.rows as i32, op.k as i32);
 	launch!(
 		gpu,
@@ -969,6 +975,10 @@ pub(super) fn launch_crt<T: Scalar>(
 		constants.4
 	)
 }
+
+/// the split kernels' tile: rows x K elements (`TILE_ROWS`, `TILE_K` in `cuda/split.cu`)
+pub(crate) const SPLIT_TILE_ROWS: usize = 16;
+pub(crate) const SPLIT_TILE_K: usize = 64;
 
 /// the CRT kernel's chunk of entries and its bulk-copy stages (`cuda/reconstruct.cu`)
 const CRT_CHUNK: usize = 1024;

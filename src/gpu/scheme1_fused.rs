@@ -57,11 +57,7 @@ pub(crate) fn split_interleaved<T: Scalar>(
 	part: i32,
 ) -> Result<(), Error> {
 	let kpad = pad128(op.k);
-	let cfg = LaunchConfig {
-		grid_dim: ((kpad / 32) as u32, op.rows.div_ceil(32) as u32, 1),
-		block_dim: (32, 8, 1),
-		shared_mem_bytes: Job::<T>::TILE_BYTES as u32,
-	};
+	let cfg = Job::<T>::tiles(op, kpad);
 	let f = gpu.function(&format!("split_digits_interleaved_{}", T::NAME));
 	let mut launch = gpu.stream.launch_builder(&f);
 	let (rows, k, kpad, shifts, p) = (op.rows as i32, op.k as i32, kpad as i64, ptr(gpu, shifts), p as i32);

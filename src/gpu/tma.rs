@@ -1,5 +1,6 @@
 //! TMA tensor maps for the wgmma kernels: int8 K-major planes, 128-byte swizzle
 
+use super::pipeline::{SPLIT_TILE_K, SPLIT_TILE_ROWS};
 use crate::Error;
 use cudarc::driver::sys::*;
 
@@ -25,11 +26,17 @@ impl TensorMap {
 		Self::encode(ptr, [k, rows, planes], step * k * rows, [128, box_rows, 1], swizzle)
 	}
 
-	/// the same planes written by the split (`cuda/split.cu`, `StagedPlanar`) in boxes of 32 bytes x
-	/// 32 rows x all `planes` planes (at most 256), unswizzled; stores outside the planes are dropped
+	/// the same planes written by the split (`cuda/split.cu`, `StagedPlanar`) in boxes of 64 bytes x
+	/// 16 rows x all `planes` planes (at most 256), unswizzled; stores outside the planes are dropped
 	pub fn split_tiles(ptr: u64, k: usize, rows: usize, planes: usize) -> Result<Self, Error> {
 		let swizzle = CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE;
-		Self::encode(ptr, [k, rows, planes], k * rows, [32, 32, planes as u32], swizzle)
+		Self::encode(
+			ptr,
+			[k, rows, planes],
+			k * rows,
+			[SPLIT_TILE_K as u32, SPLIT_TILE_ROWS as u32, planes as u32],
+			swizzle,
+		)
 	}
 
 	/// `planes` planes of `rows` rows of `k` bytes at `ptr`, rows `k` bytes apart, planes
