@@ -11,6 +11,8 @@ namespace emu {
 __device__ __forceinline__ double pow2(int e) { return __longlong_as_double((long long)(e + 1023) << 52); }
 
 __device__ __forceinline__ double scale_pow2(double x, int e) {
+	// the common case, one multiplication (what the loops below end with)
+	if ((unsigned)(e + 1022) <= 2045u) return __dmul_rn(x, pow2(e));
 	while (e > 1023) { x = __dmul_rn(x, pow2(1023)); e -= 1023; }
 	while (e < -1022) { x = __dmul_rn(x, pow2(-1022)); e += 1022; }
 	return __dmul_rn(x, pow2(e));
@@ -181,9 +183,10 @@ template <> struct Elem<c32> {
 
 __device__ __forceinline__ bool finite(double x) { return isfinite(x); }
 
-// alpha c (+ old), each operation rounded in f64 (src/emulator.rs `combine`)
+// alpha c (+ old), each operation rounded in f64 (src/emulator.rs `combine`), into the entry at x
+// (which holds the old value when accumulating)
 template <typename T>
-__device__ __forceinline__ void combine_store(T* dst, long long idx, double cre, double cim, double ar, double ai, int accumulate) {
+__device__ __forceinline__ void combine(T* x, double cre, double cim, double ar, double ai, int accumulate) {
 	double re, im;
 	if (Elem<T>::complex) {
 		re = __dsub_rn(__dmul_rn(ar, cre), __dmul_rn(ai, cim));
@@ -194,11 +197,16 @@ __device__ __forceinline__ void combine_store(T* dst, long long idx, double cre,
 	}
 	if (accumulate) {
 		double ore, oim;
-		Elem<T>::load(dst, idx, ore, oim);
+		Elem<T>::load(x, 0, ore, oim);
 		re = __dadd_rn(ore, re);
 		im = __dadd_rn(oim, im);
 	}
-	Elem<T>::store(dst, idx, re, im);
+	Elem<T>::store(x, 0, re, im);
+}
+
+template <typename T>
+__device__ __forceinline__ void combine_store(T* dst, long long idx, double cre, double cim, double ar, double ai, int accumulate) {
+	combine(dst + idx, cre, cim, ar, ai, accumulate);
 }
 
 }  // namespace emu

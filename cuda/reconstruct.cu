@@ -69,29 +69,81 @@ __device__ void shift_reduce_entries(const int* acc_re, const int* acc_im, int p
 // (column-major m x n, planes `stride` bytes apart, stride and 16-byte alignment as the bulk copies
 // need): thread 0 brings each chunk's p planes (Re, and Im for complex) into shared memory by bulk
 // copies, one chunk ahead, so that many planes' bytes are in flight per SM without holding
-// registers; each thread sums 4 consecutive entries from one 32-bit word per plane, the unscaled
-// values pass through the chunk's stage (swizzled: no bank conflicts either way), and each warp then
-// scales and stores 32 consecutive entries
+// registers. Each thread reconstructs 4 consecutive entries (one 32-bit word per plane) and stores
+// them itself: with the output contiguous (ldd = m, m a multiple of 4, aligned) the 4 entries lie
+// in one column, their row shifts and flags are one vector load each and the 4 results one vector
+// store (a warp writes 32 x 4 consecutive entries); otherwise entry by entry
 constexpr int CRT_CHUNK = 1024;
 constexpr int CRT_STAGES = 2;
+// blocks per SM the registers are sized for (complex: two parts' sums; its stages allow 3 at 15 moduli)
+template <typename T>
+constexpr int CRT_BLOCKS = emu::Elem<T>::complex ? 3 : 4;
 
-// where entry e of a chunk keeps its unscaled value: e ^ ((e >> 4) & 3), so that both the writes
-// (entry 4 t + v by thread t) and the reads (entry t + 256 q) of a half-warp hit 16 distinct
-// 8-byte bank pairs
-__device__ __forceinline__ int unscaled_slot(int e) { return e ^ ((e >> 4) & 3); }
+// where a thread's 4 consecutive entries go, and with what scaling: the chunk's first entry is
+// (i0, j0), the thread's first entry (i, j) (a multiple of 4 in a contiguous output)
+template <typename T>
+struct CrtOut {
+	T* dst;
+	long long ldd;
+	int m;
+	const int *sa, *sb, *bad_rows, *bad_cols;
+	double ar, ai;
+	int accumulate;
+
+	// 4 entries of one column, rows i..i+3, output contiguous and 4-entry aligned
+	__device__ void store4(unsigned i, unsigned j, const double (&re)[4], const double (&im)[4]) const {
+		using E = emu::Elem<T>;
+		const int4 shift = *(const int4*)(sa + i), bad = *(const int4*)(bad_rows + i);
+		const int col_shift = sb[j], col_bad = bad_cols[j];
+		const int s[4] = {shift.x, shift.y, shift.z, shift.w}, b[4] = {bad.x, bad.y, bad.z, bad.w};
+		struct alignas(4 * sizeof(T)) Four {
+			T v[4];
+		};
+		Four* to = (Four*)(dst + i + (long long)j * ldd);
+		Four out;
+		if (accumulate) out = *to;
+		bool all = !col_bad;
+#pragma unroll
+		for (int v = 0; v < 4; ++v) {
+			const int e = -s[v] - col_shift;
+			double cre = emu::scale_pow2(re[v], e), cim = E::complex ? emu::scale_pow2(im[v], e) : 0.0;
+			emu::combine(&out.v[v], cre, cim, ar, ai, accumulate);
+			all &= !b[v];
+		}
+		if (all) {
+			*to = out;
+		} else if (!col_bad) {
+#pragma unroll
+			for (int v = 0; v < 4; ++v)
+				if (!b[v]) to->v[v] = out.v[v];
+		}
+	}
+
+	// entry by entry: `count` entries from (i, j) down the columns
+	__device__ void store_each(unsigned i, unsigned j, int count, const double (&re)[4], const double (&im)[4]) const {
+#pragma unroll
+		for (int v = 0; v < 4; ++v) {
+			if (v >= count) break;
+			while (i >= (unsigned)m) { i -= m; ++j; }
+			if (!(bad_rows[i] | bad_cols[j])) {
+				const int e = -sa[i] - sb[j];
+				emu::combine_store(dst, i + (long long)j * ldd, emu::scale_pow2(re[v], e), emu::scale_pow2(im[v], e), ar, ai, accumulate);
+			}
+			++i;
+		}
+	}
+};
 
 // the dynamic shared memory of crt_entries (launch_crt in src/gpu/pipeline.rs sizes it):
-// CRT_STAGES stages of parts x max(p, 8) x CRT_CHUNK bytes (the planes [part][l][CRT_CHUNK], then
-// the unscaled values [part][CRT_CHUNK] doubles), the constants [CRT_MAX] {hi, lo}, the stages'
-// mbarriers
+// CRT_STAGES stages of the planes [part][l][CRT_CHUNK] (parts x p x CRT_CHUNK bytes each), the
+// constants [CRT_MAX] {hi, lo}, the stages' mbarriers
 template <typename T>
 __device__ void crt_entries(const signed char* res_re, const signed char* res_im, int p, long long stride, int m, int n,
-                            const CrtConstants& k, const int* sa, const int* sb, const int* bad_rows, const int* bad_cols, T* dst,
-                            long long ldd, double ar, double ai, int accumulate) {
+                            const CrtConstants& k, const CrtOut<T>& out) {
 	using namespace emu::hopper;
 	constexpr int PARTS = emu::Elem<T>::complex ? 2 : 1;
 	extern __shared__ __align__(128) unsigned char smem[];
-	const int stage_bytes = PARTS * max(p, 8) * CRT_CHUNK;
+	const int stage_bytes = PARTS * p * CRT_CHUNK;
 	double2* w = (double2*)(smem + CRT_STAGES * stage_bytes);
 	const uint32_t bars = smem_address(w + CRT_MAX);
 	const int tid = threadIdx.x;
@@ -114,6 +166,10 @@ __device__ void crt_entries(const signed char* res_re, const signed char* res_im
 	};
 	if (tid == 0)
 		for (int s = 0; s < CRT_STAGES; ++s) fetch(blockIdx.x + (long long)s * gridDim.x, s);
+	// vector stores: output contiguous, columns a multiple of 4 entries long, 4-entry aligned (and
+	// the row shifts and flags 16-byte aligned)
+	const bool contiguous = out.ldd == m && m % 4 == 0 && ((uintptr_t)out.dst & (4 * sizeof(T) - 1)) == 0 &&
+	                        (((uintptr_t)out.sa | (uintptr_t)out.bad_rows) & 15) == 0;
 	// (i0, j0): the entry the block's chunk starts at, advanced by a fixed step per chunk
 	const long long step = (long long)gridDim.x * CRT_CHUNK;
 	const int di = (int)(step % m), dj = (int)(step / m);
@@ -134,51 +190,22 @@ __device__ void crt_entries(const signed char* res_re, const signed char* res_im
 				for (int v = 0; v < 4; ++v) sum[part][v].add(wl.x, wl.y, emu::byte_as_double(word, v));
 			}
 		}
-		__syncthreads();  // stage s read by every thread: it now takes the unscaled values
-		double* unscaled = (double*)plane(s, 0, 0);
-#pragma unroll
-		for (int part = 0; part < PARTS; ++part)
-#pragma unroll
-			for (int v = 0; v < 4; ++v) unscaled[part * CRT_CHUNK + unscaled_slot(4 * tid + v)] = sum[part][v].value(k);
-		__syncthreads();
-		// entries start + tid + 256 q of the chunk: rows i[q], columns j[q] (unsigned: one
-		// instruction per address); every flag and shift loaded before any is used
-		const long long start = c * CRT_CHUNK;
-		unsigned i[4], j[4];
-		i[0] = i0 + tid;
-		j[0] = j0;
-#pragma unroll
-		for (int q = 0; q < 4; ++q) {
-			if (q > 0) {
-				i[q] = i[q - 1] + 256;
-				j[q] = j[q - 1];
-			}
-			if (m >= 256) {
-				if (i[q] >= (unsigned)m) { i[q] -= m; ++j[q]; }
-			} else {
-				while (i[q] >= (unsigned)m) { i[q] -= m; ++j[q]; }
-			}
-		}
-		bool keep[4];
-		int e[4];
-#pragma unroll
-		for (int q = 0; q < 4; ++q) {
-			const bool inside = start + tid + 256 * q < mn;
-			const unsigned iq = inside ? i[q] : 0u, jq = inside ? j[q] : 0u;
-			keep[q] = inside & !(bad_rows[iq] | bad_cols[jq]);
-			e[q] = -sa[iq] - sb[jq];
-		}
-#pragma unroll
-		for (int q = 0; q < 4; ++q) {
-			if (keep[q]) {
-				const int slot = unscaled_slot(tid + 256 * q);
-				const double re = emu::scale_pow2(unscaled[slot], e[q]);
-				const double im = PARTS == 2 ? emu::scale_pow2(unscaled[CRT_CHUNK + slot], e[q]) : 0.0;
-				emu::combine_store(dst, i[q] + (long long)j[q] * ldd, re, im, ar, ai, accumulate);
-			}
-		}
-		__syncthreads();  // stage s free again
+		__syncthreads();  // stage s read by every thread: refill it
 		if (tid == 0) fetch(c + CRT_STAGES * gridDim.x, s);
+		double re[4], im[4];
+#pragma unroll
+		for (int v = 0; v < 4; ++v) {
+			re[v] = sum[0][v].value(k);
+			im[v] = PARTS == 2 ? sum[PARTS - 1][v].value(k) : 0.0;
+		}
+		// the thread's entries: 4 tid .. 4 tid + 3 of the chunk, from (i, j)
+		const long long first = c * CRT_CHUNK + 4 * tid;
+		unsigned i = i0 + 4 * tid, j = j0;
+		while (i >= (unsigned)m) { i -= m; ++j; }
+		if (contiguous && first + 4 <= mn)
+			out.store4(i, j, re, im);
+		else if (first < mn)
+			out.store_each(i, j, (int)min(4ll, mn - first), re, im);
 		i0 += di;
 		j0 += dj;
 		if (i0 >= m) { i0 -= m; ++j0; }
@@ -212,12 +239,13 @@ __device__ void native_fixup(const T* a, long long lda, const T* b, long long ld
 	    const int* bad_rows, const int* bad_cols, T* dst, long long ldd, double ar, double ai, int accumulate) {             \
 		shift_reduce_entries<T>(acc_re, acc_im, p, passes, m, n, sa, sb, bad_rows, bad_cols, dst, ldd, ar, ai, accumulate); \
 	}                                                                                                                       \
-	extern "C" __global__ void __launch_bounds__(256, 4) crt_##NAME(                                                       \
+	extern "C" __global__ void __launch_bounds__(256, CRT_BLOCKS<T>) crt_##NAME(                                           \
 	    const signed char* res_re, const signed char* res_im, int p, long long stride, int m, int n, const double* hi,       \
 	    const double* lo, double p_hi, double p_lo, double inv_p, const int* sa, const int* sb, const int* bad_rows,         \
 	    const int* bad_cols, T* dst, long long ldd, double ar, double ai, int accumulate) {                                 \
 		const CrtConstants k{hi, lo, p_hi, p_lo, inv_p};                                                                  \
-		crt_entries<T>(res_re, res_im, p, stride, m, n, k, sa, sb, bad_rows, bad_cols, dst, ldd, ar, ai, accumulate);    \
+		const CrtOut<T> out{dst, ldd, m, sa, sb, bad_rows, bad_cols, ar, ai, accumulate};                                 \
+		crt_entries<T>(res_re, res_im, p, stride, m, n, k, out);                                                          \
 	}                                                                                                                       \
 	extern "C" __global__ void __launch_bounds__(256) native_fixup_##NAME(                                                 \
 	    const T* a, long long lda, const T* b, long long ldb, int m, int n, int k, const int* bad_rows,                     \

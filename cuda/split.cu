@@ -4,9 +4,9 @@
 //                memory and written by one TMA store per tile, StagedPlanar)
 //   Interleaved  (fused scheme I, cuda/scheme1.cu) row r at out[r * p * kpad], K chunk c = h / 32
 //                holding its p planes one after the other: plane t at byte (c p + t) 32 + h % 32
-// one template kernel moves a 16 x 64 tile (rows x k) through shared memory: the loads are
-// coalesced along the input's contiguous dimension, then each thread turns 4 consecutive elements
-// of one row into one 32-bit store per plane (a warp writes 2 rows x 64 bytes). what is written per
+// one template kernel moves a tile of 1024 elements (32 x 32 real, 16 x 64 complex: rows x k)
+// through shared memory: the loads are coalesced along the input's contiguous dimension, then each
+// thread turns 4 consecutive elements of one row into one 32-bit store per plane. what is written per
 // element comes from the operation:
 //   Digits   scheme I balanced digits of rint(x 2^s_r) (real part, imaginary part, or -imaginary)
 //   Residues scheme II residues of trunc(x 2^s_r) for the first p moduli (complex: re, im, re+im),
@@ -19,9 +19,14 @@
 
 namespace {
 
-// the tile a block splits: TILE_ROWS x TILE_K elements (4 per thread), K-wide enough that each
-// plane row of the staged TMA store is 64 bytes (two sectors per L2 request)
-constexpr int TILE_ROWS = 16, TILE_K = 64, TILE_STRIDE = TILE_K + 1;
+// the tile a block of element type T splits: ROWS x K elements (4 per thread). Complex: 16 x 64,
+// so that each plane row of the staged TMA store is 64 bytes (two sectors per L2 request), measured
+// 1.1x faster than 32 x 32 for c64; real: 32 x 32, measured 1.05x faster than 16 x 64 for f64
+// (docs/PERF.md, issue 4 step 7). pipeline.rs (split_tile_shape) launches the same shape
+template <typename T>
+struct Tile {
+	static constexpr int ROWS = emu::Elem<T>::complex ? 16 : 32, K = 1024 / ROWS, STRIDE = K + 1;
+};
 
 // four consecutive elements of row r: real and imaginary parts
 struct Quad {
@@ -120,16 +125,17 @@ struct Interleaved {
 	__device__ void finish(signed char*, int, int) const {}
 };
 
-// the Planar layout through shared memory: the tile's planes staged as [plane][16 rows][64 bytes],
-// then written by one TMA store of the box (64 bytes, 16 rows, all planes) that clips what lies
+// the Planar layout through shared memory: the tile's planes staged as [plane][rows][TILE_K bytes],
+// then written by one TMA store of the box (TILE_K bytes, rows, all planes) that clips what lies
 // outside the planes (rows >= rows, K >= kpad): no per-plane address arithmetic, no scattered
 // 4-byte stores
+template <int TILE_K>
 struct StagedPlanar {
 	static constexpr bool STAGED = true;
 	const CUtensorMap* map;
 	__device__ bool skip(int, int) const { return false; }
 	__device__ signed char* dst(int, int, int rl, int hl, signed char* stage) const { return stage + rl * TILE_K + hl; }
-	__device__ long long plane() const { return TILE_ROWS * TILE_K; }
+	__device__ long long plane() const { return 1024; }
 	__device__ void finish(signed char* stage, int r0, int h0) const {
 		using namespace emu::hopper;
 		fence_async_shared();
@@ -141,9 +147,11 @@ struct StagedPlanar {
 	}
 };
 
-// the column of tile element (rl, hl) in shared memory: swizzled (hl ^ ((hl >> 4) & 3)) so that the
-// quads (4 consecutive elements per thread, 16 threads per row) are read without bank conflicts
-__device__ __forceinline__ int swizzled(int hl) { return hl ^ ((hl >> 4) & 3); }
+// the column of tile element (rl, hl) in shared memory, for tiles TILE_K wide: swizzled (hl ^ f,
+// f = ((hl >> 4) & 3) 64 / TILE_K) so that the quads (4 consecutive elements per thread, TILE_K / 4
+// threads per row) are read without bank conflicts
+template <int TILE_K>
+__device__ __forceinline__ int swizzle_of(int hl) { return ((hl >> 4) & 3) * (64 / TILE_K); }
 
 template <typename T, typename Layout, typename Op>
 __device__ void split_tile(const T* x, int rows, int k, long long rs, long long cs, const Layout& layout, const Op& op) {
@@ -151,6 +159,7 @@ __device__ void split_tile(const T* x, int rows, int k, long long rs, long long 
 	// the input tile, and after it has been read the staged output planes (StagedPlanar: at least
 	// as large as the tile, see split_residues in src/gpu/pipeline.rs)
 	extern __shared__ __align__(128) double smem[];
+	constexpr int TILE_ROWS = Tile<T>::ROWS, TILE_K = Tile<T>::K, TILE_STRIDE = Tile<T>::STRIDE;
 	double(*s_re)[TILE_STRIDE] = (double(*)[TILE_STRIDE])smem;
 	double(*s_im)[TILE_STRIDE] = (double(*)[TILE_STRIDE])(smem + TILE_ROWS * TILE_STRIDE);
 	const int r0 = blockIdx.y * TILE_ROWS, h0 = blockIdx.x * TILE_K;
@@ -174,12 +183,14 @@ __device__ void split_tile(const T* x, int rows, int k, long long rs, long long 
 #pragma unroll
 	for (int t = 0; t < 4; ++t) {
 		const bool finite = emu::finite(re[t]) && emu::finite(im[t]);
-		s_re[at[t][0]][swizzled(at[t][1])] = finite ? re[t] : 0.0;
-		if (E::complex) s_im[at[t][0]][swizzled(at[t][1])] = finite ? im[t] : 0.0;
+		const int column = at[t][1] ^ swizzle_of<TILE_K>(at[t][1]);
+		s_re[at[t][0]][column] = finite ? re[t] : 0.0;
+		if (E::complex) s_im[at[t][0]][column] = finite ? im[t] : 0.0;
 	}
 	__syncthreads();
-	// 16 threads per row, 4 consecutive elements each, element j at column hl + (j ^ f) (swizzled)
-	const int rl = tid / 16, hl = 4 * (tid % 16), f = (hl >> 4) & 3;
+	// TILE_K / 4 threads per row, 4 consecutive elements each, element j at column hl + (j ^ f)
+	// (swizzled)
+	const int rl = tid / (TILE_K / 4), hl = 4 * (tid % (TILE_K / 4)), f = swizzle_of<TILE_K>(hl);
 	const int r = r0 + rl, h = h0 + hl;
 	Quad quad;
 #pragma unroll
@@ -210,7 +221,7 @@ __device__ void split_tile(const T* x, int rows, int k, long long rs, long long 
 	extern "C" __global__ void __launch_bounds__(256) split_residues_##NAME(                                               \
 	    const T* x, int rows, int k, long long rs, long long cs, long long, const __grid_constant__ CUtensorMap map,         \
 	    const int* shifts, int p) {                                                                                         \
-		split_tile<T>(x, rows, k, rs, cs, StagedPlanar{&map}, Residues<emu::Elem<T>::complex>{p, shifts});               \
+		split_tile<T>(x, rows, k, rs, cs, StagedPlanar<Tile<T>::K>{&map}, Residues<emu::Elem<T>::complex>{p, shifts});               \
 	}                                                                                                                       \
 	extern "C" __global__ void __launch_bounds__(256) split_coarse_##NAME(const T* x, int rows, int k, long long rs,       \
 	                                                                      long long cs, long long kpad, signed char* out,  \

@@ -135,19 +135,22 @@ fn bit_exact_large_and_long() {
 fn views_alpha_and_accumulation() {
 	let (g, o) = (gpu(), cpu());
 	let big = random_matrix::<c64>(50, 60, 1.0, 9);
-	let a = big.as_ref().submatrix(3, 5, 20, 30).transpose();
 	let b = random_matrix::<c64>(20, 11, 1.0, 10);
 	let b = b.as_ref().reverse_rows();
-	same_as_oracle(&g, &o, a, b, Precision::F64);
-	let old = random_matrix::<c64>(30, 11, 1.0, 11);
-	let alpha = c64::new(0.75, -1.5);
-	let run = |emu: &Emulator| {
-		let mut c = old.clone();
-		emu.matmul(c.as_mut(), Accum::Add, a, b, alpha, Precision::SchemeII { moduli: 13 })
-			.unwrap();
-		c
-	};
-	assert!(same_bits(run(&g).as_ref(), run(&o).as_ref()));
+	// 30 rows: the output entry by entry; 32 rows: 4 entries per vector store (cuda/reconstruct.cu)
+	for rows in [30, 32] {
+		let a = big.as_ref().submatrix(3, 5, 20, rows).transpose();
+		same_as_oracle(&g, &o, a, b, Precision::F64);
+		let old = random_matrix::<c64>(rows, 11, 1.0, 11);
+		let alpha = c64::new(0.75, -1.5);
+		let run = |emu: &Emulator| {
+			let mut c = old.clone();
+			emu.matmul(c.as_mut(), Accum::Add, a, b, alpha, Precision::SchemeII { moduli: 13 })
+				.unwrap();
+			c
+		};
+		assert!(same_bits(run(&g).as_ref(), run(&o).as_ref()), "{rows} rows");
+	}
 }
 
 /// NaN and infinities: the GPU gives the non-finite pattern of the native product, and the
@@ -156,17 +159,21 @@ fn views_alpha_and_accumulation() {
 #[ignore = "needs a Hopper GPU"]
 fn nonfinite_inputs() {
 	let (g, o) = (gpu(), cpu());
-	let mut a = random_matrix::<f64>(9, 12, 1.0, 1);
-	let mut b = random_matrix::<f64>(12, 7, 1.0, 2);
-	a[(2, 3)] = f64::NAN;
-	a[(5, 0)] = f64::INFINITY;
-	b[(7, 1)] = f64::NEG_INFINITY;
-	for precision in [Precision::F64, Precision::SchemeI { slices: 4 }] {
+	// 9 rows: the output entry by entry; 12: by 4 entries, some with a non-finite row among them
+	for (m, precision) in [9, 12]
+		.into_iter()
+		.flat_map(|m| [(m, Precision::F64), (m, Precision::SchemeI { slices: 4 })])
+	{
+		let mut a = random_matrix::<f64>(m, 12, 1.0, 1);
+		let mut b = random_matrix::<f64>(12, 7, 1.0, 2);
+		a[(2, 3)] = f64::NAN;
+		a[(5, 0)] = f64::INFINITY;
+		b[(7, 1)] = f64::NEG_INFINITY;
 		let gc = emulated(&g, a.as_ref(), b.as_ref(), precision);
 		let oc = emulated(&o, a.as_ref(), b.as_ref(), precision);
 		let native = &a * &b;
 		for j in 0..7 {
-			for i in 0..9 {
+			for i in 0..m {
 				let (x, y, z) = (gc[(i, j)], oc[(i, j)], native[(i, j)]);
 				assert_eq!(
 					(x.is_nan(), x.is_infinite(), x > 0.0),
@@ -178,7 +185,7 @@ fn nonfinite_inputs() {
 				}
 			}
 		}
-		assert_eq!(g.last_report().unwrap().nonfinite_entries, 2 * 7 + 9 - 2);
+		assert_eq!(g.last_report().unwrap().nonfinite_entries, 2 * 7 + m - 2);
 	}
 }
 

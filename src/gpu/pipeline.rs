@@ -252,10 +252,15 @@ impl<T: Scalar> Job<'_, T> {
 		(self.a.rows, self.b.rows, self.a.k)
 	}
 
+	/// the split kernels' tile for this element type, `(rows, K)`: 1024 elements, 16 x 64 for
+	/// complex types, 32 x 32 for real ones (`Tile` in `cuda/split.cu`)
+	pub(super) const TILE: (usize, usize) = if T::IS_COMPLEX { (16, 64) } else { (32, 32) };
+
 	/// the split launch configuration of an operand: its tiles over (`kpad` K, rows)
 	pub(super) fn tiles(op: &DeviceOperand, kpad: usize) -> LaunchConfig {
+		let (rows, k) = Self::TILE;
 		LaunchConfig {
-			grid_dim: (kpad.div_ceil(SPLIT_TILE_K) as u32, op.rows.div_ceil(SPLIT_TILE_ROWS) as u32, 1),
+			grid_dim: (kpad.div_ceil(k) as u32, op.rows.div_ceil(rows) as u32, 1),
 			block_dim: (32, 8, 1),
 			shared_mem_bytes: Self::TILE_BYTES as u32,
 		}
@@ -263,7 +268,7 @@ impl<T: Scalar> Job<'_, T> {
 
 	/// the shared memory of a split kernel's input tile: rows x (K + 1) doubles per part
 	/// (`cuda/split.cu`)
-	pub(super) const TILE_BYTES: usize = SPLIT_TILE_ROWS * (SPLIT_TILE_K + 1) * 8 * if T::IS_COMPLEX { 2 } else { 1 };
+	pub(super) const TILE_BYTES: usize = Self::TILE.0 * (Self::TILE.1 + 1) * 8 * if T::IS_COMPLEX { 2 } else { 1 };
 }
 
 /// `dst = alpha A B (+ dst)` on the GPU at `precision`
@@ -475,13 +480,13 @@ pub(crate) fn split_digits<T: Scalar>(
 pub(crate) fn split_residues<T: Scalar>(gpu: &Gpu, out: u64, op: &DeviceOperand, shifts: &CudaSlice<i32>, p: u32) -> Result<u64, Error> {
 	let planes = p as usize * if T::IS_COMPLEX { 3 } else { 1 };
 	let kpad = pad16(op.k);
-	let map = TensorMap::split_tiles(out, kpad, op.rows, planes)?;
+	let map = TensorMap::split_tiles(out, kpad, op.rows, planes, Job::<T>::TILE)?;
 	let name = format!("split_residues_{}", T::NAME);
 	let cfg = with_smem(
 		gpu,
 		&name,
 		Job::<T>::tiles(op, kpad),
-		(planes * SPLIT_TILE_ROWS * SPLIT_TILE_K).max(Job::<T>::TILE_BYTES),
+		(planes * Job::<T>::TILE.0 * Job::<T>::TILE.1).max(Job::<T>::TILE_BYTES),
 	)?;
 	let (rows, k) = (op.rows as i32, op.k as i32);
 	launch!(
@@ -938,7 +943,7 @@ pub(super) fn launch_crt<T: Scalar>(
 	let constants = (ptr(gpu, &hi), ptr(gpu, &lo), crt.p_hi, crt.p_lo, crt.inv_p);
 	let (p, mi, ni) = (crt.len() as i32, m as i32, n as i32);
 	let parts = if T::IS_COMPLEX { 2 } else { 1 };
-	let smem = CRT_STAGES * parts * crt.len().max(8) * CRT_CHUNK + scheme2::MAX_MODULI as usize * 16 + CRT_STAGES * 8;
+	let smem = CRT_STAGES * parts * crt.len() * CRT_CHUNK + scheme2::MAX_MODULI as usize * 16 + CRT_STAGES * 8;
 	let name = format!("crt_{}", T::NAME);
 	let single = LaunchConfig {
 		grid_dim: (1, 1, 1),
@@ -975,10 +980,6 @@ pub(super) fn launch_crt<T: Scalar>(
 		constants.4
 	)
 }
-
-/// the split kernels' tile: rows x K elements (`TILE_ROWS`, `TILE_K` in `cuda/split.cu`)
-pub(crate) const SPLIT_TILE_ROWS: usize = 16;
-pub(crate) const SPLIT_TILE_K: usize = 64;
 
 /// the CRT kernel's chunk of entries and its bulk-copy stages (`cuda/reconstruct.cu`)
 const CRT_CHUNK: usize = 1024;

@@ -1,6 +1,5 @@
 //! TMA tensor maps for the wgmma kernels: int8 K-major planes, 128-byte swizzle
 
-use super::pipeline::{SPLIT_TILE_K, SPLIT_TILE_ROWS};
 use crate::Error;
 use cudarc::driver::sys::*;
 
@@ -26,15 +25,16 @@ impl TensorMap {
 		Self::encode(ptr, [k, rows, planes], step * k * rows, [128, box_rows, 1], swizzle)
 	}
 
-	/// the same planes written by the split (`cuda/split.cu`, `StagedPlanar`) in boxes of 64 bytes x
-	/// 16 rows x all `planes` planes (at most 256), unswizzled; stores outside the planes are dropped
-	pub fn split_tiles(ptr: u64, k: usize, rows: usize, planes: usize) -> Result<Self, Error> {
+	/// the same planes written by the split (`cuda/split.cu`, `StagedPlanar`) in boxes of one
+	/// split tile, `(tile rows, tile K bytes)`, x all `planes` planes (at most 256), unswizzled;
+	/// stores outside the planes are dropped
+	pub fn split_tiles(ptr: u64, k: usize, rows: usize, planes: usize, (tile_rows, tile_k): (usize, usize)) -> Result<Self, Error> {
 		let swizzle = CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE;
 		Self::encode(
 			ptr,
 			[k, rows, planes],
 			k * rows,
-			[SPLIT_TILE_K as u32, SPLIT_TILE_ROWS as u32, planes as u32],
+			[tile_k as u32, tile_rows as u32, planes as u32],
 			swizzle,
 		)
 	}
