@@ -165,8 +165,10 @@ template <> struct Elem<float> {
 	__device__ static void load(const float* p, long long idx, double& re, double& im) { re = (double)p[idx]; im = 0.0; }
 	__device__ static void store(float* p, long long idx, double re, double) { p[idx] = __double2float_rn(re); }
 };
-struct c64 { double re, im; };
-struct c32 { float re, im; };
+// aligned to their size, so that an element is one 16-byte (8-byte) access: a warp's loads and
+// stores of consecutive elements cover whole sectors (the device buffers are allocated aligned)
+struct alignas(16) c64 { double re, im; };
+struct alignas(8) c32 { float re, im; };
 template <> struct Elem<c64> {
 	static constexpr bool complex = true;
 	__device__ static void load(const c64* p, long long idx, double& re, double& im) { re = p[idx].re; im = p[idx].im; }

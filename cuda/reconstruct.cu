@@ -68,13 +68,16 @@ __device__ void shift_reduce_entries(const int* acc_re, const int* acc_im, int p
 // the CRT over a persistent grid of chunks of CRT_CHUNK consecutive entries of the residue planes
 // (column-major m x n, planes `stride` bytes apart, stride and 16-byte alignment as the bulk copies
 // need): thread 0 brings each chunk's p planes (Re, and Im for complex) into shared memory by bulk
-// copies, one chunk ahead, so that many planes' bytes are in flight per SM without holding
-// registers. Each thread reconstructs 4 consecutive entries (one 32-bit word per plane) and stores
+// copies, CRT_STAGES - 1 chunks ahead, so that many planes' bytes are in flight per SM without
+// holding registers. Each thread reconstructs 4 consecutive entries (one 32-bit word per plane) and stores
 // them itself: with the output contiguous (ldd = m, m a multiple of 4, aligned) the 4 entries lie
 // in one column, their row shifts and flags are one vector load each and the 4 results one vector
 // store (a warp writes 32 x 4 consecutive entries); otherwise entry by entry
 constexpr int CRT_CHUNK = 1024;
-constexpr int CRT_STAGES = 2;
+// bulk-copy stages: three for real types (two chunks in flight while one is summed), two for
+// complex ones (whose stages are twice as large: three would leave room for 2 blocks per SM, not 3)
+template <typename T>
+constexpr int CRT_STAGES = emu::Elem<T>::complex ? 2 : 3;
 // blocks per SM the registers are sized for (complex: two parts' sums; its stages allow 3 at 15 moduli)
 template <typename T>
 constexpr int CRT_BLOCKS = emu::Elem<T>::complex ? 3 : 4;
@@ -135,21 +138,24 @@ struct CrtOut {
 };
 
 // the dynamic shared memory of crt_entries (launch_crt in src/gpu/pipeline.rs sizes it):
-// CRT_STAGES stages of the planes [part][l][CRT_CHUNK] (parts x p x CRT_CHUNK bytes each), the
-// constants [CRT_MAX] {hi, lo}, the stages' mbarriers
+// CRT_STAGES<T> stages of the planes [part][l][CRT_CHUNK] (parts x p4 x CRT_CHUNK bytes each, p4 = p
+// rounded up to 4), the constants [CRT_MAX] {hi, lo} (zero beyond p), the stages' mbarriers
 template <typename T>
 __device__ void crt_entries(const signed char* res_re, const signed char* res_im, int p, long long stride, int m, int n,
                             const CrtConstants& k, const CrtOut<T>& out) {
 	using namespace emu::hopper;
 	constexpr int PARTS = emu::Elem<T>::complex ? 2 : 1;
 	extern __shared__ __align__(128) unsigned char smem[];
-	const int stage_bytes = PARTS * p * CRT_CHUNK;
-	double2* w = (double2*)(smem + CRT_STAGES * stage_bytes);
+	// the sums run over p4 planes, 4 at a time: the weights beyond p are zero, so whatever bytes
+	// the planes beyond p hold (the next part's, or the stage's slack) add exactly nothing
+	const int p4 = (p + 3) & ~3;
+	const int stage_bytes = PARTS * p4 * CRT_CHUNK;
+	double2* w = (double2*)(smem + CRT_STAGES<T> * stage_bytes);
 	const uint32_t bars = smem_address(w + CRT_MAX);
 	const int tid = threadIdx.x;
-	if (tid < p) w[tid] = double2{k.hi[tid], k.lo[tid]};
+	if (tid < CRT_MAX) w[tid] = tid < p ? double2{k.hi[tid], k.lo[tid]} : double2{0.0, 0.0};
 	if (tid == 0)
-		for (int s = 0; s < CRT_STAGES; ++s) bar_init(bars + 8 * s, 1);
+		for (int s = 0; s < CRT_STAGES<T>; ++s) bar_init(bars + 8 * s, 1);
 	asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 	__syncthreads();
 	const long long mn = (long long)m * n, chunks = (mn + CRT_CHUNK - 1) / CRT_CHUNK;
@@ -165,7 +171,7 @@ __device__ void crt_entries(const signed char* res_re, const signed char* res_im
 				bulk_load(smem_address(plane(s, part, l)), (part ? res_im : res_re) + l * stride + start, bytes, bars + 8 * s);
 	};
 	if (tid == 0)
-		for (int s = 0; s < CRT_STAGES; ++s) fetch(blockIdx.x + (long long)s * gridDim.x, s);
+		for (int s = 0; s < CRT_STAGES<T>; ++s) fetch(blockIdx.x + (long long)s * gridDim.x, s);
 	// vector stores: output contiguous, columns a multiple of 4 entries long, 4-entry aligned (and
 	// the row shifts and flags 16-byte aligned)
 	const bool contiguous = out.ldd == m && m % 4 == 0 && ((uintptr_t)out.dst & (4 * sizeof(T) - 1)) == 0 &&
@@ -176,22 +182,24 @@ __device__ void crt_entries(const signed char* res_re, const signed char* res_im
 	int i0 = (int)((long long)blockIdx.x * CRT_CHUNK % m), j0 = (int)((long long)blockIdx.x * CRT_CHUNK / m);
 	int it = 0;
 	for (long long c = blockIdx.x; c < chunks; c += gridDim.x, ++it) {
-		const int s = it % CRT_STAGES;
-		bar_wait(bars + 8 * s, (it / CRT_STAGES) & 1);
+		const int s = it % CRT_STAGES<T>;
+		bar_wait(bars + 8 * s, (it / CRT_STAGES<T>) & 1);
 		CrtSum sum[PARTS][4];
 #pragma unroll
 		for (int part = 0; part < PARTS; ++part) {
 			const unsigned* words = (const unsigned*)plane(s, part, 0) + tid;
-#pragma unroll 4
-			for (int l = 0; l < p; ++l) {
-				const unsigned word = words[l * (CRT_CHUNK / 4)] ^ 0x80808080u;
-				const double2 wl = w[l];
+			for (int l0 = 0; l0 < p4; l0 += 4) {
 #pragma unroll
-				for (int v = 0; v < 4; ++v) sum[part][v].add(wl.x, wl.y, emu::byte_as_double(word, v));
+				for (int l = l0; l < l0 + 4; ++l) {
+					const unsigned word = words[l * (CRT_CHUNK / 4)] ^ 0x80808080u;
+					const double2 wl = w[l];
+#pragma unroll
+					for (int v = 0; v < 4; ++v) sum[part][v].add(wl.x, wl.y, emu::byte_as_double(word, v));
+				}
 			}
 		}
 		__syncthreads();  // stage s read by every thread: refill it
-		if (tid == 0) fetch(c + CRT_STAGES * gridDim.x, s);
+		if (tid == 0) fetch(c + CRT_STAGES<T> * gridDim.x, s);
 		double re[4], im[4];
 #pragma unroll
 		for (int v = 0; v < 4; ++v) {

@@ -943,7 +943,8 @@ pub(super) fn launch_crt<T: Scalar>(
 	let constants = (ptr(gpu, &hi), ptr(gpu, &lo), crt.p_hi, crt.p_lo, crt.inv_p);
 	let (p, mi, ni) = (crt.len() as i32, m as i32, n as i32);
 	let parts = if T::IS_COMPLEX { 2 } else { 1 };
-	let smem = CRT_STAGES * parts * crt.len() * CRT_CHUNK + scheme2::MAX_MODULI as usize * 16 + CRT_STAGES * 8;
+	let stages = crt_stages::<T>();
+	let smem = stages * parts * crt.len().next_multiple_of(4) * CRT_CHUNK + scheme2::MAX_MODULI as usize * 16 + stages * 8;
 	let name = format!("crt_{}", T::NAME);
 	let single = LaunchConfig {
 		grid_dim: (1, 1, 1),
@@ -981,6 +982,9 @@ pub(super) fn launch_crt<T: Scalar>(
 	)
 }
 
-/// the CRT kernel's chunk of entries and its bulk-copy stages (`cuda/reconstruct.cu`)
+/// the CRT kernel's chunk of entries (`cuda/reconstruct.cu`)
 const CRT_CHUNK: usize = 1024;
-const CRT_STAGES: usize = 2;
+/// the CRT kernel's bulk-copy stages for element type `T` (`CRT_STAGES` in `cuda/reconstruct.cu`)
+const fn crt_stages<T: Scalar>() -> usize {
+	if T::IS_COMPLEX { 2 } else { 3 }
+}
