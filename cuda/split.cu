@@ -22,7 +22,7 @@ namespace {
 // the tile a block of element type T splits: ROWS x K elements (4 per thread). Complex: 16 x 64,
 // so that each plane row of the staged TMA store is 64 bytes (two sectors per L2 request), measured
 // 1.1x faster than 32 x 32 for c64; real: 32 x 32, measured 1.05x faster than 16 x 64 for f64
-// (docs/PERF.md, issue 4 step 7). pipeline.rs (split_tile_shape) launches the same shape
+// (docs/PERF.md, issue 4 step 7). `Job::TILE` in src/gpu/pipeline.rs launches the same shape
 template <typename T>
 struct Tile {
 	static constexpr int ROWS = emu::Elem<T>::complex ? 16 : 32, K = 1024 / ROWS, STRIDE = K + 1;
@@ -129,13 +129,14 @@ struct Interleaved {
 // then written by one TMA store of the box (TILE_K bytes, rows, all planes) that clips what lies
 // outside the planes (rows >= rows, K >= kpad): no per-plane address arithmetic, no scattered
 // 4-byte stores
-template <int TILE_K>
+template <typename T>
 struct StagedPlanar {
+	static constexpr int TILE_K = Tile<T>::K;
 	static constexpr bool STAGED = true;
 	const CUtensorMap* map;
 	__device__ bool skip(int, int) const { return false; }
 	__device__ signed char* dst(int, int, int rl, int hl, signed char* stage) const { return stage + rl * TILE_K + hl; }
-	__device__ long long plane() const { return 1024; }
+	__device__ long long plane() const { return Tile<T>::ROWS * TILE_K; }
 	__device__ void finish(signed char* stage, int r0, int h0) const {
 		using namespace emu::hopper;
 		fence_async_shared();
@@ -221,7 +222,7 @@ __device__ void split_tile(const T* x, int rows, int k, long long rs, long long 
 	extern "C" __global__ void __launch_bounds__(256) split_residues_##NAME(                                               \
 	    const T* x, int rows, int k, long long rs, long long cs, long long, const __grid_constant__ CUtensorMap map,         \
 	    const int* shifts, int p) {                                                                                         \
-		split_tile<T>(x, rows, k, rs, cs, StagedPlanar<Tile<T>::K>{&map}, Residues<emu::Elem<T>::complex>{p, shifts});               \
+		split_tile<T>(x, rows, k, rs, cs, StagedPlanar<T>{&map}, Residues<emu::Elem<T>::complex>{p, shifts});               \
 	}                                                                                                                       \
 	extern "C" __global__ void __launch_bounds__(256) split_coarse_##NAME(const T* x, int rows, int k, long long rs,       \
 	                                                                      long long cs, long long kpad, signed char* out,  \

@@ -74,7 +74,7 @@ macro_rules! launch {
 	}};
 }
 
-/// launches the split kernel `KERNEL_<type>` over the 16 x 64 tiles of `op`, writing its planes
+/// launches the split kernel `KERNEL_<type>` over the tiles of `op` ([`Job::TILE`]), writing its planes
 /// to `out`; every split kernel takes the operand, its shape and strides, the padded K and `out`
 /// first, then its own arguments
 macro_rules! launch_split {
@@ -475,7 +475,7 @@ pub(crate) fn split_digits<T: Scalar>(
 /// [`scheme2::MODULI`] (compile-time constants of the kernel): per modulus 1 plane (real) or 3
 /// (complex: re, im, re + im) of `rows x pad16(k)`
 ///
-/// Each 16 x 64 tile's planes are staged in shared memory (1 KiB per plane, where the input tile
+/// Each tile's planes ([`Job::TILE`]) are staged in shared memory (1 KiB per plane, where the input tile
 /// was) and written by one TMA store: `out` must be 16-byte aligned
 pub(crate) fn split_residues<T: Scalar>(gpu: &Gpu, out: u64, op: &DeviceOperand, shifts: &CudaSlice<i32>, p: u32) -> Result<u64, Error> {
 	let planes = p as usize * if T::IS_COMPLEX { 3 } else { 1 };
