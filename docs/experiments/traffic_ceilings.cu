@@ -10,17 +10,23 @@
 
 constexpr int P = 15;
 
+// the byte sums of word w over the P planes (4 entries)
+__device__ __forceinline__ void sum_words(const unsigned* __restrict__ planes, long long plane_words, long long w, unsigned (&acc)[4]) {
+	unsigned v[P];
+#pragma unroll
+	for (int l = 0; l < P; ++l) v[l] = planes[l * plane_words + w];
+	acc[0] = acc[1] = acc[2] = acc[3] = 0;
+#pragma unroll
+	for (int l = 0; l < P; ++l) {
+		acc[0] += v[l] & 255; acc[1] += (v[l] >> 8) & 255; acc[2] += (v[l] >> 16) & 255; acc[3] += v[l] >> 24;
+	}
+}
+
 // CRT mix: P byte planes in, one f64 out; thread: 4 entries (one word per plane), 32 B out
 __global__ void crt_words(const unsigned* __restrict__ planes, long long plane_words, double* __restrict__ out, long long words) {
 	for (long long w = blockIdx.x * (long long)blockDim.x + threadIdx.x; w < words; w += (long long)gridDim.x * blockDim.x) {
-		unsigned acc[4] = {0, 0, 0, 0};
-		unsigned v[P];
-#pragma unroll
-		for (int l = 0; l < P; ++l) v[l] = planes[l * plane_words + w];
-#pragma unroll
-		for (int l = 0; l < P; ++l) {
-			acc[0] += v[l] & 255; acc[1] += (v[l] >> 8) & 255; acc[2] += (v[l] >> 16) & 255; acc[3] += v[l] >> 24;
-		}
+		unsigned acc[4];
+		sum_words(planes, plane_words, w, acc);
 		double4_32a r = {(double)acc[0], (double)acc[1], (double)acc[2], (double)acc[3]};
 		((double2*)out)[2 * w] = double2{r.x, r.y}; ((double2*)out)[2 * w + 1] = double2{r.z, r.w};
 	}
@@ -29,14 +35,8 @@ __global__ void crt_words(const unsigned* __restrict__ planes, long long plane_w
 __global__ void crt_words_coalesced(const unsigned* __restrict__ planes, long long plane_words, double* __restrict__ out, long long words) {
 	const int lane = threadIdx.x & 31;
 	for (long long w = blockIdx.x * (long long)blockDim.x + threadIdx.x; w < words; w += (long long)gridDim.x * blockDim.x) {
-		unsigned acc[4] = {0, 0, 0, 0};
-		unsigned v[P];
-#pragma unroll
-		for (int l = 0; l < P; ++l) v[l] = planes[l * plane_words + w];
-#pragma unroll
-		for (int l = 0; l < P; ++l) {
-			acc[0] += v[l] & 255; acc[1] += (v[l] >> 8) & 255; acc[2] += (v[l] >> 16) & 255; acc[3] += v[l] >> 24;
-		}
+		unsigned acc[4];
+		sum_words(planes, plane_words, w, acc);
 		// warp covers 128 entries; store q (0..3): entries 32q + lane of the warp's 128
 		const long long base = (w - lane) * 4;
 #pragma unroll
