@@ -10,11 +10,14 @@
 //! `$EMUGEMM_CUDA_WHEELS/nvidia/cu13/bin/nvcc` (where `scripts/install-nvcc.sh` installs the pinned
 //! wheels). without nvcc the crate builds without kernels (cfg `emugemm_no_kernels`, a warning),
 //! unless `EMUGEMM_REQUIRE_KERNELS=1`, which makes it an error. `EMUGEMM_PTXAS_REPORT=1` prints
-//! each kernel's registers, shared memory and stack as cargo warnings.
+//! each kernel's registers, shared memory and stack as cargo warnings. a kernel file whose inputs (nvcc,
+//! flags, environment, its `.cu` and every `.cuh`) are those of an earlier successful build in the same
+//! `$OUT_DIR` is not compiled again.
 
 use std::env;
 use std::fmt::Write as _;
 use std::fs;
+use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -268,9 +271,53 @@ fn compile_all(nvcc: &Path, manifest_dir: &Path, out_dir: &Path, stems: &[String
 	results.into_iter().map(|(_, compiled)| compiled).collect()
 }
 
-/// `nvcc <NVCC_FLAGS> -o $OUT_DIR/<stem>.sm_90a.cubin cuda/<stem>.cu`, run in the crate's root
+/// `nvcc <NVCC_FLAGS> -o $OUT_DIR/<stem>.sm_90a.cubin cuda/<stem>.cu`, run in the crate's root;
+/// skipped when `$OUT_DIR` holds the cubin and the log of a successful call with the same inputs
+/// (see [`inputs_key`]): then the log is read back, so that the report is the same
 fn compile(nvcc: &Path, manifest_dir: &Path, out_dir: &Path, stem: &str) -> Compiled {
 	let cubin = out_dir.join(format!("{stem}.{ARCH}.cubin"));
+	let (key_file, log_file) = (out_dir.join(format!("{stem}.key")), out_dir.join(format!("{stem}.log")));
+	let key = inputs_key(nvcc, manifest_dir, stem);
+	if cubin.exists()
+		&& fs::read_to_string(&key_file).is_ok_and(|old| old == key)
+		&& let Ok(log) = fs::read_to_string(&log_file)
+	{
+		return Compiled {
+			kernel: Kernel { stem: stem.into(), cubin },
+			success: true,
+			log,
+		};
+	}
+	let _ = fs::remove_file(&key_file);
+	let compiled = run_nvcc(nvcc, manifest_dir, cubin, stem);
+	if compiled.success && fs::write(&log_file, &compiled.log).is_ok() {
+		let _ = fs::write(&key_file, key);
+	}
+	compiled
+}
+
+/// what a kernel's cubin depends on, hashed: nvcc, its flags and environment, `cuda/<stem>.cu`
+/// and every `cuda/*.cuh` (any of which it may include)
+fn inputs_key(nvcc: &Path, manifest_dir: &Path, stem: &str) -> String {
+	let mut hasher = std::hash::DefaultHasher::new();
+	(nvcc, NVCC_FLAGS).hash(&mut hasher);
+	ENV_VARS.iter().map(env::var_os).for_each(|value| value.hash(&mut hasher));
+	let cuda_dir = manifest_dir.join("cuda");
+	let mut headers: Vec<PathBuf> = fs::read_dir(&cuda_dir)
+		.into_iter()
+		.flatten()
+		.filter_map(|entry| Some(entry.ok()?.path()))
+		.filter(|path| path.extension().is_some_and(|ext| ext == "cuh"))
+		.collect();
+	headers.sort();
+	for path in std::iter::once(cuda_dir.join(format!("{stem}.cu"))).chain(headers) {
+		(&path, fs::read(&path).ok()).hash(&mut hasher);
+	}
+	format!("{:016x}\n", hasher.finish())
+}
+
+/// runs nvcc on `cuda/<stem>.cu`, writing `cubin`
+fn run_nvcc(nvcc: &Path, manifest_dir: &Path, cubin: PathBuf, stem: &str) -> Compiled {
 	let output = Command::new(nvcc)
 		.current_dir(manifest_dir)
 		.args(NVCC_FLAGS)

@@ -41,13 +41,13 @@ __device__ __forceinline__ long long to_integer_rint(double x, int s) {
 	return (long long)rint(scale_pow2(x, s));
 }
 
-// balanced base-256 digits, most significant first
-__device__ __forceinline__ void balanced_digits(long long x, int p, signed char* digits) {
-	for (int t = p - 1; t >= 0; --t) {
-		long long low = ((x + 128) & 255) - 128;
-		digits[t] = (signed char)low;
-		x = (x - low) >> 8;
-	}
+// the least significant balanced base-256 digit of x, in [-128, 127], taken off x (x becomes
+// (x - digit) / 256): p steps give the p digits of balanced_digits in src/scheme1.rs, least
+// significant first
+__device__ __forceinline__ int balanced_digit(long long& x) {
+	const long long low = ((x + 128) & 255) - 128;
+	x = (x - low) >> 8;
+	return (int)low;
 }
 
 // one step of the shift-reduce (src/scheme1.rs shift_reduce), smallest weight first: v 2^-8 + c

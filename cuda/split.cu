@@ -1,73 +1,93 @@
 // emugemm: the split of an operand into int8 planes, K-major, zero for k <= h < kpad, in one of
 // two layouts:
-//   Planar       plane t, row r at out[(t * rows + r) * kpad + h] (the residues: staged in shared
-//                memory and written by one TMA store per tile, StagedPlanar)
+//   Planar       plane t, row r at out[(t * rows + r) * kpad + h]
 //   Interleaved  (fused scheme I, cuda/scheme1.cu) row r at out[r * p * kpad], K chunk c = h / 32
 //                holding its p planes one after the other: plane t at byte (c p + t) 32 + h % 32
-// one template kernel moves a tile of 1024 elements (32 x 32 real, 16 x 64 complex: rows x k)
-// through shared memory: the loads are coalesced along the input's contiguous dimension, then each
-// thread turns 4 consecutive elements of one row into one 32-bit store per plane. what is written per
-// element comes from the operation:
+// one template kernel moves a tile of ROWS x 256 elements (32 KiB) through shared memory: the loads
+// are 16-byte vectors along the input's contiguous dimension (a tile column is 128 bytes, a tile
+// row 256 elements), then each thread turns N consecutive elements of one row into one N-byte
+// store per plane: N = 8 for real types, so that a warp writes 256 contiguous bytes of each plane
+// (the pattern docs/PERF.md, issue 4 step 8, measured at 91-95% of the device copy); N = 4 for
+// complex types, whose three planes per modulus at N = 8 took 118 registers (2 blocks per SM,
+// measured slower, issue 4 step 9). what is written per element comes from the operation:
 //   Digits   scheme I balanced digits of rint(x 2^s_r) (real part, imaginary part, or -imaginary)
 //   Residues scheme II residues of trunc(x 2^s_r) for the first p moduli (complex: re, im, re+im),
-//            each modulus a compile-time constant (residue_rep: 3 FP64 operations and an integer one, no division); int8
-//            representatives, congruent to the oracle's symmetric residues (the products and
-//            everything after them depend on the values modulo m only)
+//            each modulus a compile-time constant (residue_rep: 3 FP64 operations and an integer
+//            one, no division); int8 representatives, congruent to the oracle's symmetric residues
+//            (the products and everything after them depend on the values modulo m only)
 //   Coarse   accurate scaling: ceil(|re| 2^s0) + ceil(|im| 2^s0)
 #include "common.cuh"
-#include "wgmma.cuh"
 
 namespace {
 
-// the tile a block of element type T splits: ROWS x K elements (4 per thread). Complex: 16 x 64,
-// so that each plane row of the staged TMA store is 64 bytes (two sectors per L2 request), measured
-// 1.1x faster than 32 x 32 for c64; real: 32 x 32, measured 1.05x faster than 16 x 64 for f64
-// (docs/PERF.md, issue 4 step 7). `Job::TILE` in src/gpu/pipeline.rs launches the same shape
+// the tile a block of element type T splits: ROWS x K elements, ROWS = 128 / sizeof(T) (a tile
+// column is 128 bytes), in 16-byte chunks of PER_CHUNK elements, 2048 chunks (32 KiB), N elements
+// per thread and plane store. Row rr of the tile keeps its chunk c at rr * CHUNKS_PER_ROW + (c ^
+// swizzle): the XOR spreads the chunks that one load or read instruction touches over all banks
+// (see `chunk_at`). `Job::tiles` in src/gpu/pipeline.rs launches the same shape
 template <typename T>
 struct Tile {
-	static constexpr int ROWS = emu::Elem<T>::complex ? 16 : 32, K = 1024 / ROWS, STRIDE = K + 1;
+	static constexpr int K = 256, ROWS = 128 / sizeof(T), PER_CHUNK = 16 / sizeof(T), CHUNKS_PER_ROW = K / PER_CHUNK,
+	                     CHUNKS = ROWS * CHUNKS_PER_ROW, PER_THREAD = CHUNKS / 256, N = emu::Elem<T>::complex ? 4 : 8;
+	// where chunk c of tile row rr is kept: 8 consecutive chunks of a row (a warp's quarter reading
+	// its lanes' octs, or a quarter of a warp loading a row) and the 8 row groups of one column (a
+	// warp loading columns) each land in 8 different 16-byte bank groups
+	__device__ static int chunk_at(int rr, int c) { return rr * CHUNKS_PER_ROW + (c ^ (((c >> 3) ^ (rr / PER_CHUNK)) & 7)); }
+};
+static_assert(Tile<double>::PER_THREAD == 8 && Tile<emu::c64>::PER_THREAD == 8, "2048 chunks, 8 per thread");
+
+// N (4 or 8) consecutive elements of row r: real and imaginary parts
+template <int N>
+struct Elements {
+	double re[N], im[N];
 };
 
-// four consecutive elements of row r: real and imaginary parts
-struct Quad {
-	double re[4], im[4];
-};
+// the low bytes of N (4 or 8) ints at dst (N-byte aligned), the first at the lowest address
+template <int N>
+__device__ __forceinline__ void store_bytes(signed char* dst, const int (&b)[N]) {
+	if constexpr (N == 4)
+		*(unsigned*)dst = emu::pack4(b[0], b[1], b[2], b[3]);
+	else
+		*(uint2*)dst = make_uint2(emu::pack4(b[0], b[1], b[2], b[3]), emu::pack4(b[4], b[5], b[6], b[7]));
+}
 
 struct Digits {
 	int p, part;  // part: 0 real, 1 imaginary, 2 negated imaginary
 	const int* shifts;
-	__device__ void operator()(signed char* dst, long long plane, int r, const Quad& x) const {
-		signed char d[4][8];
+	template <int N>
+	__device__ void operator()(signed char* dst, long long plane, int r, const Elements<N>& x) const {
+		long long v[N];
 #pragma unroll
-		for (int j = 0; j < 4; ++j) {
-			const double v = part == 0 ? x.re[j] : (part == 1 ? x.im[j] : -x.im[j]);
-			emu::balanced_digits(emu::to_integer_rint(v, shifts[r]), p, d[j]);
+		for (int j = 0; j < N; ++j) v[j] = emu::to_integer_rint(part == 0 ? x.re[j] : (part == 1 ? x.im[j] : -x.im[j]), shifts[r]);
+		// least significant digit (plane p - 1) first
+		for (int t = p - 1; t >= 0; --t) {
+			int d[N];
+#pragma unroll
+			for (int j = 0; j < N; ++j) d[j] = emu::balanced_digit(v[j]);
+			store_bytes<N>(dst + t * plane, d);
 		}
-#pragma unroll
-		for (int t = 0; t < 8; ++t)
-			if (t < p) *(unsigned*)(dst + t * plane) = emu::pack4(d[0][t], d[1][t], d[2][t], d[3][t]);
 	}
 };
 
-// the residue planes of 4 values for the first p moduli (complex: re, im, re + im per modulus),
-// moduli outermost so that the 4 values' arithmetic interleaves
-template <bool COMPLEX>
-__device__ __forceinline__ void residue_planes(signed char* dst, long long plane, int p, const emu::Split48 (&re)[4],
-                                               const emu::Split48 (&im)[4]) {
+// the residue planes of N values for the first p moduli (complex: re, im, re + im per modulus),
+// moduli outermost so that the values' arithmetic interleaves
+template <bool COMPLEX, int N>
+__device__ __forceinline__ void residue_planes(signed char* dst, long long plane, int p, const emu::Split48 (&re)[N],
+                                               const emu::Split48 (&im)[N]) {
 	// dst walks the planes: re (, im, re + im) of each modulus in turn
-#define EMU_RESIDUE_PLANES(L, M)                                                                                          \
-	if (L < p) {                                                                                                          \
-		int a[4], b[4];                                                                                                   \
-		_Pragma("unroll") for (int j = 0; j < 4; ++j) a[j] = emu::residue_rep<L, M>(re[j]);                                  \
-		*(unsigned*)dst = emu::pack4(a[0], a[1], a[2], a[3]);                                                             \
-		dst += plane;                                                                                                     \
-		if (COMPLEX) {                                                                                                    \
-			_Pragma("unroll") for (int j = 0; j < 4; ++j) b[j] = emu::residue_rep<L, M>(im[j]);                              \
-			*(unsigned*)dst = emu::pack4(b[0], b[1], b[2], b[3]);                                                         \
-			_Pragma("unroll") for (int j = 0; j < 4; ++j) b[j] = emu::sym_small<M>((signed char)a[j] + (signed char)b[j]); \
-			*(unsigned*)(dst + plane) = emu::pack4(b[0], b[1], b[2], b[3]);                                               \
-			dst += 2 * plane;                                                                                             \
-		}                                                                                                                 \
+#define EMU_RESIDUE_PLANES(L, M)                                                                                  \
+	if (L < p) {                                                                                                  \
+		int a[N], b[N];                                                                                           \
+		_Pragma("unroll") for (int j = 0; j < N; ++j) a[j] = emu::residue_rep<L, M>(re[j]);                          \
+		store_bytes<N>(dst, a);                                                                                   \
+		dst += plane;                                                                                             \
+		if (COMPLEX) {                                                                                            \
+			_Pragma("unroll") for (int j = 0; j < N; ++j) b[j] = emu::residue_rep<L, M>(im[j]);                      \
+			store_bytes<N>(dst, b);                                                                               \
+			_Pragma("unroll") for (int j = 0; j < N; ++j) b[j] = emu::sym_small<M>((signed char)a[j] + (signed char)b[j]); \
+			store_bytes<N>(dst + plane, b);                                                                       \
+			dst += 2 * plane;                                                                                     \
+		}                                                                                                         \
 	}
 	EMU_MODULI(EMU_RESIDUE_PLANES)
 #undef EMU_RESIDUE_PLANES
@@ -77,156 +97,153 @@ template <bool COMPLEX>
 struct Residues {
 	int p;
 	const int* shifts;
-	__device__ void operator()(signed char* dst, long long plane, int r, const Quad& x) const {
-		emu::Split48 re[4], im[4];
+	template <int N>
+	__device__ void operator()(signed char* dst, long long plane, int r, const Elements<N>& x) const {
+		emu::Split48 re[N], im[N];
 #pragma unroll
-		for (int j = 0; j < 4; ++j) re[j] = emu::split48(trunc(emu::scale_pow2(x.re[j], shifts[r])));
+		for (int j = 0; j < N; ++j) re[j] = emu::split48(trunc(emu::scale_pow2(x.re[j], shifts[r])));
 #pragma unroll
-		for (int j = 0; j < 4; ++j) im[j] = emu::split48(COMPLEX ? trunc(emu::scale_pow2(x.im[j], shifts[r])) : 0.0);
-		residue_planes<COMPLEX>(dst, plane, p, re, im);
+		for (int j = 0; j < N; ++j) im[j] = emu::split48(COMPLEX ? trunc(emu::scale_pow2(x.im[j], shifts[r])) : 0.0);
+		residue_planes<COMPLEX, N>(dst, plane, p, re, im);
 	}
 };
 
 struct Coarse {
 	const int* s0;
-	__device__ void operator()(signed char* dst, long long, int r, const Quad& x) const {
-		int c[4];
+	template <int N>
+	__device__ void operator()(signed char* dst, long long, int r, const Elements<N>& x) const {
+		int c[N];
 #pragma unroll
-		for (int j = 0; j < 4; ++j) c[j] = emu::coarse_magnitude(x.re[j], s0[r]) + emu::coarse_magnitude(x.im[j], s0[r]);
-		*(unsigned*)dst = emu::pack4(c[0], c[1], c[2], c[3]);
+		for (int j = 0; j < N; ++j) c[j] = emu::coarse_magnitude(x.re[j], s0[r]) + emu::coarse_magnitude(x.im[j], s0[r]);
+		store_bytes<N>(dst, c);
 	}
 };
 
-// where the planes of element (r, h) go: straight to global memory (Planar, Interleaved: the
-// destination of its plane 0 and the distance between planes), or through shared memory
-// (StagedPlanar). dst() takes the element's place in the tile too (rl, hl) and the block's
-// dynamic shared memory; finish() runs once per block after every thread has written its planes
+// where the planes of element (r, h) go (h a multiple of 4): the destination of its plane 0 and the
+// distance between planes
 struct Planar {
-	static constexpr bool STAGED = false;
 	int rows;
 	long long kpad;
 	signed char* out;
-	__device__ bool skip(int r, int h) const { return r >= rows || h >= kpad; }
-	__device__ signed char* dst(int r, int h, int, int, signed char*) const { return out + (long long)r * kpad + h; }
+	__device__ signed char* dst(int r, int h) const { return out + (long long)r * kpad + h; }
 	__device__ long long plane() const { return (long long)rows * kpad; }
-	__device__ void finish(signed char*, int, int) const {}
 };
 
 struct Interleaved {
-	static constexpr bool STAGED = false;
 	int rows, p;
 	long long kpad;
 	signed char* out;
-	__device__ bool skip(int r, int h) const { return r >= rows || h >= kpad; }
-	__device__ signed char* dst(int r, int h, int, int, signed char*) const {
-		return out + ((long long)r * kpad + (h & ~31)) * p + (h & 31);
-	}
+	__device__ signed char* dst(int r, int h) const { return out + ((long long)r * kpad + (h & ~31)) * p + (h & 31); }
 	__device__ long long plane() const { return 32; }
-	__device__ void finish(signed char*, int, int) const {}
 };
 
-// the Planar layout through shared memory: the tile's planes staged as [plane][rows][TILE_K bytes],
-// then written by one TMA store of the box (TILE_K bytes, rows, all planes) that clips what lies
-// outside the planes (rows >= rows, K >= kpad): no per-plane address arithmetic, no scattered
-// 4-byte stores
+// the 16-byte chunk of PER_CHUNK elements from element (r, h) on, along K (step = cs) or along
+// the rows (step = rs), one element at a time: zero outside rows x k
 template <typename T>
-struct StagedPlanar {
-	static constexpr int TILE_K = Tile<T>::K;
-	static constexpr bool STAGED = true;
-	const CUtensorMap* map;
-	__device__ bool skip(int, int) const { return false; }
-	__device__ signed char* dst(int, int, int rl, int hl, signed char* stage) const { return stage + rl * TILE_K + hl; }
-	__device__ long long plane() const { return Tile<T>::ROWS * TILE_K; }
-	__device__ void finish(signed char* stage, int r0, int h0) const {
-		using namespace emu::hopper;
-		fence_async_shared();
-		__syncthreads();
-		if (threadIdx.x == 0 && threadIdx.y == 0) {
-			tma_store3(map, smem_address(stage), h0, r0, 0);
-			bulk_store_wait_read();
-		}
+__device__ __forceinline__ uint4 load_elements(const T* x, int rows, int k, long long rs, long long cs, int r, int h, bool along_k) {
+	union {
+		uint4 chunk;
+		T v[Tile<T>::PER_CHUNK];
+	} u;
+	u.chunk = make_uint4(0, 0, 0, 0);
+#pragma unroll
+	for (int e = 0; e < Tile<T>::PER_CHUNK; ++e) {
+		const int re = along_k ? r : r + e, he = along_k ? h + e : h;
+		if (re < rows && he < k) u.v[e] = x[(long long)re * rs + (long long)he * cs];
 	}
-};
-
-// the column of tile element (rl, hl) in shared memory, for tiles TILE_K wide: swizzled (hl ^ f,
-// f = ((hl >> 4) & 3) 64 / TILE_K) so that the quads (4 consecutive elements per thread, TILE_K / 4
-// threads per row) are read without bank conflicts
-template <int TILE_K>
-__device__ __forceinline__ int swizzle_of(int hl) { return ((hl >> 4) & 3) * (64 / TILE_K); }
+	return u.chunk;
+}
 
 template <typename T, typename Layout, typename Op>
-__device__ void split_tile(const T* x, int rows, int k, long long rs, long long cs, const Layout& layout, const Op& op) {
+__device__ void split_tile(const T* x, int rows, int k, long long rs, long long cs, long long kpad, const Layout& layout,
+                           const Op& op) {
 	using E = emu::Elem<T>;
-	// the input tile, and after it has been read the staged output planes (StagedPlanar: at least
-	// as large as the tile, see split_residues in src/gpu/pipeline.rs)
-	extern __shared__ __align__(128) double smem[];
-	constexpr int TILE_ROWS = Tile<T>::ROWS, TILE_K = Tile<T>::K, TILE_STRIDE = Tile<T>::STRIDE;
-	double(*s_re)[TILE_STRIDE] = (double(*)[TILE_STRIDE])smem;
-	double(*s_im)[TILE_STRIDE] = (double(*)[TILE_STRIDE])(smem + TILE_ROWS * TILE_STRIDE);
-	const int r0 = blockIdx.y * TILE_ROWS, h0 = blockIdx.x * TILE_K;
-	const int tid = threadIdx.y * 32 + threadIdx.x;
-	const bool rows_contiguous = rs == 1;
-	// each thread loads 4 elements (consecutive threads along the input's contiguous dimension),
-	// all 4 loads in flight before the first store
-	double re[4], im[4];
-	int at[4][2];
+	using TileT = Tile<T>;
+	constexpr int PER = TileT::PER_CHUNK, N = TileT::N, SEGMENTS = TileT::K / (32 * N);
+	__shared__ __align__(128) uint4 tile[TileT::CHUNKS];
+	const int r0 = blockIdx.x * TileT::ROWS, h0 = blockIdx.y * TileT::K, tid = threadIdx.x;
+	// 16-byte vector loads along the contiguous dimension where the operand's alignment allows
+	const bool aligned = ((uintptr_t)x & 15) == 0;
+	const bool rows_contiguous = rs == 1 && cs != 1 && aligned && (cs * (long long)sizeof(T)) % 16 == 0;
+	const bool k_vectors = cs == 1 && aligned && (rs * (long long)sizeof(T)) % 16 == 0;
+	// every load of the thread in flight before the first shared store. Rows contiguous: chunk g is
+	// rows 8-chunk group g % 8 of tile column g / 8 (a warp loads 4 columns of 128 bytes); otherwise
+	// chunk c = g % CHUNKS_PER_ROW of tile row g / CHUNKS_PER_ROW (a warp loads 512 bytes of a row)
+	uint4 v[TileT::PER_THREAD];
 #pragma unroll
-	for (int t = 0; t < 4; ++t) {
-		const int e = 256 * t + tid;
-		const int rl = rows_contiguous ? e % TILE_ROWS : e / TILE_K, hl = rows_contiguous ? e / TILE_ROWS : e % TILE_K;
-		const int r = r0 + rl, h = h0 + hl;
-		at[t][0] = rl;
-		at[t][1] = hl;
-		re[t] = 0.0;
-		im[t] = 0.0;
-		if (r < rows && h < k) E::load(x, (long long)r * rs + (long long)h * cs, re[t], im[t]);
+	for (int i = 0; i < TileT::PER_THREAD; ++i) {
+		const int g = 256 * i + tid;
+		if (rows_contiguous) {
+			const int r = r0 + (g % 8) * PER, h = h0 + g / 8;
+			v[i] = r + PER <= rows && h < k ? *(const uint4*)(x + r + (long long)h * cs) : load_elements(x, rows, k, rs, cs, r, h, false);
+		} else {
+			const int r = r0 + g / TileT::CHUNKS_PER_ROW, h = h0 + (g % TileT::CHUNKS_PER_ROW) * PER;
+			v[i] = k_vectors && r < rows && h + PER <= k ? *(const uint4*)(x + (long long)r * rs + h) : load_elements(x, rows, k, rs, cs, r, h, true);
+		}
 	}
 #pragma unroll
-	for (int t = 0; t < 4; ++t) {
-		const bool finite = emu::finite(re[t]) && emu::finite(im[t]);
-		const int column = at[t][1] ^ swizzle_of<TILE_K>(at[t][1]);
-		s_re[at[t][0]][column] = finite ? re[t] : 0.0;
-		if (E::complex) s_im[at[t][0]][column] = finite ? im[t] : 0.0;
+	for (int i = 0; i < TileT::PER_THREAD; ++i) {
+		const int g = 256 * i + tid;
+		if (rows_contiguous) {
+			// the chunk's PER elements lie in PER tile rows, at slot hl % PER of chunk hl / PER
+			const int rl = (g % 8) * PER, hl = g / 8;
+			const T* elements = (const T*)&v[i];
+#pragma unroll
+			for (int e = 0; e < PER; ++e) ((T*)&tile[TileT::chunk_at(rl + e, hl / PER)])[hl % PER] = elements[e];
+		} else {
+			tile[TileT::chunk_at(g / TileT::CHUNKS_PER_ROW, g % TileT::CHUNKS_PER_ROW)] = v[i];
+		}
 	}
 	__syncthreads();
-	// TILE_K / 4 threads per row, 4 consecutive elements each, element j at column hl + (j ^ f)
-	// (swizzled)
-	const int rl = tid / (TILE_K / 4), hl = 4 * (tid % (TILE_K / 4)), f = swizzle_of<TILE_K>(hl);
-	const int r = r0 + rl, h = h0 + hl;
-	Quad quad;
+	// the tile's rows in SEGMENTS of 32 N elements; warp w takes segments w, w + 8, ..., lane L the
+	// elements N L .. N L + N - 1 of its segment
+	const int lane = tid % 32;
+	for (int item = tid / 32; item < TileT::ROWS * SEGMENTS; item += 8) {
+		const int rl = item / SEGMENTS, hl = (item % SEGMENTS) * 32 * N + N * lane, r = r0 + rl, h = h0 + hl;
+		// kpad is a multiple of 16: the N elements are all in or all out
+		if (r >= rows || h >= kpad) continue;
+		union {
+			uint4 chunks[N / PER];
+			T v[N];
+		} u;
 #pragma unroll
-	for (int j = 0; j < 4; ++j) {
-		quad.re[j] = s_re[rl][hl + (j ^ f)];
-		quad.im[j] = E::complex ? s_im[rl][hl + (j ^ f)] : 0.0;
+		for (int q = 0; q < N / PER; ++q) u.chunks[q] = tile[TileT::chunk_at(rl, hl / PER + q)];
+		Elements<N> x;
+#pragma unroll
+		for (int j = 0; j < N; ++j) {
+			double re, im;
+			E::load(u.v, j, re, im);
+			const bool finite = emu::finite(re) && emu::finite(im);
+			x.re[j] = finite ? re : 0.0;
+			x.im[j] = finite ? im : 0.0;
+		}
+		op(layout.dst(r, h), layout.plane(), r, x);
 	}
-	// the tile has been read: the staged planes may overwrite it
-	if (Layout::STAGED) __syncthreads();
-	// kpad is a multiple of 16: the 4 elements are all in or all out
-	if (!layout.skip(r, h)) op(layout.dst(r, h, rl, hl, (signed char*)smem), layout.plane(), min(r, rows - 1), quad);
-	layout.finish((signed char*)smem, r0, h0);
 }
 
 }  // namespace
 
+// every split kernel: the operand (rows x k, strides rs and cs), the padded K, the planes' buffer,
+// then the operation's own arguments
 #define EMU_SPLIT(NAME, T)                                                                                                 \
 	extern "C" __global__ void __launch_bounds__(256) split_digits_##NAME(const T* x, int rows, int k, long long rs,       \
 	                                                                      long long cs, long long kpad, signed char* out,  \
 	                                                                      const int* shifts, int p, int part) {            \
-		split_tile<T>(x, rows, k, rs, cs, Planar{rows, kpad, out}, Digits{p, part, shifts});                             \
+		split_tile<T>(x, rows, k, rs, cs, kpad, Planar{rows, kpad, out}, Digits{p, part, shifts});                       \
 	}                                                                                                                       \
 	extern "C" __global__ void __launch_bounds__(256) split_digits_interleaved_##NAME(                                     \
 	    const T* x, int rows, int k, long long rs, long long cs, long long kpad, signed char* out, const int* shifts, int p, \
 	    int part) {                                                                                                         \
-		split_tile<T>(x, rows, k, rs, cs, Interleaved{rows, p, kpad, out}, Digits{p, part, shifts});                     \
+		split_tile<T>(x, rows, k, rs, cs, kpad, Interleaved{rows, p, kpad, out}, Digits{p, part, shifts});               \
 	}                                                                                                                       \
-	extern "C" __global__ void __launch_bounds__(256) split_residues_##NAME(                                               \
-	    const T* x, int rows, int k, long long rs, long long cs, long long, const __grid_constant__ CUtensorMap map,         \
-	    const int* shifts, int p) {                                                                                         \
-		split_tile<T>(x, rows, k, rs, cs, StagedPlanar<T>{&map}, Residues<emu::Elem<T>::complex>{p, shifts});               \
+	extern "C" __global__ void __launch_bounds__(256) split_residues_##NAME(const T* x, int rows, int k, long long rs,     \
+	                                                                        long long cs, long long kpad,                  \
+	                                                                        signed char* out, const int* shifts, int p) {  \
+		split_tile<T>(x, rows, k, rs, cs, kpad, Planar{rows, kpad, out}, Residues<emu::Elem<T>::complex>{p, shifts});   \
 	}                                                                                                                       \
 	extern "C" __global__ void __launch_bounds__(256) split_coarse_##NAME(const T* x, int rows, int k, long long rs,       \
 	                                                                      long long cs, long long kpad, signed char* out,  \
 	                                                                      const int* s0) {                                 \
-		split_tile<T>(x, rows, k, rs, cs, Planar{rows, kpad, out}, Coarse{s0});                                           \
+		split_tile<T>(x, rows, k, rs, cs, kpad, Planar{rows, kpad, out}, Coarse{s0});                                     \
 	}
 EMU_FOR_EACH_TYPE(EMU_SPLIT)

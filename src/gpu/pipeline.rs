@@ -6,7 +6,6 @@ use super::blas::{Int8Gemm, NativeMath, native_gemm};
 use super::chassis;
 use super::device::{Gpu, driver};
 use super::scheme1_fused;
-use super::tma::TensorMap;
 use super::wgmma_config::{self, Variant};
 use crate::precision::PolicyInput;
 use crate::scheme2::{self, Crt};
@@ -252,23 +251,20 @@ impl<T: Scalar> Job<'_, T> {
 		(self.a.rows, self.b.rows, self.a.k)
 	}
 
-	/// the split kernels' tile for this element type, `(rows, K)`: 1024 elements, 16 x 64 for
-	/// complex types, 32 x 32 for real ones (`Tile` in `cuda/split.cu`)
-	pub(super) const TILE: (usize, usize) = if T::IS_COMPLEX { (16, 64) } else { (32, 32) };
+	/// the split kernels' tile for this element type, `(rows, K)`: 32 KiB of input, 128 bytes
+	/// of rows by 256 elements of K (`Tile` in `cuda/split.cu`)
+	pub(super) const TILE: (usize, usize) = (128 / size_of::<T>(), 256);
 
-	/// the split launch configuration of an operand: its tiles over (`kpad` K, rows)
+	/// the split launch configuration of an operand: its tiles over (rows, `kpad` K), 256 threads
+	/// each
 	pub(super) fn tiles(op: &DeviceOperand, kpad: usize) -> LaunchConfig {
 		let (rows, k) = Self::TILE;
 		LaunchConfig {
-			grid_dim: (kpad.div_ceil(k) as u32, op.rows.div_ceil(rows) as u32, 1),
-			block_dim: (32, 8, 1),
-			shared_mem_bytes: Self::TILE_BYTES as u32,
+			grid_dim: (op.rows.div_ceil(rows) as u32, kpad.div_ceil(k) as u32, 1),
+			block_dim: (256, 1, 1),
+			shared_mem_bytes: 0,
 		}
 	}
-
-	/// the shared memory of a split kernel's input tile: rows x (K + 1) doubles per part
-	/// (`cuda/split.cu`)
-	pub(super) const TILE_BYTES: usize = Self::TILE.0 * (Self::TILE.1 + 1) * 8 * if T::IS_COMPLEX { 2 } else { 1 };
 }
 
 /// `dst = alpha A B (+ dst)` on the GPU at `precision`
@@ -473,36 +469,9 @@ pub(crate) fn split_digits<T: Scalar>(
 
 /// the scheme II residue planes of an operand into `out` for the first `p` moduli of
 /// [`scheme2::MODULI`] (compile-time constants of the kernel): per modulus 1 plane (real) or 3
-/// (complex: re, im, re + im) of `rows x pad16(k)`
-///
-/// Each tile's planes ([`Job::TILE`]) are staged in shared memory (1 KiB per plane, where the input tile
-/// was) and written by one TMA store: `out` must be 16-byte aligned
+/// (complex: re, im, re + im) of `rows x pad16(k)`; `out` must be 8-byte aligned
 pub(crate) fn split_residues<T: Scalar>(gpu: &Gpu, out: u64, op: &DeviceOperand, shifts: &CudaSlice<i32>, p: u32) -> Result<u64, Error> {
-	let planes = p as usize * if T::IS_COMPLEX { 3 } else { 1 };
-	let kpad = pad16(op.k);
-	let map = TensorMap::split_tiles(out, kpad, op.rows, planes, Job::<T>::TILE)?;
-	let name = format!("split_residues_{}", T::NAME);
-	let cfg = with_smem(
-		gpu,
-		&name,
-		Job::<T>::tiles(op, kpad),
-		(planes * Job::<T>::TILE.0 * Job::<T>::TILE.1).max(Job::<T>::TILE_BYTES),
-	)?;
-	let (rows, k) = (op.rows as i32, op.k as i32);
-	launch!(
-		gpu,
-		name,
-		cfg,
-		op.ptr,
-		rows,
-		k,
-		op.rs,
-		op.cs,
-		kpad as i64,
-		map,
-		ptr(gpu, shifts),
-		p as i32
-	)?;
+	launch_split!(gpu, "split_residues", T, op, out, ptr(gpu, shifts), p as i32)?;
 	Ok(out)
 }
 

@@ -47,9 +47,10 @@ fn assert_planes(g: &Gpu, ptr: u64, cpu: &Planes, count: usize, moduli: Option<&
 	}
 }
 
-/// the CPU operand that [`operands`] names `what`: `host` as the left or the right factor
+/// the CPU operand that [`operands`] names `what` (which ends with the name): `host` as the left
+/// or the right factor
 fn cpu_operand<T: Scalar>(host: &faer::Mat<T>, what: &str) -> Operand {
-	if what == "rows of A" {
+	if what.ends_with("rows of A") {
 		Operand::lhs(host.as_ref())
 	} else {
 		Operand::rhs(host.as_ref())
@@ -66,14 +67,15 @@ fn digit_parts(op: &Operand, complex: bool) -> Vec<(i32, &[f64], bool)> {
 	parts
 }
 
-/// both operand orientations: rows of A (rows contiguous) and columns of B (K contiguous)
-fn operands<T: Scalar>(g: &Gpu, a: &DeviceMatrix<T>) -> [(DeviceOperand, &'static str); 2] {
+/// both operand orientations of the first `used` rows of `a`, which keep the stride of all of
+/// them: rows of A (rows contiguous) and columns of B (K contiguous)
+fn operands<T: Scalar>(g: &Gpu, a: &DeviceMatrix<T>, used: usize) -> [(DeviceOperand, &'static str); 2] {
 	let (m, k) = (a.nrows(), a.ncols());
 	[
 		(
 			DeviceOperand {
 				ptr: a.ptr(g),
-				rows: m,
+				rows: used,
 				k,
 				rs: 1,
 				cs: m as i64,
@@ -84,7 +86,7 @@ fn operands<T: Scalar>(g: &Gpu, a: &DeviceMatrix<T>) -> [(DeviceOperand, &'stati
 			DeviceOperand {
 				ptr: a.ptr(g),
 				rows: k,
-				k: m,
+				k: used,
 				rs: m as i64,
 				cs: 1,
 			},
@@ -93,12 +95,25 @@ fn operands<T: Scalar>(g: &Gpu, a: &DeviceMatrix<T>) -> [(DeviceOperand, &'stati
 	]
 }
 
+/// the split's shapes `(m, k, used rows)`: strides that are no multiple of 16 bytes (element by
+/// element loads), then 16-byte multiples (vector loads) with ragged tiles, whole and with a
+/// last row (rows of A) or K column (columns of B) that ends inside a 16-byte chunk
+const SPLIT_SHAPES: [(usize, usize, usize); 3] = [(37, 45, 37), (40, 300, 40), (40, 300, 39)];
+
 fn planes_match<T: Scalar>() {
-	let host = random_matrix::<T>(37, 45, 2.0, 9);
+	for (m, k, used) in SPLIT_SHAPES {
+		planes_match_on::<T>(m, k, used);
+	}
+}
+
+fn planes_match_on<T: Scalar>(m: usize, k: usize, used: usize) {
+	let host = random_matrix::<T>(m, k, 2.0, 9);
 	let dev = DeviceMatrix::upload(host.as_ref()).expect("these tests need a Hopper GPU");
 	let g = gpu().unwrap();
-	for (op, what) in operands(&g, &dev) {
-		let cpu_op = cpu_operand(&host, what);
+	let host = host.subrows(0, used).to_owned();
+	for (op, what) in operands(&g, &dev, used) {
+		let what = format!("{m} x {k} ({used} rows used), {what}");
+		let cpu_op = cpu_operand(&host, &what);
 		for p in [1u32, 3, 8] {
 			let shifts: Vec<i32> = (0..cpu_op.len).map(|i| scheme1::shift(cpu_op.amax(i), p)).collect();
 			let d = g.stream.clone_htod(&shifts).unwrap();
@@ -134,12 +149,20 @@ fn planes_match<T: Scalar>() {
 /// digits: digit `t` of element `(r, h)` at byte `r p kpad + (h / 32 p + t) 32 + h % 32`, zeros
 /// from `k` to `kpad` (a multiple of 128)
 fn interleaved_digits_match<T: Scalar>() {
+	for (m, k, used) in SPLIT_SHAPES {
+		interleaved_digits_match_on::<T>(m, k, used);
+	}
+}
+
+fn interleaved_digits_match_on<T: Scalar>(m: usize, k: usize, used: usize) {
 	use super::scheme1_fused::{pad128, split_interleaved};
-	let host = random_matrix::<T>(37, 300, 2.0, 9);
+	let host = random_matrix::<T>(m, k, 2.0, 9);
 	let dev = DeviceMatrix::upload(host.as_ref()).expect("these tests need a Hopper GPU");
 	let g = gpu().unwrap();
-	for (op, what) in operands(&g, &dev) {
-		let cpu_op = cpu_operand(&host, what);
+	let host = host.subrows(0, used).to_owned();
+	for (op, what) in operands(&g, &dev, used) {
+		let what = format!("{m} x {k} ({used} rows used), {what}");
+		let cpu_op = cpu_operand(&host, &what);
 		let kpad = pad128(op.k);
 		for p in 1..=scheme1::MAX_SLICES {
 			let pu = p as usize;

@@ -25,20 +25,6 @@ impl TensorMap {
 		Self::encode(ptr, [k, rows, planes], step * k * rows, [128, box_rows, 1], swizzle)
 	}
 
-	/// the same planes written by the split (`cuda/split.cu`, `StagedPlanar`) in boxes of one
-	/// split tile, `(tile rows, tile K bytes)`, x all `planes` planes (at most 256), unswizzled;
-	/// stores outside the planes are dropped
-	pub fn split_tiles(ptr: u64, k: usize, rows: usize, planes: usize, (tile_rows, tile_k): (usize, usize)) -> Result<Self, Error> {
-		let swizzle = CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE;
-		Self::encode(
-			ptr,
-			[k, rows, planes],
-			k * rows,
-			[tile_k as u32, tile_rows as u32, planes as u32],
-			swizzle,
-		)
-	}
-
 	/// `planes` planes of `rows` rows of `k` bytes at `ptr`, rows `k` bytes apart, planes
 	/// `plane_bytes` apart, in boxes of `boxes` (bytes, rows, planes)
 	fn encode(
