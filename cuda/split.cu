@@ -29,9 +29,9 @@ template <typename T>
 struct Tile {
 	static constexpr int K = 256, ROWS = 128 / sizeof(T), PER_CHUNK = 16 / sizeof(T), CHUNKS_PER_ROW = K / PER_CHUNK,
 	                     CHUNKS = ROWS * CHUNKS_PER_ROW, PER_THREAD = CHUNKS / 256, N = emu::Elem<T>::complex ? 4 : 8;
-	// where chunk c of tile row rr is kept: 8 consecutive chunks of a row (a warp's quarter reading
-	// its lanes' octs, or a quarter of a warp loading a row) and the 8 row groups of one column (a
-	// warp loading columns) each land in 8 different 16-byte bank groups
+	// where chunk c of tile row rr is kept: 8 consecutive chunks of a row (a quarter of a warp
+	// reading its lanes' N elements, or loading a row) and the 8 row groups of one column (a warp
+	// loading columns) each land in 8 different 16-byte bank groups
 	__device__ static int chunk_at(int rr, int c) { return rr * CHUNKS_PER_ROW + (c ^ (((c >> 3) ^ (rr / PER_CHUNK)) & 7)); }
 };
 static_assert(Tile<double>::PER_THREAD == 8 && Tile<emu::c64>::PER_THREAD == 8, "2048 chunks, 8 per thread");

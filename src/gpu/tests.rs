@@ -100,28 +100,31 @@ fn operands<T: Scalar>(g: &Gpu, a: &DeviceMatrix<T>, used: usize) -> [(DeviceOpe
 /// last row (rows of A) or K column (columns of B) that ends inside a 16-byte chunk
 const SPLIT_SHAPES: [(usize, usize, usize); 3] = [(37, 45, 37), (40, 300, 40), (40, 300, 39)];
 
-fn planes_match<T: Scalar>() {
+/// `check(gpu, device operand, its CPU twin, a name for messages)` for every shape of
+/// [`SPLIT_SHAPES`] in both orientations ([`operands`])
+fn for_each_split_case<T: Scalar>(mut check: impl FnMut(&Gpu, &DeviceOperand, &Operand, &str)) {
 	for (m, k, used) in SPLIT_SHAPES {
-		planes_match_on::<T>(m, k, used);
+		let host = random_matrix::<T>(m, k, 2.0, 9);
+		let dev = DeviceMatrix::upload(host.as_ref()).expect("these tests need a Hopper GPU");
+		let g = gpu().unwrap();
+		let host = host.subrows(0, used).to_owned();
+		for (op, what) in operands(&g, &dev, used) {
+			let what = format!("{m} x {k} ({used} rows used), {what}");
+			check(&g, &op, &cpu_operand(&host, &what), &what);
+		}
 	}
 }
 
-fn planes_match_on<T: Scalar>(m: usize, k: usize, used: usize) {
-	let host = random_matrix::<T>(m, k, 2.0, 9);
-	let dev = DeviceMatrix::upload(host.as_ref()).expect("these tests need a Hopper GPU");
-	let g = gpu().unwrap();
-	let host = host.subrows(0, used).to_owned();
-	for (op, what) in operands(&g, &dev, used) {
-		let what = format!("{m} x {k} ({used} rows used), {what}");
-		let cpu_op = cpu_operand(&host, &what);
+fn planes_match<T: Scalar>() {
+	for_each_split_case::<T>(|g, op, cpu_op, what| {
 		for p in [1u32, 3, 8] {
 			let shifts: Vec<i32> = (0..cpu_op.len).map(|i| scheme1::shift(cpu_op.amax(i), p)).collect();
 			let d = g.stream.clone_htod(&shifts).unwrap();
-			for (part, values, negate) in digit_parts(&cpu_op, T::IS_COMPLEX) {
-				let ptr = split_digits::<T>(&g, g.scratch(0, 8 * op.rows * op.k.div_ceil(16) * 16).unwrap(), &op, &d, p, part).unwrap();
+			for (part, values, negate) in digit_parts(cpu_op, T::IS_COMPLEX) {
+				let ptr = split_digits::<T>(g, g.scratch(0, 8 * op.rows * op.k.div_ceil(16) * 16).unwrap(), op, &d, p, part).unwrap();
 				let cpu = digit_planes(values, &shifts, cpu_op.k, p as usize, negate);
 				assert_planes(
-					&g,
+					g,
 					ptr,
 					&cpu,
 					p as usize,
@@ -130,49 +133,37 @@ fn planes_match_on<T: Scalar>(m: usize, k: usize, used: usize) {
 				);
 			}
 		}
-		let stats = row_stats(&cpu_op);
+		let stats = row_stats(cpu_op);
 		for p in [2u32, 9, 20] {
 			let crt = Crt::new(p);
 			let shifts: Vec<i32> = stats.iter().map(|r| fast_shift(r.norm, crt.lambda)).collect();
 			let d = g.stream.clone_htod(&shifts).unwrap();
-			let ptr = split_residues::<T>(&g, g.scratch(1, 60 * op.rows * op.k.div_ceil(16) * 16).unwrap(), &op, &d, p).unwrap();
-			let cpu = residue_planes(&cpu_op, &shifts, &crt.moduli);
+			let ptr = split_residues::<T>(g, g.scratch(1, 60 * op.rows * op.k.div_ceil(16) * 16).unwrap(), op, &d, p).unwrap();
+			let cpu = residue_planes(cpu_op, &shifts, &crt.moduli);
 			let per = if T::IS_COMPLEX { 3 } else { 1 };
 			let moduli: Vec<u32> = crt.moduli.iter().flat_map(|&m| [m; 3].into_iter().take(per)).collect();
 			let what = format!("{} {what} residues p={p}", T::NAME);
-			assert_planes(&g, ptr, &cpu, moduli.len(), Some(&moduli), &what);
+			assert_planes(g, ptr, &cpu, moduli.len(), Some(&moduli), &what);
 		}
-	}
+	});
 }
 
 /// the interleaved digit planes of fused scheme I (`split_digits_interleaved`) hold the oracle's
 /// digits: digit `t` of element `(r, h)` at byte `r p kpad + (h / 32 p + t) 32 + h % 32`, zeros
 /// from `k` to `kpad` (a multiple of 128)
 fn interleaved_digits_match<T: Scalar>() {
-	for (m, k, used) in SPLIT_SHAPES {
-		interleaved_digits_match_on::<T>(m, k, used);
-	}
-}
-
-fn interleaved_digits_match_on<T: Scalar>(m: usize, k: usize, used: usize) {
 	use super::scheme1_fused::{pad128, split_interleaved};
-	let host = random_matrix::<T>(m, k, 2.0, 9);
-	let dev = DeviceMatrix::upload(host.as_ref()).expect("these tests need a Hopper GPU");
-	let g = gpu().unwrap();
-	let host = host.subrows(0, used).to_owned();
-	for (op, what) in operands(&g, &dev, used) {
-		let what = format!("{m} x {k} ({used} rows used), {what}");
-		let cpu_op = cpu_operand(&host, &what);
+	for_each_split_case::<T>(|g, op, cpu_op, what| {
 		let kpad = pad128(op.k);
 		for p in 1..=scheme1::MAX_SLICES {
 			let pu = p as usize;
 			let shifts: Vec<i32> = (0..cpu_op.len).map(|i| scheme1::shift(cpu_op.amax(i), p)).collect();
 			let d = g.stream.clone_htod(&shifts).unwrap();
-			for (part, values, negate) in digit_parts(&cpu_op, T::IS_COMPLEX) {
+			for (part, values, negate) in digit_parts(cpu_op, T::IS_COMPLEX) {
 				let len = op.rows * pu * kpad;
 				let out = g.scratch(0, len).unwrap();
-				split_interleaved::<T>(&g, out, &op, &d, p, part).unwrap();
-				let got = download(&g, out, len);
+				split_interleaved::<T>(g, out, op, &d, p, part).unwrap();
+				let got = download(g, out, len);
 				let cpu = digit_planes(values, &shifts, cpu_op.k, pu, negate);
 				for r in 0..op.rows {
 					for h in 0..kpad {
@@ -185,7 +176,7 @@ fn interleaved_digits_match_on<T: Scalar>(m: usize, k: usize, used: usize) {
 				}
 			}
 		}
-	}
+	});
 }
 
 #[test]
