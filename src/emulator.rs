@@ -408,7 +408,7 @@ struct Prepared {
 
 /// `alpha * c (+ old)` in `f64`, rounded once to `T`
 #[inline]
-fn combine<T: Scalar>(c: (f64, f64), alpha: T, old: Option<T>) -> T {
+pub(crate) fn combine<T: Scalar>(c: (f64, f64), alpha: T, old: Option<T>) -> T {
 	let (ar, ai) = (alpha.re(), alpha.im());
 	let (re, im) = if T::IS_COMPLEX {
 		(ar * c.0 - ai * c.1, ar * c.1 + ai * c.0)

@@ -458,3 +458,114 @@ fn fused_residues_carry_beyond_the_int32_chunk() {
 fn fused_modulus_arithmetic_is_exact_for_every_int32() {
 	assert_eq!(exhaustive_mismatches("modulus_exhaustive"), 0);
 }
+
+/// the CRT kernel (`crt_*`: byte sums on the tensor cores, one entry per lane) against the CPU
+/// oracle, bit for bit, for every modulus count: random symmetric residues in every plane (the
+/// integers they stand for reach far beyond P/4, so the quotient q takes large values too), row and
+/// column shifts, non-finite flags (those entries keep their old value), alpha and accumulation,
+/// on shapes with partial chunks, a single row (every entry starts a column) and several chunks per block
+fn crt_matches_the_oracle<T: Scalar>() {
+	use super::pipeline::{Job, Output, ResiduePlanes, launch_crt};
+	use crate::fp::scale_pow2;
+	use crate::scheme2::sym_mod;
+	let g = gpu().unwrap();
+	let parts = if T::IS_COMPLEX { 2 } else { 1 };
+	for (m, n) in [(37, 45), (1, 700), (512, 3), (300, 200)] {
+		for p in 2..=crate::scheme2::MAX_MODULI {
+			let crt = Crt::new(p);
+			let pu = p as usize;
+			let seed = (m * 1000 + n) as u64 * 64 + p as u64;
+			let stride = ResiduePlanes::stride(m, n);
+			// plane l of part t at (t p + l) stride: symmetric residues modulo moduli[l]
+			let bytes = random_bytes(parts * pu * stride, seed);
+			let residues: Vec<i8> = bytes
+				.iter()
+				.enumerate()
+				.map(|(at, &b)| sym_mod(b as i64, crt.moduli[at / stride % pu]))
+				.collect();
+			let ints =
+				|len: usize, salt: u64, f: &dyn Fn(i8) -> i32| -> Vec<i32> { random_bytes(len, seed ^ salt).into_iter().map(f).collect() };
+			let (sa, sb) = (ints(m, 1, &|b| b as i32 % 40), ints(n, 2, &|b| b as i32 % 40));
+			let (bad_rows, bad_cols) = (ints(m, 3, &|b| (b % 11 == 0) as i32), ints(n, 4, &|b| (b % 13 == 0) as i32));
+			let old: Vec<T> = random_bytes(2 * m * n, seed ^ 5)
+				.chunks(2)
+				.map(|c| T::from_parts(c[0] as f64, c[1] as f64))
+				.collect();
+			for (alpha, accumulate) in [(T::from_parts(1.0, 0.0), false), (T::from_parts(0.75, -2.0), true)] {
+				let dev = g.stream.clone_htod(&residues).unwrap();
+				let dst = g.stream.clone_htod(bytemuck::cast_slice::<T, u8>(&old)).unwrap();
+				let rows = DeviceOperand {
+					ptr: 0,
+					rows: m,
+					k: 1,
+					rs: 1,
+					cs: 1,
+				};
+				let job = Job {
+					gpu: &g,
+					a: rows,
+					b: DeviceOperand { rows: n, ..rows },
+					out: Output {
+						ptr: dst.device_ptr(&g.stream).0,
+						ld: m,
+						accumulate,
+					},
+					alpha,
+					bad_rows: g.stream.clone_htod(&bad_rows).unwrap(),
+					bad_cols: g.stream.clone_htod(&bad_cols).unwrap(),
+				};
+				let base = dev.device_ptr(&g.stream).0;
+				let planes = ResiduePlanes {
+					re: base,
+					im: T::IS_COMPLEX.then_some(base + (pu * stride) as u64),
+					stride,
+				};
+				let (da, db) = (g.stream.clone_htod(&sa).unwrap(), g.stream.clone_htod(&sb).unwrap());
+				launch_crt(&job, &crt, planes, (&da, &db)).unwrap();
+				let mut got = vec![T::from_parts(0.0, 0.0); m * n];
+				bytemuck::cast_slice_mut::<T, u8>(&mut got).copy_from_slice(&g.stream.clone_dtoh(&dst).unwrap());
+				for j in 0..n {
+					for i in 0..m {
+						let at = i + j * m;
+						let value = |t: usize| {
+							let r: Vec<i8> = (0..pu).map(|l| residues[(t * pu + l) * stride + at]).collect();
+							scale_pow2(crt.reconstruct(&r), -sa[i] - sb[j])
+						};
+						let expected = if bad_rows[i] != 0 || bad_cols[j] != 0 {
+							old[at]
+						} else {
+							let c = (value(0), if T::IS_COMPLEX { value(1) } else { 0.0 });
+							crate::emulator::combine(c, alpha, accumulate.then_some(old[at]))
+						};
+						let same = got[at].re().to_bits() == expected.re().to_bits() && got[at].im().to_bits() == expected.im().to_bits();
+						assert!(
+							same,
+							"{} m={m} n={n} p={p} accumulate={accumulate}: entry ({i}, {j}) {:?}, oracle {:?}",
+							T::NAME,
+							got[at],
+							expected
+						);
+					}
+				}
+			}
+		}
+	}
+}
+
+#[test]
+#[ignore = "needs a Hopper GPU"]
+fn crt_matches_the_oracle_f64() {
+	crt_matches_the_oracle::<f64>();
+}
+
+#[test]
+#[ignore = "needs a Hopper GPU"]
+fn crt_matches_the_oracle_f32() {
+	crt_matches_the_oracle::<f32>();
+}
+
+#[test]
+#[ignore = "needs a Hopper GPU"]
+fn crt_matches_the_oracle_c64() {
+	crt_matches_the_oracle::<c64>();
+}
