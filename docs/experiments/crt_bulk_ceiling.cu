@@ -1,0 +1,109 @@
+// the CRT's bulk-copy pipeline without its arithmetic (docs/PERF.md, issue 4 step 10): chunks of
+// CHUNK entries whose P = 15 byte planes thread 0 brings into shared memory by bulk copies
+// (cp.async.bulk, one per plane, completing on the stage's mbarrier), STAGES stages, the stage
+// refilled after a block barrier, each thread summing the bytes of one 32-bit word per plane and
+// storing its 4 entries as f64 (two 16-byte stores), as the kept crt_f64 does; against the device
+// copy. Standalone: on the GPU machine
+//   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o bulk crt_bulk_ceiling.cu && ./bulk
+#include <cstdio>
+#include <vector>
+#include <algorithm>
+#include <cstdint>
+#include <cuda_runtime.h>
+#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e)); return 1; } } while (0)
+
+constexpr int P = 15;
+
+__device__ __forceinline__ uint32_t smem_addr(const void* p) { return (uint32_t)__cvta_generic_to_shared(p); }
+
+template <int CHUNK, int STAGES>
+__global__ void __launch_bounds__(256) bulk_crt(const unsigned char* __restrict__ planes, long long stride, double* __restrict__ out, long long chunks) {
+	extern __shared__ __align__(128) unsigned char smem[];
+	const uint32_t bars = smem_addr(smem + STAGES * P * CHUNK);
+	const int tid = threadIdx.x;
+	if (tid == 0)
+		for (int s = 0; s < STAGES; ++s) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(bars + 8 * s));
+	asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+	__syncthreads();
+	auto fetch = [&](long long c, int s) {
+		if (c >= chunks) return;
+		asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bars + 8 * s), "r"(P * CHUNK) : "memory");
+		for (int l = 0; l < P; ++l)
+			asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
+			                 smem_addr(smem + (s * P + l) * CHUNK)),
+			             "l"(planes + l * stride + c * CHUNK), "r"(CHUNK), "r"(bars + 8 * s)
+			             : "memory");
+	};
+	if (tid == 0)
+		for (int s = 0; s < STAGES; ++s) fetch(blockIdx.x + (long long)s * gridDim.x, s);
+	int it = 0;
+	for (long long c = blockIdx.x; c < chunks; c += gridDim.x, ++it) {
+		const int s = it % STAGES;
+		asm volatile("{\n.reg .pred p;\nW_%=:\nmbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n@!p bra W_%=;\n}\n" ::"r"(bars + 8 * s),
+		             "r"((it / STAGES) & 1)
+		             : "memory");
+		for (int w = tid; w < CHUNK / 4; w += 256) {
+			unsigned a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+#pragma unroll
+			for (int l = 0; l < P; ++l) {
+				const unsigned v = ((const unsigned*)(smem + (s * P + l) * CHUNK))[w];
+				a0 += v & 255; a1 += (v >> 8) & 255; a2 += (v >> 16) & 255; a3 += v >> 24;
+			}
+			double2* to = (double2*)(out + c * CHUNK + 4 * w);
+			to[0] = double2{(double)a0, (double)a1};
+			to[1] = double2{(double)a2, (double)a3};
+		}
+		__syncthreads();
+		if (tid == 0) fetch(c + (long long)STAGES * gridDim.x, s);
+	}
+}
+
+template <typename F>
+float median_ms(F f) {
+	cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
+	f(); cudaDeviceSynchronize();
+	std::vector<float> t;
+	for (int r = 0; r < 30; ++r) { cudaEventRecord(a); f(); cudaEventRecord(b); cudaEventSynchronize(b); float ms; cudaEventElapsedTime(&ms, a, b); t.push_back(ms); }
+	std::sort(t.begin(), t.end());
+	return t[t.size() / 2];
+}
+
+template <int CHUNK, int STAGES>
+int run(const unsigned char* planes, long long mn, double* f, double copy_bw, int sms) {
+	const int smem = STAGES * P * CHUNK + 8 * STAGES;
+	CK(cudaFuncSetAttribute(bulk_crt<CHUNK, STAGES>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+	int per_sm = 0;
+	CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, bulk_crt<CHUNK, STAGES>, 256, smem));
+	const long long chunks = mn / CHUNK;
+	const int grid = (int)std::min<long long>(chunks, (long long)sms * per_sm);
+	const float ms = median_ms([&] { bulk_crt<CHUNK, STAGES><<<grid, 256, smem>>>(planes, mn, f, chunks); });
+	CK(cudaGetLastError());
+	const double bytes = (double)mn * (P + 8);
+	printf("  chunk %4d, %d stages: %2d blocks/SM, %6.1f KB in flight per SM: %5.1f%% of copy\n", CHUNK, STAGES, per_sm,
+	       per_sm * (STAGES - 1) * P * CHUNK / 1024.0, 100 * (bytes / ms / 1e6) / copy_bw);
+	return 0;
+}
+
+int main() {
+	int sms; cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+	cudaDeviceProp prop; cudaGetDeviceProperties(&prop, 0);
+	printf("device: %s, %d SMs\n", prop.name, sms);
+	for (long long n : {4096ll, 8192ll, 16384ll}) {
+		const long long mn = n * n;
+		unsigned char* planes; double* f; void* big;
+		CK(cudaMalloc(&planes, mn * P)); CK(cudaMalloc(&f, mn * 8)); CK(cudaMalloc(&big, mn * 8));
+		cudaMemset(planes, 1, mn * P); cudaMemset(big, 0, mn * 8);
+		const float copy_ms = median_ms([&] { cudaMemcpyAsync(f, big, mn * 8, cudaMemcpyDeviceToDevice); });
+		const double copy_bw = 2.0 * mn * 8 / copy_ms / 1e6;
+		printf("n=%lld  device copy: %.3f ms, %.0f GB/s\n", n, copy_ms, copy_bw);
+		run<512, 4>(planes, mn, f, copy_bw, sms);
+		run<1024, 2>(planes, mn, f, copy_bw, sms);
+		run<1024, 3>(planes, mn, f, copy_bw, sms);
+		run<1024, 4>(planes, mn, f, copy_bw, sms);
+		run<2048, 2>(planes, mn, f, copy_bw, sms);
+		run<2048, 3>(planes, mn, f, copy_bw, sms);
+		run<4096, 2>(planes, mn, f, copy_bw, sms);
+		cudaFree(planes); cudaFree(f); cudaFree(big);
+	}
+	return 0;
+}
