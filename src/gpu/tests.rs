@@ -459,7 +459,7 @@ fn fused_modulus_arithmetic_is_exact_for_every_int32() {
 	assert_eq!(exhaustive_mismatches("modulus_exhaustive"), 0);
 }
 
-/// the CRT kernel (`crt_*`: byte sums on the tensor cores, one entry per lane) against the CPU
+/// the CRT kernel alone (`crt_*` in `cuda/reconstruct.cu`, launched by `launch_crt`) against the CPU
 /// oracle, bit for bit, for every modulus count: random symmetric residues in every plane (the
 /// integers they stand for reach far beyond P/4, so the quotient q takes large values too), row and
 /// column shifts, non-finite flags (those entries keep their old value), alpha and accumulation,
