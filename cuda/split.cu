@@ -119,7 +119,7 @@ struct Coarse {
 	}
 };
 
-// where the planes of element (r, h) go (h a multiple of 4): the destination of its plane 0 and the
+// where the planes of element (r, h) go (h a multiple of N): the destination of its plane 0 and the
 // distance between planes
 struct Planar {
 	int rows;

@@ -491,36 +491,43 @@ fn crt_matches_the_oracle<T: Scalar>() {
 				.chunks(2)
 				.map(|c| T::from_parts(c[0] as f64, c[1] as f64))
 				.collect();
-			for (alpha, accumulate) in [(T::from_parts(1.0, 0.0), false), (T::from_parts(0.75, -2.0), true)] {
-				let dev = g.stream.clone_htod(&residues).unwrap();
-				let dst = g.stream.clone_htod(bytemuck::cast_slice::<T, u8>(&old)).unwrap();
-				let rows = DeviceOperand {
+			// the inputs once per shape and modulus count; the output afresh for each alpha
+			let dev = g.stream.clone_htod(&residues).unwrap();
+			let base = dev.device_ptr(&g.stream).0;
+			let planes = ResiduePlanes {
+				re: base,
+				im: T::IS_COMPLEX.then_some(base + (pu * stride) as u64),
+				stride,
+			};
+			let (da, db) = (g.stream.clone_htod(&sa).unwrap(), g.stream.clone_htod(&sb).unwrap());
+			let rows = DeviceOperand {
+				ptr: 0,
+				rows: m,
+				k: 1,
+				rs: 1,
+				cs: 1,
+			};
+			let mut job = Job {
+				gpu: &g,
+				a: rows,
+				b: DeviceOperand { rows: n, ..rows },
+				out: Output {
 					ptr: 0,
-					rows: m,
-					k: 1,
-					rs: 1,
-					cs: 1,
+					ld: m,
+					accumulate: false,
+				},
+				alpha: T::from_parts(1.0, 0.0),
+				bad_rows: g.stream.clone_htod(&bad_rows).unwrap(),
+				bad_cols: g.stream.clone_htod(&bad_cols).unwrap(),
+			};
+			for (alpha, accumulate) in [(T::from_parts(1.0, 0.0), false), (T::from_parts(0.75, -2.0), true)] {
+				let dst = g.stream.clone_htod(bytemuck::cast_slice::<T, u8>(&old)).unwrap();
+				job.alpha = alpha;
+				job.out = Output {
+					ptr: dst.device_ptr(&g.stream).0,
+					ld: m,
+					accumulate,
 				};
-				let job = Job {
-					gpu: &g,
-					a: rows,
-					b: DeviceOperand { rows: n, ..rows },
-					out: Output {
-						ptr: dst.device_ptr(&g.stream).0,
-						ld: m,
-						accumulate,
-					},
-					alpha,
-					bad_rows: g.stream.clone_htod(&bad_rows).unwrap(),
-					bad_cols: g.stream.clone_htod(&bad_cols).unwrap(),
-				};
-				let base = dev.device_ptr(&g.stream).0;
-				let planes = ResiduePlanes {
-					re: base,
-					im: T::IS_COMPLEX.then_some(base + (pu * stride) as u64),
-					stride,
-				};
-				let (da, db) = (g.stream.clone_htod(&sa).unwrap(), g.stream.clone_htod(&sb).unwrap());
 				launch_crt(&job, &crt, planes, (&da, &db)).unwrap();
 				let mut got = vec![T::from_parts(0.0, 0.0); m * n];
 				bytemuck::cast_slice_mut::<T, u8>(&mut got).copy_from_slice(&g.stream.clone_dtoh(&dst).unwrap());
