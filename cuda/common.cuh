@@ -185,10 +185,9 @@ template <> struct Elem<c32> {
 
 __device__ __forceinline__ bool finite(double x) { return isfinite(x); }
 
-// alpha c (+ old), each operation rounded in f64 (src/emulator.rs `combine`), into the entry at x
-// (which holds the old value when accumulating)
+// alpha c (+ old when accumulating), each operation rounded in f64 (src/emulator.rs `combine`)
 template <typename T>
-__device__ __forceinline__ void combine(T* x, double cre, double cim, double ar, double ai, int accumulate) {
+__device__ __forceinline__ T combined(const T& old, double cre, double cim, double ar, double ai, int accumulate) {
 	double re, im;
 	if (Elem<T>::complex) {
 		re = __dsub_rn(__dmul_rn(ar, cre), __dmul_rn(ai, cim));
@@ -199,16 +198,21 @@ __device__ __forceinline__ void combine(T* x, double cre, double cim, double ar,
 	}
 	if (accumulate) {
 		double ore, oim;
-		Elem<T>::load(x, 0, ore, oim);
+		Elem<T>::load(&old, 0, ore, oim);
 		re = __dadd_rn(ore, re);
 		im = __dadd_rn(oim, im);
 	}
-	Elem<T>::store(x, 0, re, im);
+	T x;
+	Elem<T>::store(&x, 0, re, im);
+	return x;
 }
 
+// the entry dst[idx] combined with c (read first when accumulating)
 template <typename T>
 __device__ __forceinline__ void combine_store(T* dst, long long idx, double cre, double cim, double ar, double ai, int accumulate) {
-	combine(dst + idx, cre, cim, ar, ai, accumulate);
+	T old{};
+	if (accumulate) old = dst[idx];
+	dst[idx] = combined(old, cre, cim, ar, ai, accumulate);
 }
 
 }  // namespace emu

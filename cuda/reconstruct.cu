@@ -65,159 +65,208 @@ __device__ void shift_reduce_entries(const int* acc_re, const int* acc_im, int p
 	}
 }
 
-// the CRT over a persistent grid of chunks of CRT_CHUNK consecutive entries of the residue planes
-// (column-major m x n, planes `stride` bytes apart, stride and 16-byte alignment as the bulk copies
-// need): thread 0 brings each chunk's p planes (Re, and Im for complex) into shared memory by bulk
-// copies, CRT_STAGES - 1 chunks ahead, so that many planes' bytes are in flight per SM without
-// holding registers. Each thread reconstructs 4 consecutive entries (one 32-bit word per plane) and stores
-// them itself: with the output contiguous (ldd = m, m a multiple of 4, aligned) the 4 entries lie
-// in one column, their row shifts and flags are one vector load each and the 4 results one vector
-// store (a warp writes 32 x 4 consecutive entries); otherwise entry by entry
-constexpr int CRT_CHUNK = 1024;
-// bulk-copy stages: three for real types (two chunks in flight while one is summed), two for
-// complex ones (whose stages are twice as large: three would leave room for 2 blocks per SM, not 3)
+// the CRT, warp by warp over a persistent grid: a warp takes segments of CRT_SEGMENT = 128
+// consecutive entries of the residue planes (column-major m x n, planes `stride` bytes apart), a
+// fixed step apart; the warp's lanes copy the segment's p planes of 128 bytes (Re, and Im
+// for complex) into the warp's own shared-memory stage with cp.async (16 bytes a copy), CRT_STAGES - 1
+// segments ahead, so that many planes' bytes are in flight per SM without registers and without block
+// barriers (only the warp reads its stages). Lane L then reconstructs entries L, L + 32, L + 64 and
+// L + 96 of the segment (one signed byte per plane each) and stores them one by one: a warp's store
+// writes 32 consecutive entries of a column (or wraps to the next), for any leading dimension
+constexpr int CRT_SEGMENT = 128;
+constexpr int CRT_WARPS = 8;
+// cp.async stages per warp: three for real types, two for complex ones (whose stages are twice as
+// large), so that CRT_BLOCKS blocks fit at 15 moduli
 template <typename T>
 constexpr int CRT_STAGES = emu::Elem<T>::complex ? 2 : 3;
-// blocks per SM the registers are sized for (complex: two parts' sums; its stages allow 3 at 15 moduli)
+// blocks per SM the registers are sized for (complex: two parts' sums)
 template <typename T>
 constexpr int CRT_BLOCKS = emu::Elem<T>::complex ? 3 : 4;
 
-// where a thread's 4 consecutive entries go, and with what scaling: the chunk's first entry is
-// (i0, j0), the thread's first entry (i, j) (a multiple of 4 in a contiguous output)
+// a lane's share of bringing segments of the p planes (both parts) into a stage ([part][l][CRT_SEGMENT])
+// by the warp: lane L copies the 16-byte pieces L % 8 of planes L / 8, L / 8 + 4, ..., as one
+// cp.async group per segment (empty beyond the last segment), the copies past plane p predicated
+// off (every lane runs the same instructions); pieces past the m n entries are zero-filled (one that
+// starts before m n lies inside its plane: the plane stride is a multiple of 16)
+template <int PARTS>
+struct CrtFetch {
+	const signed char *re, *im;
+	long long stride, mn, segments;
+	int p;
+
+	__device__ void operator()(unsigned char* stage, long long seg) const {
+		const int lane = threadIdx.x % 32, piece = 16 * (lane % 8), first = lane / 8;
+		if (seg < segments) {
+			const long long at = seg * CRT_SEGMENT + piece;
+			const bool inside = at < mn;
+			const long long from = (inside ? at : piece) + first * stride;
+#pragma unroll
+			for (int part = 0; part < PARTS; ++part) {
+				const signed char* src = (part ? im : re) + from;
+				unsigned char* dst = stage + (part * p + first) * CRT_SEGMENT + piece;
+#pragma unroll
+				for (int r = 0; r < CRT_MAX / 4; ++r)
+					emu::hopper::async_copy16(dst + 4 * r * CRT_SEGMENT, src + 4 * r * stride, inside ? 16 : 0, first + 4 * r < p);
+			}
+		}
+		emu::hopper::async_commit();
+	}
+};
+
+// the output index of each of a lane's 4 entries of a segment, rows i, i + 32, ... down the
+// columns from (i, j) (0 for an entry past the m n entries, which is not written)
+__device__ __forceinline__ void crt_positions(int i, int j, int m, int n, long long ldd, long long (&at)[4]) {
+#pragma unroll
+	for (int v = 0; v < 4; ++v) {
+		at[v] = j < n ? i + (long long)j * ldd : 0;
+		i += 32;
+		while (i >= m) { i -= m; ++j; }
+	}
+}
+
+// the shifts and flags of a lane's 4 entries: in the common case (all 4 in one column) as loaded,
+// the loads issued before the sums and their values first used after them, so that the sums run
+// while they are under way; otherwise combined at once (row + column, and flagged also when past
+// the m n entries), the column's fields zero
+struct CrtScaling {
+	int row_shift[4], row_bad[4];
+	int col_shift, col_bad;
+	bool one_column;
+};
+
+// where the entries go, and with what scaling
 template <typename T>
 struct CrtOut {
 	T* dst;
 	long long ldd;
-	int m;
 	const int *sa, *sb, *bad_rows, *bad_cols;
 	double ar, ai;
 	int accumulate;
 
-	// 4 entries of one column, rows i..i+3, output contiguous and 4-entry aligned
-	__device__ void store4(unsigned i, unsigned j, const double (&re)[4], const double (&im)[4]) const {
-		using E = emu::Elem<T>;
-		const int4 shift = *(const int4*)(sa + i), bad = *(const int4*)(bad_rows + i);
-		const int col_shift = sb[j], col_bad = bad_cols[j];
-		const int s[4] = {shift.x, shift.y, shift.z, shift.w}, b[4] = {bad.x, bad.y, bad.z, bad.w};
-		struct alignas(4 * sizeof(T)) Four {
-			T v[4];
-		};
-		Four* to = (Four*)(dst + i + (long long)j * ldd);
-		Four out;
-		if (accumulate) out = *to;
-		bool all = !col_bad;
+	__device__ CrtScaling scaling(int i, int j, int m, int n) const {
+		CrtScaling d;
+		d.one_column = i + 96 < m && j < n;
+		if (d.one_column) {
+			d.col_shift = sb[j];
+			d.col_bad = bad_cols[j];
+#pragma unroll
+			for (int v = 0; v < 4; ++v) {
+				d.row_shift[v] = sa[i + 32 * v];
+				d.row_bad[v] = bad_rows[i + 32 * v];
+			}
+			return d;
+		}
+		d.col_shift = d.col_bad = 0;
 #pragma unroll
 		for (int v = 0; v < 4; ++v) {
-			const int e = -s[v] - col_shift;
-			double cre = emu::scale_pow2(re[v], e), cim = E::complex ? emu::scale_pow2(im[v], e) : 0.0;
-			emu::combine(&out.v[v], cre, cim, ar, ai, accumulate);
-			all &= !b[v];
+			const bool inside = j < n;
+			const int r = inside ? i : 0, c = inside ? j : 0;
+			d.row_shift[v] = sa[r] + sb[c];
+			d.row_bad[v] = !inside | bad_rows[r] | bad_cols[c];
+			i += 32;
+			while (i >= m) { i -= m; ++j; }
 		}
-		if (all) {
-			*to = out;
-		} else if (!col_bad) {
-#pragma unroll
-			for (int v = 0; v < 4; ++v)
-				if (!b[v]) to->v[v] = out.v[v];
-		}
+		return d;
 	}
 
-	// entry by entry: `count` entries from (i, j) down the columns
-	__device__ void store_each(unsigned i, unsigned j, int count, const double (&re)[4], const double (&im)[4]) const {
+	// the lane's entries from (i, j) on from their CRT values, scaled by 2^(-row shift - column
+	// shift); entries past the m n entries or with a flagged row or column keep what they hold
+	__device__ void store(const CrtScaling& d, int i, int j, int m, int n, const double (&re)[4], const double (&im)[4]) const {
+		long long at[4];
+		if (d.one_column) {
+			const long long first = i + (long long)j * ldd;
+#pragma unroll
+			for (int v = 0; v < 4; ++v) at[v] = first + 32 * v;
+		} else {
+			crt_positions(i, j, m, n, ldd, at);
+		}
+		T old[4] = {};
+		if (accumulate)
+#pragma unroll
+			for (int v = 0; v < 4; ++v) old[v] = dst[at[v]];
+		int e[4];
+		bool normal = true;  // every 2^e a normal double: the scaling is one multiplication (scale_pow2)
 #pragma unroll
 		for (int v = 0; v < 4; ++v) {
-			if (v >= count) break;
-			while (i >= (unsigned)m) { i -= m; ++j; }
-			if (!(bad_rows[i] | bad_cols[j])) {
-				const int e = -sa[i] - sb[j];
-				emu::combine_store(dst, i + (long long)j * ldd, emu::scale_pow2(re[v], e), emu::scale_pow2(im[v], e), ar, ai, accumulate);
+			e[v] = -d.row_shift[v] - d.col_shift;
+			normal &= (unsigned)(e[v] + 1022) <= 2045u;
+		}
+		const auto put = [&](int v, double cre, double cim) {
+			const T x = emu::combined(old[v], cre, cim, ar, ai, accumulate);
+			if (!(d.row_bad[v] | d.col_bad)) dst[at[v]] = x;
+		};
+		if (normal) {
+#pragma unroll
+			for (int v = 0; v < 4; ++v) {
+				const double s = emu::pow2(e[v]);
+				put(v, __dmul_rn(re[v], s), __dmul_rn(im[v], s));
 			}
-			++i;
+		} else {
+#pragma unroll
+			for (int v = 0; v < 4; ++v) put(v, emu::scale_pow2(re[v], e[v]), emu::scale_pow2(im[v], e[v]));
 		}
 	}
 };
 
-// the dynamic shared memory of crt_entries (launch_crt in src/gpu/pipeline.rs sizes it):
-// CRT_STAGES<T> stages of the planes [part][l][CRT_CHUNK] (parts x p4 x CRT_CHUNK bytes each, p4 = p
-// rounded up to 4), the constants [CRT_MAX] {hi, lo} (zero beyond p), the stages' mbarriers
+// the dynamic shared memory of crt_entries (launch_crt in src/gpu/pipeline.rs sizes it): the
+// constants [CRT_MAX] {hi, lo} (the first p set), then per warp CRT_STAGES<T> stages of the planes
+// [part][l][CRT_SEGMENT]
 template <typename T>
 __device__ void crt_entries(const signed char* res_re, const signed char* res_im, int p, long long stride, int m, int n,
                             const CrtConstants& k, const CrtOut<T>& out) {
-	using namespace emu::hopper;
-	constexpr int PARTS = emu::Elem<T>::complex ? 2 : 1;
-	extern __shared__ __align__(128) unsigned char smem[];
-	// the sums run over p4 planes, 4 at a time: the weights beyond p are zero, so whatever bytes
-	// the planes beyond p hold (the next part's, or the stage's slack) add exactly nothing
-	const int p4 = (p + 3) & ~3;
-	const int stage_bytes = PARTS * p4 * CRT_CHUNK;
-	double2* w = (double2*)(smem + CRT_STAGES<T> * stage_bytes);
-	const uint32_t bars = smem_address(w + CRT_MAX);
-	const int tid = threadIdx.x;
-	if (tid < CRT_MAX) w[tid] = tid < p ? double2{k.hi[tid], k.lo[tid]} : double2{0.0, 0.0};
-	if (tid == 0)
-		for (int s = 0; s < CRT_STAGES<T>; ++s) bar_init(bars + 8 * s, 1);
-	asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+	constexpr int PARTS = emu::Elem<T>::complex ? 2 : 1, S = CRT_STAGES<T>;
+	extern __shared__ __align__(16) unsigned char smem[];
+	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+	const int stage_bytes = PARTS * p * CRT_SEGMENT;
+	double2* w = (double2*)smem;
+	unsigned char* stages = smem + CRT_MAX * sizeof(double2) + warp * S * stage_bytes;
+	if (tid < p) w[tid] = double2{k.hi[tid], k.lo[tid]};
 	__syncthreads();
-	const long long mn = (long long)m * n, chunks = (mn + CRT_CHUNK - 1) / CRT_CHUNK;
-	const auto plane = [&](int s, int part, int l) { return smem + s * stage_bytes + (part * p + l) * CRT_CHUNK; };
-	// thread 0: the planes of chunk c into stage s
-	const auto fetch = [&](long long c, int s) {
-		if (c >= chunks) return;
-		const long long start = c * CRT_CHUNK;
-		const uint32_t bytes = ((uint32_t)min((long long)CRT_CHUNK, mn - start) + 15) & ~15u;
-		bar_expect(bars + 8 * s, bytes * p * PARTS);
-		for (int part = 0; part < PARTS; ++part)
-			for (int l = 0; l < p; ++l)
-				bulk_load(smem_address(plane(s, part, l)), (part ? res_im : res_re) + l * stride + start, bytes, bars + 8 * s);
-	};
-	if (tid == 0)
-		for (int s = 0; s < CRT_STAGES<T>; ++s) fetch(blockIdx.x + (long long)s * gridDim.x, s);
-	// vector stores: output contiguous, columns a multiple of 4 entries long, 4-entry aligned (and
-	// the row shifts and flags 16-byte aligned)
-	const bool contiguous = out.ldd == m && m % 4 == 0 && ((uintptr_t)out.dst & (4 * sizeof(T) - 1)) == 0 &&
-	                        (((uintptr_t)out.sa | (uintptr_t)out.bad_rows) & 15) == 0;
-	// (i0, j0): the entry the block's chunk starts at, advanced by a fixed step per chunk
-	const long long step = (long long)gridDim.x * CRT_CHUNK;
-	const int di = (int)(step % m), dj = (int)(step / m);
-	int i0 = (int)((long long)blockIdx.x * CRT_CHUNK % m), j0 = (int)((long long)blockIdx.x * CRT_CHUNK / m);
-	int it = 0;
-	for (long long c = blockIdx.x; c < chunks; c += gridDim.x, ++it) {
-		const int s = it % CRT_STAGES<T>;
-		bar_wait(bars + 8 * s, (it / CRT_STAGES<T>) & 1);
+	const long long mn = (long long)m * n;
+	const CrtFetch<PARTS> fetch{res_re, res_im, stride, mn, (mn + CRT_SEGMENT - 1) / CRT_SEGMENT, p};
+	const long long step = (long long)gridDim.x * CRT_WARPS;
+	long long seg = (long long)blockIdx.x * CRT_WARPS + warp;
+	for (int s = 0; s < S - 1; ++s) fetch(stages + s * stage_bytes, seg + s * step);
+	// the stages of segment seg (read) and of segment seg + (S - 1) step (written)
+	unsigned char* const last = stages + (S - 1) * stage_bytes;
+	unsigned char *read = stages, *written = last;
+	// (i, j): the lane's first entry, seg CRT_SEGMENT + lane, advanced by (di, dj) per segment
+	const long long advance = step * CRT_SEGMENT;
+	const int di = (int)(advance % m);
+	const int dj = (int)(advance / m);
+	const long long start = seg * CRT_SEGMENT + lane;
+	int i = (int)(start % m), j = (int)(start / m);
+	for (; seg < fetch.segments; seg += step) {
+		fetch(written, seg + (S - 1) * step);
+		written = written == last ? stages : written + stage_bytes;
+		const CrtScaling scaling = out.scaling(i, j, m, n);
+		emu::hopper::async_wait<S - 1>();
+		__syncwarp();  // every lane's pieces of this segment have landed
+		const signed char* planes = (const signed char*)read + lane;
 		CrtSum sum[PARTS][4];
 #pragma unroll
 		for (int part = 0; part < PARTS; ++part) {
-			const unsigned* words = (const unsigned*)plane(s, part, 0) + tid;
-			for (int l0 = 0; l0 < p4; l0 += 4) {
+#pragma unroll 4
+			for (int l = 0; l < p; ++l) {
+				const double2 wl = w[l];
 #pragma unroll
-				for (int l = l0; l < l0 + 4; ++l) {
-					const unsigned word = words[l * (CRT_CHUNK / 4)] ^ 0x80808080u;
-					const double2 wl = w[l];
-#pragma unroll
-					for (int v = 0; v < 4; ++v) sum[part][v].add(wl.x, wl.y, emu::byte_as_double(word, v));
-				}
+				for (int v = 0; v < 4; ++v) sum[part][v].add(wl.x, wl.y, (double)planes[(part * p + l) * CRT_SEGMENT + 32 * v]);
 			}
 		}
-		__syncthreads();  // stage s read by every thread: refill it
-		if (tid == 0) fetch(c + CRT_STAGES<T> * gridDim.x, s);
+		__syncwarp();  // the stage is read: the next fetch may refill it
+		read = read == last ? stages : read + stage_bytes;
 		double re[4], im[4];
 #pragma unroll
 		for (int v = 0; v < 4; ++v) {
 			re[v] = sum[0][v].value(k);
 			im[v] = PARTS == 2 ? sum[PARTS - 1][v].value(k) : 0.0;
 		}
-		// the thread's entries: 4 tid .. 4 tid + 3 of the chunk, from (i, j)
-		const long long first = c * CRT_CHUNK + 4 * tid;
-		unsigned i = i0 + 4 * tid, j = j0;
-		while (i >= (unsigned)m) { i -= m; ++j; }
-		if (contiguous && first + 4 <= mn)
-			out.store4(i, j, re, im);
-		else if (first < mn)
-			out.store_each(i, j, (int)min(4ll, mn - first), re, im);
-		i0 += di;
-		j0 += dj;
-		if (i0 >= m) { i0 -= m; ++j0; }
+		out.store(scaling, i, j, m, n, re, im);
+		i += di;
+		j += dj;
+		if (i >= m) { i -= m; ++j; }
 	}
+	emu::hopper::async_wait<0>();
 }
 
 template <typename T>
@@ -252,7 +301,7 @@ __device__ void native_fixup(const T* a, long long lda, const T* b, long long ld
 	    const double* lo, double p_hi, double p_lo, double inv_p, const int* sa, const int* sb, const int* bad_rows,         \
 	    const int* bad_cols, T* dst, long long ldd, double ar, double ai, int accumulate) {                                 \
 		const CrtConstants k{hi, lo, p_hi, p_lo, inv_p};                                                                  \
-		const CrtOut<T> out{dst, ldd, m, sa, sb, bad_rows, bad_cols, ar, ai, accumulate};                                 \
+		const CrtOut<T> out{dst, ldd, sa, sb, bad_rows, bad_cols, ar, ai, accumulate};                                 \
 		crt_entries<T>(res_re, res_im, p, stride, m, n, k, out);                                                          \
 	}                                                                                                                       \
 	extern "C" __global__ void __launch_bounds__(256) native_fixup_##NAME(                                                 \

@@ -1,8 +1,8 @@
 // emugemm: Hopper (sm_90a) building blocks shared by the wgmma kernels: shared-memory matrix
 // descriptors for the 128-byte swizzle, the int8 wgmma m64nNk32 (exact INT32 accumulation) for
-// every tile width a kernel uses, mbarriers, TMA loads (multicast to a cluster too), cluster
-// helpers and predicated stores (PTX ISA 8.x, sections "Asynchronous Warpgroup Level Matrix
-// Multiply-Accumulate", "mbarrier", "cp.async.bulk", "cp.async.bulk.tensor", "barrier.cluster", "mapa")
+// every tile width a kernel uses, mbarriers, TMA loads (multicast to a cluster too), cp.async
+// copies, cluster helpers and predicated stores (PTX ISA 8.x, sections "Asynchronous Warpgroup Level
+// Matrix Multiply-Accumulate", "mbarrier", "cp.async", "cp.async.bulk.tensor", "barrier.cluster", "mapa")
 #pragma once
 #include <stdint.h>
 #include <cuda.h>
@@ -136,12 +136,25 @@ __device__ __forceinline__ void tma_load3_multicast(uint32_t dst, const CUtensor
 	    : "memory");
 }
 
-// a 1-d bulk copy of `bytes` (a multiple of 16; both addresses 16-byte aligned) from global to
-// shared memory, completing on `bar`
-__device__ __forceinline__ void bulk_load(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar) {
-	asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst), "l"(src),
-	             "r"(bytes), "r"(bar)
+// the shared-memory address of a generic pointer into shared memory
+__device__ __forceinline__ uint32_t smem_address(const void* p) { return (uint32_t)__cvta_generic_to_shared(p); }
+
+// an asynchronous 16-byte copy from global to shared memory (cp.async, both addresses 16-byte
+// aligned, through L2 only) of `bytes` (16, or 0: the piece is zero-filled and nothing is read), in
+// this thread's current group, when `when` holds (predicated, not branched around)
+__device__ __forceinline__ void async_copy16(void* dst, const void* src, unsigned bytes, bool when) {
+	asm volatile("{\n.reg .pred q;\nsetp.ne.b32 q, %3, 0;\n@q cp.async.cg.shared.global [%0], [%1], 16, %2;\n}\n" ::"r"(smem_address(dst)),
+	             "l"(src), "r"(bytes), "r"((int)when)
 	             : "memory");
+}
+
+// closes this thread's current group of cp.async copies
+__device__ __forceinline__ void async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+
+// waits until at most `PENDING` of this thread's most recent cp.async groups are incomplete
+template <int PENDING>
+__device__ __forceinline__ void async_wait() {
+	asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING) : "memory");
 }
 
 // a 3-d TMA store of the box at `src` (shared memory) to coordinates (c0, c1, c2), innermost first;
@@ -160,9 +173,6 @@ __device__ __forceinline__ void fence_async_shared() { asm volatile("fence.proxy
 __device__ __forceinline__ void bulk_store_wait_read() {
 	asm volatile("cp.async.bulk.commit_group;\ncp.async.bulk.wait_group.read 0;\n" ::: "memory");
 }
-
-// the shared-memory address of a generic pointer into shared memory
-__device__ __forceinline__ uint32_t smem_address(const void* p) { return (uint32_t)__cvta_generic_to_shared(p); }
 
 // this CTA's rank in its cluster
 __device__ __forceinline__ int cluster_rank() {

@@ -705,7 +705,8 @@ pub(crate) struct ResiduePlanes {
 
 impl ResiduePlanes {
 	/// the plane distance the pipeline uses: `m n` rounded up to 16 bytes, so that every plane
-	/// starts where the CRT's bulk copies can read it
+	/// starts 16-byte aligned and the CRT's last 4-byte word of a plane (partly past `m n`) lies
+	/// inside it
 	pub fn stride(m: usize, n: usize) -> usize {
 		(m * n).next_multiple_of(16)
 	}
@@ -893,9 +894,9 @@ fn crt_epilogue<T: Scalar>(
 }
 
 /// launches the CRT kernel: residue planes (`p` of `m x n` each, Re and optionally Im) into the
-/// output, on a persistent grid (as many 256-thread blocks as fit at once) over chunks of
-/// [`CRT_CHUNK`] entries, each block with the shared memory of its bulk-copy stages
-/// (laid out as `crt_entries` in `cuda/reconstruct.cu` says)
+/// output, on a persistent grid (as many blocks of [`CRT_WARPS`] warps as fit at once) whose warps
+/// take segments of [`CRT_SEGMENT`] entries, each warp with the shared memory of its cp.async
+/// stages (laid out as `crt_entries` in `cuda/reconstruct.cu` says)
 pub(super) fn launch_crt<T: Scalar>(
 	job: &Job<'_, T>,
 	crt: &Crt,
@@ -913,21 +914,21 @@ pub(super) fn launch_crt<T: Scalar>(
 	let (p, mi, ni) = (crt.len() as i32, m as i32, n as i32);
 	let parts = if T::IS_COMPLEX { 2 } else { 1 };
 	let stages = crt_stages::<T>();
-	let smem = stages * parts * crt.len().next_multiple_of(4) * CRT_CHUNK + scheme2::MAX_MODULI as usize * 16 + stages * 8;
+	let smem = scheme2::MAX_MODULI as usize * 16 + CRT_WARPS * stages * parts * crt.len() * CRT_SEGMENT;
 	let name = format!("crt_{}", T::NAME);
 	let single = LaunchConfig {
 		grid_dim: (1, 1, 1),
-		block_dim: (256, 1, 1),
+		block_dim: (32 * CRT_WARPS as u32, 1, 1),
 		shared_mem_bytes: 0,
 	};
 	let cfg = with_smem(gpu, &name, single, smem)?;
 	let fit = gpu
 		.function(&name)
-		.occupancy_max_active_blocks_per_multiprocessor(256, smem, None)
+		.occupancy_max_active_blocks_per_multiprocessor(32 * CRT_WARPS as u32, smem, None)
 		.map_err(driver)?;
-	let chunks = (m * n).div_ceil(CRT_CHUNK);
+	let blocks = (m * n).div_ceil(CRT_SEGMENT * CRT_WARPS);
 	let cfg = LaunchConfig {
-		grid_dim: (chunks.min(gpu.sm_count * fit.max(1) as usize) as u32, 1, 1),
+		grid_dim: (blocks.min(gpu.sm_count * fit.max(1) as usize) as u32, 1, 1),
 		..cfg
 	};
 	let stride = planes.stride as i64;
@@ -951,9 +952,11 @@ pub(super) fn launch_crt<T: Scalar>(
 	)
 }
 
-/// the CRT kernel's chunk of entries (`cuda/reconstruct.cu`)
-const CRT_CHUNK: usize = 1024;
-/// the CRT kernel's bulk-copy stages for element type `T` (`CRT_STAGES` in `cuda/reconstruct.cu`)
+/// the CRT kernel's segment of entries, a warp's unit of work (`cuda/reconstruct.cu`)
+const CRT_SEGMENT: usize = 128;
+/// the CRT kernel's warps per block
+const CRT_WARPS: usize = 8;
+/// the CRT kernel's cp.async stages per warp for element type `T` (`CRT_STAGES` in `cuda/reconstruct.cu`)
 const fn crt_stages<T: Scalar>() -> usize {
 	if T::IS_COMPLEX { 2 } else { 3 }
 }
