@@ -210,10 +210,12 @@ struct CrtOut {
 
 // the dynamic shared memory of crt_entries (launch_crt in src/gpu/pipeline.rs sizes it): the
 // constants [CRT_MAX] {hi, lo} (the first p set), then per warp CRT_STAGES<T> stages of the planes
-// [part][l][CRT_SEGMENT]
-template <typename T>
-__device__ void crt_entries(const signed char* res_re, const signed char* res_im, int p, long long stride, int m, int n,
-                            const CrtConstants& k, const CrtOut<T>& out) {
+// [part][l][CRT_SEGMENT]. P: the modulus count, at compile time (crt_entries picks the instance), so
+// that the sums are unrolled whole
+template <typename T, int P>
+__device__ void crt_entries_of(const signed char* res_re, const signed char* res_im, long long stride, int m, int n,
+                               const CrtConstants& k, const CrtOut<T>& out) {
+	constexpr int p = P;
 	constexpr int PARTS = emu::Elem<T>::complex ? 2 : 1, S = CRT_STAGES<T>;
 	extern __shared__ __align__(16) unsigned char smem[];
 	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -246,7 +248,7 @@ __device__ void crt_entries(const signed char* res_re, const signed char* res_im
 		CrtSum sum[PARTS][4];
 #pragma unroll
 		for (int part = 0; part < PARTS; ++part) {
-#pragma unroll 4
+#pragma unroll
 			for (int l = 0; l < p; ++l) {
 				const double2 wl = w[l];
 #pragma unroll
@@ -267,6 +269,20 @@ __device__ void crt_entries(const signed char* res_re, const signed char* res_im
 		if (i >= m) { i -= m; ++j; }
 	}
 	emu::hopper::async_wait<0>();
+}
+
+// the CRT over p = 2..CRT_MAX moduli
+template <typename T>
+__device__ void crt_entries(const signed char* res_re, const signed char* res_im, int p, long long stride, int m, int n,
+                            const CrtConstants& k, const CrtOut<T>& out) {
+	switch (p) {
+#define EMU_CRT_CASE(P) \
+	case P: return crt_entries_of<T, P>(res_re, res_im, stride, m, n, k, out);
+		EMU_CRT_CASE(2) EMU_CRT_CASE(3) EMU_CRT_CASE(4) EMU_CRT_CASE(5) EMU_CRT_CASE(6) EMU_CRT_CASE(7) EMU_CRT_CASE(8)
+		EMU_CRT_CASE(9) EMU_CRT_CASE(10) EMU_CRT_CASE(11) EMU_CRT_CASE(12) EMU_CRT_CASE(13) EMU_CRT_CASE(14)
+		EMU_CRT_CASE(15) EMU_CRT_CASE(16) EMU_CRT_CASE(17) EMU_CRT_CASE(18) EMU_CRT_CASE(19) EMU_CRT_CASE(20)
+#undef EMU_CRT_CASE
+	}
 }
 
 template <typename T>
