@@ -88,11 +88,10 @@ constexpr int CRT_BLOCKS = emu::Elem<T>::complex ? 3 : 4;
 // cp.async group per segment (empty beyond the last segment), the copies past plane p predicated
 // off (every lane runs the same instructions); pieces past the m n entries are zero-filled (one that
 // starts before m n lies inside its plane: the plane stride is a multiple of 16)
-template <int PARTS>
+template <int PARTS, int P>
 struct CrtFetch {
 	const signed char *re, *im;
 	long long stride, mn, segments;
-	int p;
 
 	__device__ void operator()(unsigned char* stage, long long seg) const {
 		const int lane = threadIdx.x % 32, piece = 16 * (lane % 8), first = lane / 8;
@@ -103,22 +102,24 @@ struct CrtFetch {
 #pragma unroll
 			for (int part = 0; part < PARTS; ++part) {
 				const signed char* src = (part ? im : re) + from;
-				unsigned char* dst = stage + (part * p + first) * CRT_SEGMENT + piece;
+				unsigned char* dst = stage + (part * P + first) * CRT_SEGMENT + piece;
 #pragma unroll
 				for (int r = 0; r < CRT_MAX / 4; ++r)
-					emu::hopper::async_copy16(dst + 4 * r * CRT_SEGMENT, src + 4 * r * stride, inside ? 16 : 0, first + 4 * r < p);
+					emu::hopper::async_copy16(dst + 4 * r * CRT_SEGMENT, src + 4 * r * stride, inside ? 16 : 0, first + 4 * r < P);
 			}
 		}
 		emu::hopper::async_commit();
 	}
 };
 
-// the output index of each of a lane's 4 entries of a segment, rows i, i + 32, ... down the
-// columns from (i, j) (0 for an entry past the m n entries, which is not written)
-__device__ __forceinline__ void crt_positions(int i, int j, int m, int n, long long ldd, long long (&at)[4]) {
+// visit(v, inside, i, j) for each of a lane's 4 entries of a segment, rows i, i + 32, ... down the
+// columns from (i, j); `inside`: the entry lies inside the m x n matrix (one past it is visited as (0, 0))
+template <typename F>
+__device__ __forceinline__ void crt_walk(int i, int j, int m, int n, F&& visit) {
 #pragma unroll
 	for (int v = 0; v < 4; ++v) {
-		at[v] = j < n ? i + (long long)j * ldd : 0;
+		const bool inside = j < n;
+		visit(v, inside, inside ? i : 0, inside ? j : 0);
 		i += 32;
 		while (i >= m) { i -= m; ++j; }
 	}
@@ -145,7 +146,7 @@ struct CrtOut {
 
 	__device__ CrtScaling scaling(int i, int j, int m, int n) const {
 		CrtScaling d;
-		d.one_column = i + 96 < m && j < n;
+		d.one_column = i + 3 * 32 < m && j < n;
 		if (d.one_column) {
 			d.col_shift = sb[j];
 			d.col_bad = bad_cols[j];
@@ -157,15 +158,10 @@ struct CrtOut {
 			return d;
 		}
 		d.col_shift = d.col_bad = 0;
-#pragma unroll
-		for (int v = 0; v < 4; ++v) {
-			const bool inside = j < n;
-			const int r = inside ? i : 0, c = inside ? j : 0;
+		crt_walk(i, j, m, n, [&](int v, bool inside, int r, int c) {
 			d.row_shift[v] = sa[r] + sb[c];
 			d.row_bad[v] = !inside | bad_rows[r] | bad_cols[c];
-			i += 32;
-			while (i >= m) { i -= m; ++j; }
-		}
+		});
 		return d;
 	}
 
@@ -178,7 +174,7 @@ struct CrtOut {
 #pragma unroll
 			for (int v = 0; v < 4; ++v) at[v] = first + 32 * v;
 		} else {
-			crt_positions(i, j, m, n, ldd, at);
+			crt_walk(i, j, m, n, [&](int v, bool, int r, int c) { at[v] = r + (long long)c * ldd; });
 		}
 		T old[4] = {};
 		if (accumulate)
@@ -225,7 +221,7 @@ __device__ void crt_entries_of(const signed char* res_re, const signed char* res
 	if (tid < p) w[tid] = double2{k.hi[tid], k.lo[tid]};
 	__syncthreads();
 	const long long mn = (long long)m * n;
-	const CrtFetch<PARTS> fetch{res_re, res_im, stride, mn, (mn + CRT_SEGMENT - 1) / CRT_SEGMENT, p};
+	const CrtFetch<PARTS, P> fetch{res_re, res_im, stride, mn, (mn + CRT_SEGMENT - 1) / CRT_SEGMENT};
 	const long long step = (long long)gridDim.x * CRT_WARPS;
 	long long seg = (long long)blockIdx.x * CRT_WARPS + warp;
 	for (int s = 0; s < S - 1; ++s) fetch(stages + s * stage_bytes, seg + s * step);
@@ -271,7 +267,8 @@ __device__ void crt_entries_of(const signed char* res_re, const signed char* res
 	emu::hopper::async_wait<0>();
 }
 
-// the CRT over p = 2..CRT_MAX moduli
+// the CRT over p = 2..CRT_MAX moduli (the cases below)
+static_assert(CRT_MAX == 20, "crt_entries has one case per modulus count 2..20");
 template <typename T>
 __device__ void crt_entries(const signed char* res_re, const signed char* res_im, int p, long long stride, int m, int n,
                             const CrtConstants& k, const CrtOut<T>& out) {

@@ -705,7 +705,7 @@ pub(crate) struct ResiduePlanes {
 
 impl ResiduePlanes {
 	/// the plane distance the pipeline uses: `m n` rounded up to 16 bytes, so that every plane
-	/// starts 16-byte aligned and the CRT's last 4-byte word of a plane (partly past `m n`) lies
+	/// starts 16-byte aligned and the CRT's last 16-byte piece of a plane (partly past `m n`) lies
 	/// inside it
 	pub fn stride(m: usize, n: usize) -> usize {
 		(m * n).next_multiple_of(16)

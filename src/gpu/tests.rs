@@ -463,7 +463,7 @@ fn fused_modulus_arithmetic_is_exact_for_every_int32() {
 /// oracle, bit for bit, for every modulus count: random symmetric residues in every plane (the
 /// integers they stand for reach far beyond P/4, so the quotient q takes large values too), row and
 /// column shifts, non-finite flags (those entries keep their old value), alpha and accumulation,
-/// on shapes with partial chunks, a single row (every entry starts a column) and several chunks per block
+/// on shapes with partial segments, a single row (every entry starts a column) and several segments per warp
 fn crt_matches_the_oracle<T: Scalar>() {
 	use super::pipeline::{Job, Output, ResiduePlanes, launch_crt};
 	use crate::fp::scale_pow2;
