@@ -25,13 +25,17 @@ __device__ __forceinline__ double scheme1_part(const int* acc, long long idx, lo
 	return emu::scale_pow2(v, e);
 }
 
+constexpr int CRT_MAX = 20;
+
+// the CRT's constants (Crt in src/scheme2.rs), a kernel parameter passed by value (CrtParams in
+// src/gpu/pipeline.rs, the same layout): the weights' split parts for the first p moduli, P split
+// on the same grid, 1/P; the sums index the weights at compile time only, so that they come from
+// the constant bank (no per-launch upload, no shared-memory copy)
 struct CrtConstants {
-	const double* hi;
-	const double* lo;
+	double hi[CRT_MAX], lo[CRT_MAX];
 	double p_hi, p_lo, inv_p;
 };
-
-constexpr int CRT_MAX = 20;
+static_assert(sizeof(CrtConstants) == (2 * CRT_MAX + 3) * sizeof(double), "CrtParams in src/gpu/pipeline.rs has this layout");
 
 // the CRT sums of one entry (Crt::reconstruct): sum hi_l c_l is exact (hence one fma per term, the
 // same value as a multiplication and an addition), sum lo_l c_l is one fma per term, rounded term
@@ -204,22 +208,19 @@ struct CrtOut {
 	}
 };
 
-// the dynamic shared memory of crt_entries (launch_crt in src/gpu/pipeline.rs sizes it): the
-// constants [CRT_MAX] {hi, lo} (the first p set), then per warp CRT_STAGES<T> stages of the planes
-// [part][l][CRT_SEGMENT]. P: the modulus count, at compile time (crt_entries picks the instance), so
-// that the sums are unrolled whole
+// the dynamic shared memory of crt_entries (launch_crt in src/gpu/pipeline.rs sizes it): per warp
+// CRT_STAGES<T> stages of the planes [part][l][CRT_SEGMENT]. P: the modulus count, at compile time
+// (crt_entries picks the instance), so that the sums are unrolled whole and take their weights
+// from the constant bank
 template <typename T, int P>
 __device__ void crt_entries_of(const signed char* res_re, const signed char* res_im, long long stride, int m, int n,
                                const CrtConstants& k, const CrtOut<T>& out) {
 	constexpr int p = P;
 	constexpr int PARTS = emu::Elem<T>::complex ? 2 : 1, S = CRT_STAGES<T>;
 	extern __shared__ __align__(16) unsigned char smem[];
-	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+	const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 	const int stage_bytes = PARTS * p * CRT_SEGMENT;
-	double2* w = (double2*)smem;
-	unsigned char* stages = smem + CRT_MAX * sizeof(double2) + warp * S * stage_bytes;
-	if (tid < p) w[tid] = double2{k.hi[tid], k.lo[tid]};
-	__syncthreads();
+	unsigned char* stages = smem + warp * S * stage_bytes;
 	const long long mn = (long long)m * n;
 	const CrtFetch<PARTS, P> fetch{res_re, res_im, stride, mn, (mn + CRT_SEGMENT - 1) / CRT_SEGMENT};
 	const long long step = (long long)gridDim.x * CRT_WARPS;
@@ -246,9 +247,8 @@ __device__ void crt_entries_of(const signed char* res_re, const signed char* res
 		for (int part = 0; part < PARTS; ++part) {
 #pragma unroll
 			for (int l = 0; l < p; ++l) {
-				const double2 wl = w[l];
 #pragma unroll
-				for (int v = 0; v < 4; ++v) sum[part][v].add(wl.x, wl.y, (double)planes[(part * p + l) * CRT_SEGMENT + 32 * v]);
+				for (int v = 0; v < 4; ++v) sum[part][v].add(k.hi[l], k.lo[l], (double)planes[(part * p + l) * CRT_SEGMENT + 32 * v]);
 			}
 		}
 		__syncwarp();  // the stage is read: the next fetch may refill it
@@ -310,10 +310,9 @@ __device__ void native_fixup(const T* a, long long lda, const T* b, long long ld
 		shift_reduce_entries<T>(acc_re, acc_im, p, passes, m, n, sa, sb, bad_rows, bad_cols, dst, ldd, ar, ai, accumulate); \
 	}                                                                                                                       \
 	extern "C" __global__ void __launch_bounds__(256, CRT_BLOCKS<T>) crt_##NAME(                                           \
-	    const signed char* res_re, const signed char* res_im, int p, long long stride, int m, int n, const double* hi,       \
-	    const double* lo, double p_hi, double p_lo, double inv_p, const int* sa, const int* sb, const int* bad_rows,         \
-	    const int* bad_cols, T* dst, long long ldd, double ar, double ai, int accumulate) {                                 \
-		const CrtConstants k{hi, lo, p_hi, p_lo, inv_p};                                                                  \
+	    const signed char* res_re, const signed char* res_im, int p, long long stride, int m, int n,                        \
+	    const __grid_constant__ CrtConstants k, const int* sa, const int* sb, const int* bad_rows, const int* bad_cols,      \
+	    T* dst, long long ldd, double ar, double ai, int accumulate) {                                                      \
 		const CrtOut<T> out{dst, ldd, sa, sb, bad_rows, bad_cols, ar, ai, accumulate};                                 \
 		crt_entries<T>(res_re, res_im, p, stride, m, n, k, out);                                                          \
 	}                                                                                                                       \

@@ -9,13 +9,9 @@
 // contiguous bytes). Standalone: on the GPU machine
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o bulk crt_bulk_ceiling.cu && ./bulk
 // (BULK=1 ./bulk: the other bulk-copy chunk sizes and stage counts too)
-#include <cstdio>
-#include <vector>
-#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
-#include <cuda_runtime.h>
-#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e)); return 1; } } while (0)
+#include "timing.cuh"
 
 constexpr int P = 15;
 
@@ -95,16 +91,6 @@ __global__ void __launch_bounds__(256) warp_async_crt(const unsigned char* __res
 	}
 }
 
-template <typename F>
-float median_ms(F f) {
-	cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
-	f(); cudaDeviceSynchronize();
-	std::vector<float> t;
-	for (int r = 0; r < 30; ++r) { cudaEventRecord(a); f(); cudaEventRecord(b); cudaEventSynchronize(b); float ms; cudaEventElapsedTime(&ms, a, b); t.push_back(ms); }
-	std::sort(t.begin(), t.end());
-	return t[t.size() / 2];
-}
-
 template <int CHUNK, int STAGES>
 int run(const unsigned char* planes, long long mn, double* f, double copy_bw, int sms) {
 	const int smem = STAGES * P * CHUNK + 8 * STAGES;
@@ -138,9 +124,7 @@ int run_warp(const unsigned char* planes, long long mn, double* f, double copy_b
 }
 
 int main() {
-	int sms; cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
-	cudaDeviceProp prop; cudaGetDeviceProperties(&prop, 0);
-	printf("device: %s, %d SMs\n", prop.name, sms);
+	const int sms = device_banner();
 	for (long long n : {4096ll, 8192ll, 16384ll}) {
 		const long long mn = n * n;
 		unsigned char* planes; double* f; void* big;

@@ -2,11 +2,7 @@
 // split's and the CRT's byte mix (no arithmetic beyond what keeps the compiler from dropping loads),
 // in several access patterns. Standalone: on the GPU machine
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o ceiling traffic_ceilings.cu && ./ceiling
-#include <cstdio>
-#include <vector>
-#include <algorithm>
-#include <cuda_runtime.h>
-#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e)); return 1; } } while (0)
+#include "timing.cuh"
 
 constexpr int P = 15;
 
@@ -128,20 +124,8 @@ __global__ void copy16(const int4* __restrict__ a, int4* __restrict__ b, long lo
 	for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) b[i] = a[i];
 }
 
-template <typename F>
-float median_ms(F f, int runs = 30) {
-	cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
-	f(); cudaDeviceSynchronize();
-	std::vector<float> t;
-	for (int r = 0; r < runs; ++r) { cudaEventRecord(a); f(); cudaEventRecord(b); cudaEventSynchronize(b); float ms; cudaEventElapsedTime(&ms, a, b); t.push_back(ms); }
-	std::sort(t.begin(), t.end());
-	return t[runs / 2];
-}
-
 int main() {
-	int sms; cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
-	cudaDeviceProp prop; cudaGetDeviceProperties(&prop, 0);
-	printf("device: %s, %d SMs\n", prop.name, sms);
+	const int sms = device_banner();
 	for (long long n : {4096ll, 8192ll, 16384ll}) {
 		const long long mn = n * n, words = mn / 4;
 		unsigned char* planes; double* f; void* big_a; void* big_b;

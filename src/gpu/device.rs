@@ -2,7 +2,7 @@
 //! machine without the driver gets an error, not a panic
 
 use crate::Error;
-use cudarc::driver::sys::CUresult;
+use cudarc::driver::sys::{CUfunction_attribute, CUresult};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DriverError, PinnedHostSlice};
 use cudarc::nvrtc::Ptx;
 use std::cell::RefCell;
@@ -15,6 +15,8 @@ pub(crate) struct Gpu {
 	pub stream: Arc<CudaStream>,
 	modules: Vec<Arc<CudaModule>>,
 	functions: RefCell<HashMap<String, CudaFunction>>,
+	/// per kernel name: the dynamic shared memory it is allowed, and its occupancies by (threads, bytes)
+	launch_limits: RefCell<HashMap<String, LaunchLimits>>,
 	pub handles: super::blas::Handles,
 	pub lt_workspace: CudaSlice<u8>,
 	/// grow-only scratch buffers of the pipeline, by slot
@@ -25,6 +27,15 @@ pub(crate) struct Gpu {
 	pub name: String,
 	/// streaming multiprocessors: the grid of the persistent kernels
 	pub sm_count: usize,
+}
+
+/// what [`Gpu::blocks_per_sm`] has set and found for one kernel
+#[derive(Default)]
+struct LaunchLimits {
+	/// the dynamic shared memory the kernel is allowed
+	smem: usize,
+	/// blocks per SM by (threads per block, dynamic shared memory per block)
+	fit: HashMap<(u32, usize), u32>,
 }
 
 /// the size of the cuBLASLt workspace
@@ -71,6 +82,7 @@ impl Gpu {
 			stream,
 			modules,
 			functions: RefCell::new(HashMap::new()),
+			launch_limits: RefCell::new(HashMap::new()),
 			handles,
 			lt_workspace,
 			scratch: RefCell::new(Vec::new()),
@@ -134,6 +146,29 @@ impl Gpu {
 		Ok(std::time::Duration::from_secs_f64(
 			start.elapsed_ms(&end).map_err(driver)? as f64 / 1e3,
 		))
+	}
+
+	/// how many blocks of `threads` threads with `smem` bytes of dynamic shared memory each fit on
+	/// one SM at once for the kernel `name`, which is allowed at least `smem` bytes from now on;
+	/// both driver calls are made once per kernel and size, so that a launch pays no host time for
+	/// them afterwards
+	pub fn blocks_per_sm(&self, name: &str, threads: u32, smem: usize) -> Result<u32, Error> {
+		let mut limits = self.launch_limits.borrow_mut();
+		let limit = limits.entry(name.to_string()).or_default();
+		if let Some(&fit) = limit.fit.get(&(threads, smem)) {
+			return Ok(fit);
+		}
+		let f = self.function(name);
+		if smem > limit.smem {
+			f.set_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem as i32)
+				.map_err(driver)?;
+			limit.smem = smem;
+		}
+		let fit = f
+			.occupancy_max_active_blocks_per_multiprocessor(threads, smem, None)
+			.map_err(driver)?;
+		limit.fit.insert((threads, smem), fit);
+		Ok(fit)
 	}
 
 	/// the kernel `name`, looked up once in the embedded modules (panics on a name no cubin

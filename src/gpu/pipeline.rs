@@ -11,7 +11,6 @@ use crate::precision::PolicyInput;
 use crate::scheme2::{self, Crt};
 use crate::stats::RowStats;
 use crate::{Error, PhaseTimes, Plan, Precision, Scalar, Scaling, Scheme, scheme1};
-use cudarc::driver::sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
 use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits};
 use std::time::Duration;
 
@@ -475,18 +474,6 @@ pub(crate) fn split_residues<T: Scalar>(gpu: &Gpu, out: u64, op: &DeviceOperand,
 	Ok(out)
 }
 
-/// `cfg` with `bytes` of dynamic shared memory, which kernel `name` is allowed to take (above the
-/// default 48 KiB too)
-fn with_smem(gpu: &Gpu, name: &str, cfg: LaunchConfig, bytes: usize) -> Result<LaunchConfig, Error> {
-	gpu.function(name)
-		.set_attribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes as i32)
-		.map_err(driver)?;
-	Ok(LaunchConfig {
-		shared_mem_bytes: bytes as u32,
-		..cfg
-	})
-}
-
 /// scheme I: the fused kernel (`fused`, see [`scheme1_fused`]), or unfused: digit planes,
 /// `p(p+1)/2` exact products per term and pass into INT32 diagonals, shift-reduce
 fn scheme_one<T: Scalar>(
@@ -905,51 +892,55 @@ pub(super) fn launch_crt<T: Scalar>(
 ) -> Result<(), Error> {
 	let gpu = job.gpu;
 	let (m, n, _) = job.dims();
-	let (hi, lo) = (
-		gpu.stream.clone_htod(&crt.hi).map_err(driver)?,
-		gpu.stream.clone_htod(&crt.lo).map_err(driver)?,
-	);
 	let im = planes.im.unwrap_or(0);
-	let constants = (ptr(gpu, &hi), ptr(gpu, &lo), crt.p_hi, crt.p_lo, crt.inv_p);
 	let (p, mi, ni) = (crt.len() as i32, m as i32, n as i32);
 	let parts = if T::IS_COMPLEX { 2 } else { 1 };
-	let stages = crt_stages::<T>();
-	let smem = scheme2::MAX_MODULI as usize * 16 + CRT_WARPS * stages * parts * crt.len() * CRT_SEGMENT;
+	let smem = CRT_WARPS * crt_stages::<T>() * parts * crt.len() * CRT_SEGMENT;
 	let name = format!("crt_{}", T::NAME);
-	let single = LaunchConfig {
-		grid_dim: (1, 1, 1),
-		block_dim: (32 * CRT_WARPS as u32, 1, 1),
-		shared_mem_bytes: 0,
-	};
-	let cfg = with_smem(gpu, &name, single, smem)?;
-	let fit = gpu
-		.function(&name)
-		.occupancy_max_active_blocks_per_multiprocessor(32 * CRT_WARPS as u32, smem, None)
-		.map_err(driver)?;
+	let threads = 32 * CRT_WARPS as u32;
+	let fit = gpu.blocks_per_sm(&name, threads, smem)?;
 	let blocks = (m * n).div_ceil(CRT_SEGMENT * CRT_WARPS);
 	let cfg = LaunchConfig {
 		grid_dim: (blocks.min(gpu.sm_count * fit.max(1) as usize) as u32, 1, 1),
-		..cfg
+		block_dim: (threads, 1, 1),
+		shared_mem_bytes: smem as u32,
 	};
 	let stride = planes.stride as i64;
-	launch_epilogue!(
-		job,
-		"crt",
-		T,
-		cfg,
-		(da, db),
-		planes.re,
-		im,
-		p,
-		stride,
-		mi,
-		ni,
-		constants.0,
-		constants.1,
-		constants.2,
-		constants.3,
-		constants.4
-	)
+	launch_epilogue!(job, "crt", T, cfg, (da, db), planes.re, im, p, stride, mi, ni, CrtParams::new(crt))
+}
+
+/// the CRT's constants as the kernel takes them, by value (`CrtConstants` in `cuda/reconstruct.cu`,
+/// the same layout): the split weights of the first `p` moduli (the rest zero), `P` split on the
+/// same grid, `1/P`
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct CrtParams {
+	hi: [f64; scheme2::MAX_MODULI as usize],
+	lo: [f64; scheme2::MAX_MODULI as usize],
+	p_hi: f64,
+	p_lo: f64,
+	inv_p: f64,
+}
+
+// SAFETY: plain old data with the C layout of the kernel's parameter
+unsafe impl DeviceRepr for CrtParams {}
+
+// the kernel asserts the same size (`CrtConstants`)
+const _: () = assert!(size_of::<CrtParams>() == (2 * scheme2::MAX_MODULI as usize + 3) * size_of::<f64>());
+
+impl CrtParams {
+	fn new(crt: &Crt) -> Self {
+		let mut params = CrtParams {
+			hi: [0.0; scheme2::MAX_MODULI as usize],
+			lo: [0.0; scheme2::MAX_MODULI as usize],
+			p_hi: crt.p_hi,
+			p_lo: crt.p_lo,
+			inv_p: crt.inv_p,
+		};
+		params.hi[..crt.len()].copy_from_slice(&crt.hi);
+		params.lo[..crt.len()].copy_from_slice(&crt.lo);
+		params
+	}
 }
 
 /// the CRT kernel's segment of entries, a warp's unit of work (`cuda/reconstruct.cu`)
