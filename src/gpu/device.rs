@@ -154,10 +154,10 @@ impl Gpu {
 	/// them afterwards
 	pub fn blocks_per_sm(&self, name: &str, threads: u32, smem: usize) -> Result<u32, Error> {
 		let mut limits = self.launch_limits.borrow_mut();
-		let limit = limits.entry(name.to_string()).or_default();
-		if let Some(&fit) = limit.fit.get(&(threads, smem)) {
+		if let Some(&fit) = limits.get(name).and_then(|limit| limit.fit.get(&(threads, smem))) {
 			return Ok(fit);
 		}
+		let limit = limits.entry(name.to_string()).or_default();
 		let f = self.function(name);
 		if smem > limit.smem {
 			f.set_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem as i32)
