@@ -12,7 +12,7 @@ use crate::stats::row_stats;
 use crate::testing::random_matrix;
 use crate::{Scalar, scheme1};
 use cudarc::driver::DevicePtr;
-use faer::c64;
+use faer::{c32, c64};
 
 fn download(g: &Gpu, ptr: u64, len: usize) -> Vec<i8> {
 	let mut host = vec![0i8; len];
@@ -97,8 +97,9 @@ fn operands<T: Scalar>(g: &Gpu, a: &DeviceMatrix<T>, used: usize) -> [(DeviceOpe
 
 /// the split's shapes `(m, k, used rows)`: strides that are no multiple of 16 bytes (element by
 /// element loads), then 16-byte multiples (vector loads) with ragged tiles, whole and with a
-/// last row (rows of A) or K column (columns of B) that ends inside a 16-byte chunk
-const SPLIT_SHAPES: [(usize, usize, usize); 3] = [(37, 45, 37), (40, 300, 40), (40, 300, 39)];
+/// last row (rows of A) or K column (columns of B) that ends inside a 16-byte chunk, then enough
+/// tiles along both dimensions for several groups of row tiles (the split's block order)
+const SPLIT_SHAPES: [(usize, usize, usize); 4] = [(37, 45, 37), (40, 300, 40), (40, 300, 39), (272, 600, 272)];
 
 /// `check(gpu, device operand, its CPU twin, a name for messages)` for every shape of
 /// [`SPLIT_SHAPES`] in both orientations ([`operands`])
@@ -201,6 +202,12 @@ fn digit_and_residue_planes_match_the_oracle_f64() {
 #[ignore = "needs a Hopper GPU"]
 fn digit_and_residue_planes_match_the_oracle_c64() {
 	planes_match::<c64>();
+}
+
+#[test]
+#[ignore = "needs a Hopper GPU"]
+fn digit_and_residue_planes_match_the_oracle_c32() {
+	planes_match::<c32>();
 }
 
 /// `len` pseudo-random bytes (xorshift, seeded)
