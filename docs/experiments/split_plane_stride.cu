@@ -2,10 +2,12 @@
 // the device copy come from the distance between planes (a power of two times 2 MiB, so that all
 // planes' concurrent writes share their low address bits), or from the order of the tiles (which
 // blocks run at the same time)? No arithmetic beyond what keeps the compiler from dropping loads.
+// Answer (runs 1 and 2 of step 13): not the distance; the order moves the bytes alone by 3-4 points
+// and the real kernel within noise; the store width (8 bytes against 4) by 9-10 points.
 //   mix   f64: 8 B in, P bytes out; c64: 16 B in, 3 P bytes out (planes re, im, re + im)
 //   tile  the kernel's shape: a block takes ROWS = 128 B / element rows x 256 elements of K (K
 //         contiguous input), a lane E consecutive elements of a row, one E-byte store per plane
-//   order rows: consecutive blocks take consecutive row groups (split.cu's grid before step 13);
+//   order rows: consecutive blocks take consecutive row groups (split.cu's grid);
 //         k: consecutive blocks take consecutive K tiles of one row group; for rows-contiguous
 //         input (split_tiles_rows): the K tiles of a group of row tiles, row tiles fastest
 //   pad   the plane distance is rows x n + pad bytes
