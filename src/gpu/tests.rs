@@ -97,8 +97,8 @@ fn operands<T: Scalar>(g: &Gpu, a: &DeviceMatrix<T>, used: usize) -> [(DeviceOpe
 
 /// the split's shapes `(m, k, used rows)`: strides that are no multiple of 16 bytes (element by
 /// element loads), then 16-byte multiples (vector loads) with ragged tiles, whole and with a
-/// last row (rows of A) or K column (columns of B) that ends inside a 16-byte chunk, then enough
-/// tiles along both dimensions for several groups of row tiles (the split's block order)
+/// last row (rows of A) or K column (columns of B) that ends inside a 16-byte chunk, then a grid
+/// of many row tiles by several K tiles in both orientations
 const SPLIT_SHAPES: [(usize, usize, usize); 4] = [(37, 45, 37), (40, 300, 40), (40, 300, 39), (272, 600, 272)];
 
 /// `check(gpu, device operand, its CPU twin, a name for messages)` for every shape of
