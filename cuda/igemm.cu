@@ -232,8 +232,7 @@ __device__ void produce(const CUtensorMap* map_a, const CUtensorMap* map_b, int 
 				const int s = it % Cfg::STAGES;
 				const uint32_t stage = base + s * Cfg::STAGE_BYTES, bar = full + 8 * s;
 				const uint32_t parity = ((it / Cfg::STAGES) & 1) ^ 1;
-				if constexpr (Cfg::CLUSTER == 1) bar_wait(empty + 8 * s, parity);
-				else bar_wait_cluster(empty + 8 * s, parity);
+				bar_wait(empty + 8 * s, parity);
 				bar_expect(bar, inside ? Cfg::STAGE_BYTES : Cfg::B_BYTES);
 				if (inside) tma_load3(stage, map_a, kb * Cfg::BK, tile.m0, plane, bar);
 				const uint32_t b_dst = stage + Cfg::A_BYTES + sched.rank * Cfg::B_ROWS * Cfg::BK;

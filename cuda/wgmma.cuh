@@ -101,16 +101,6 @@ __device__ __forceinline__ void bar_wait(uint32_t bar, uint32_t parity) {
 	    : "memory");
 }
 
-// bar_wait, acquiring at cluster scope what the arrivals of the cluster's other CTAs released
-__device__ __forceinline__ void bar_wait_cluster(uint32_t bar, uint32_t parity) {
-	asm volatile(
-	    "{\n.reg .pred p;\nWAIT_%=:\n"
-	    "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%0], %1;\n"
-	    "@!p bra WAIT_%=;\n}\n" ::"r"(bar),
-	    "r"(parity)
-	    : "memory");
-}
-
 __device__ __forceinline__ void bar_arrive(uint32_t bar) {
 	asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
@@ -209,11 +199,14 @@ __device__ __forceinline__ uint32_t dynamic_smem_size() {
 }
 
 // an arrival on the mbarrier at shared-memory offset `bar` of the cluster's CTA `rank` (this one
-// included), releasing this thread's prior accesses at cluster scope
+// included). Default (CTA-scope) semantics: the ring's consumers arrive once their wgmma reads of
+// the stage have completed (wgmma.wait_group), so the peer's TMA that waits on this arrival cannot
+// overtake them; a cluster-scope release compiles to two MEMBAR.ALL.GPU and a CGAERRBAR per
+// arrival, which halved the multicast chassis (docs/PERF.md, issue 4 step 14)
 __device__ __forceinline__ void bar_arrive_cluster(uint32_t bar, int rank) {
 	asm volatile(
 	    "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
-	    "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
+	    "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
 	    "r"(rank)
 	    : "memory");
 }

@@ -49,7 +49,8 @@ impl Emulator {
 	}
 
 	/// a zeroed `nrows x ncols` matrix in GPU memory (feature `cuda`, [`Backend::Gpu`]); an
-	/// [`Error::OutOfMemory`] when it does not fit
+	/// [`Error::OutOfMemory`] when it does not fit even once the scratch memory that earlier
+	/// products kept is freed (as every device matrix's allocation does when memory runs out)
 	///
 	/// # example
 	/// ```no_run

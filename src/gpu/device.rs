@@ -113,6 +113,20 @@ impl Gpu {
 		Ok(slots[slot].as_ref().expect("allocated above").device_ptr(&self.stream).0)
 	}
 
+	/// the result of `alloc`, a device allocation; when the GPU is out of memory while scratch
+	/// buffers are kept, they are freed (the next product allocates what it needs again) and
+	/// `alloc` runs once more. Between products only: the caller holds the GPU's lock, so no
+	/// pipeline holds a scratch address
+	pub fn alloc_freeing_scratch<R>(&self, alloc: impl Fn(&Self) -> Result<R, DriverError>) -> Result<R, Error> {
+		match alloc(self) {
+			Err(e) if e.0 == CUresult::CUDA_ERROR_OUT_OF_MEMORY && self.scratch.borrow().iter().any(Option::is_some) => {
+				self.scratch.borrow_mut().clear();
+				alloc(self).map_err(driver)
+			},
+			other => other.map_err(driver),
+		}
+	}
+
 	/// runs `f` on the first `bytes` of the page-locked staging buffer (grown as needed); the
 	/// stream is idle when `f` starts and must be idle again when it returns
 	pub fn with_pinned<R>(&self, bytes: usize, f: impl FnOnce(&mut [u8]) -> Result<R, Error>) -> Result<R, Error> {

@@ -95,12 +95,14 @@ impl<T: Scalar> DeviceMatrix<T> {
 			.ok_or(Error::OutOfMemory {
 				what: "matrix size overflows".into(),
 			})?;
-		let data = g.stream.alloc_zeros::<u8>(bytes.max(1)).map_err(|e| match driver(e) {
-			Error::OutOfMemory { .. } => Error::OutOfMemory {
-				what: format!("a {nrows}x{ncols} {} matrix ({bytes} bytes) on the GPU", T::NAME),
-			},
-			other => other,
-		})?;
+		let data = g
+			.alloc_freeing_scratch(|g| g.stream.alloc_zeros::<u8>(bytes.max(1)))
+			.map_err(|e| match e {
+				Error::OutOfMemory { .. } => Error::OutOfMemory {
+					what: format!("a {nrows}x{ncols} {} matrix ({bytes} bytes) on the GPU", T::NAME),
+				},
+				other => other,
+			})?;
 		Ok(DeviceMatrix {
 			data,
 			nrows,

@@ -757,7 +757,7 @@ pub(crate) fn fused_residues(
 	moduli: &[u32],
 	out: ResiduePlanes,
 ) -> Result<(), Error> {
-	let variant = wgmma_config::choose((m, n, moduli.len()), gpu.sm_count);
+	let variant = wgmma_config::choose((m, n, kpad), moduli.len(), gpu.sm_count);
 	fused_residues_with(gpu, variant, (ra, rb), (m, n, kpad), moduli, out)
 }
 

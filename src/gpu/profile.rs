@@ -262,7 +262,7 @@ pub fn chassis(emu: &Emulator, n: usize, moduli: u32, runs: usize, select: &dyn 
 		if select(&plain(name)) {
 			rows.push(ChassisTime {
 				label: plain(name),
-				picked: choose((n, n, 1), g.sm_count) == v,
+				picked: choose((n, n, k), 1, g.sm_count) == v,
 				time: median(&mut || super::chassis::igemm(&g, v, (a, b, c), (n, n, k)))?,
 				ops,
 			});
@@ -284,7 +284,7 @@ pub fn chassis(emu: &Emulator, n: usize, moduli: u32, runs: usize, select: &dyn 
 			})?;
 			rows.push(ChassisTime {
 				label: fused(name),
-				picked: choose((n, n, p), g.sm_count) == v,
+				picked: choose((n, n, k), p, g.sm_count) == v,
 				time,
 				ops: p as f64 * ops,
 			});
@@ -329,7 +329,7 @@ fn complex_routes(
 		im: Some(g.scratch(29, p * stride)?),
 		stride,
 	};
-	let v = choose((n, n, p), g.sm_count);
+	let v = choose((n, n, k), p, g.sm_count);
 	let mut rows = Vec::new();
 	for (name, route) in routes {
 		if !select(&label(name)) {

@@ -248,7 +248,7 @@ fn igemm_chassis_is_exact() {
 			igemm(&g, v, (ops.0, ops.1, dc.device_ptr(&g.stream).0), (m, n, k)).unwrap();
 			let got = g.stream.clone_dtoh(&dc).unwrap();
 			let wrong = got.iter().zip(&expected).filter(|(x, y)| x != y).count();
-			let picked = if choose((m, n, 1), g.sm_count) == v {
+			let picked = if choose((m, n, k), 1, g.sm_count) == v {
 				" (the table's pick)"
 			} else {
 				""
@@ -382,7 +382,7 @@ fn fused_residues_match(variant: Option<Variant>, route: Option<Route3m>, comple
 	};
 	let (fused, unfused) = (planes(0, 1), planes(2, 3));
 	let start = std::time::Instant::now();
-	let v = variant.unwrap_or_else(|| super::wgmma_config::choose((m, n, p as usize), g.sm_count));
+	let v = variant.unwrap_or_else(|| super::wgmma_config::choose((m, n, k), p as usize, g.sm_count));
 	let route = route.unwrap_or(Route3m::for_shape(m, n, k));
 	fused_residues_route(&g, v, route, ops, (m, n, k), &moduli, fused).unwrap();
 	g.stream.synchronize().unwrap();
@@ -582,4 +582,25 @@ fn crt_matches_the_oracle_f32() {
 #[ignore = "needs a Hopper GPU"]
 fn crt_matches_the_oracle_c64() {
 	crt_matches_the_oracle::<c64>();
+}
+
+/// a matrix that fits only once the scratch buffers kept from earlier products are freed is
+/// still allocated: the allocation frees them and tries again
+#[test]
+#[ignore = "needs a Hopper GPU"]
+fn a_matrix_allocation_frees_kept_scratch_when_memory_runs_out() {
+	const MATRIX: usize = 1 << 30;
+	{
+		let g = gpu().unwrap();
+		g.ctx.bind_to_thread().unwrap();
+		let (free, _) = cudarc::driver::result::mem_get_info().unwrap();
+		// scratch that leaves half the matrix free
+		g.scratch(30, free - MATRIX / 2).unwrap();
+	}
+	const COLS: usize = MATRIX / 8 / 8192;
+	let m = DeviceMatrix::<f64>::zeros(8192, COLS).expect("the kept scratch freed for the matrix");
+	assert_eq!(m.download().unwrap()[(8191, COLS - 1)], 0.0);
+	drop(m);
+	// the pipeline's scratch is allocated again when asked for
+	assert_ne!(gpu().unwrap().scratch(30, 1 << 20).unwrap(), 0);
 }

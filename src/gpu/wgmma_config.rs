@@ -14,8 +14,9 @@
 //! product has the same K and the same phases, so its time is about `waves x wave_cost`, where
 //! `wave_cost` is the time of one wave of the variant (the time of one of its tiles: the CTAs of a
 //! cluster compute theirs side by side) relative to a 128 x 256 tile of a single CTA. [`choose`]
-//! takes, of the rules of [`TABLE`] that apply (a cluster of 2 needs at least 2 tile rows), the
-//! variant with the least estimate (the first on ties). What the table's costs weigh:
+//! takes, of the rules of [`TABLE`] that apply (a cluster of 2 needs at least 2 tile rows, and
+//! K of at least the rule's `min_k`), the variant with the least estimate (the first on ties).
+//! What the table's costs weigh:
 //!
 //! - `bn = 128` does half the work of a tile in a bit more than half the time: per K block it
 //!   loads 32 KB for 128 x 128 outputs against 48 KB for 128 x 256 (4/3 the bytes per product),
@@ -28,9 +29,9 @@
 //!   tile's work per unit row where the count of tile rows is odd (the second tile of the last
 //!   pair lies past m), which the unit count accounts for.
 //!
-//! The costs below are measured (docs/PERF.md, issue 4 step 5): the multicast pairs came out
-//! slower than single CTAs on the H200, so the table picks single CTAs, of 128 x 256 tiles unless
-//! 128 x 128 fills the last wave enough better.
+//! The costs below are measured (docs/PERF.md, issue 4 step 14): the multicast pairs of 128 x 256
+//! tiles are the fastest per product, so the table picks them for large products, single CTAs where
+//! the M tiles form one row, and 128 x 128 tiles where they fill the last wave enough better.
 
 /// one instance of the chassis template (`Config<BN, STAGES, CLUSTER>` in `cuda/igemm.cu`)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,54 +103,62 @@ pub(crate) const VARIANTS: [Variant; 4] = [
 	},
 ];
 
-/// a row of the table: a variant and the time of one of its waves (one unit per CTA or cluster)
-/// relative to a 128 x 256 tile of one CTA
+/// a row of the table: a variant, the time of one of its waves (one unit per CTA or cluster)
+/// relative to a 128 x 256 tile of one CTA, and the least K it applies from
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Rule {
 	pub variant: Variant,
 	pub wave_cost: f64,
+	pub min_k: usize,
 }
 
 /// the variants in order of preference on ties, with their unit costs (see the module's docs):
 /// the time per wave of the fused real scheme II product (15 moduli, n = 8192, `profile::chassis`,
-/// NVIDIA H200, docs/PERF.md issue 4 step 5) relative to `bn256_s4_c1`
+/// NVIDIA H100, docs/PERF.md issue 4 step 14) relative to `bn256_s4_c1`
 pub(crate) const TABLE: [Rule; 4] = [
+	// multicast pair of 128 x 256 tiles: a wave in 94% of the single CTA's (96% on the H200), from
+	// K = 8192 on: at K = 4096 the pair took 1.05-1.14x the single CTA's time on the H200
+	// (0.94-0.97x on the H100)
+	Rule {
+		variant: VARIANTS[1],
+		wave_cost: 0.94,
+		min_k: 8192,
+	},
 	Rule {
 		variant: VARIANTS[0],
 		wave_cost: 1.0,
+		min_k: 0,
 	},
-	// half the work of a 128 x 256 tile in 59% of its time
-	Rule {
-		variant: VARIANTS[2],
-		wave_cost: 0.59,
-	},
-	// multicast pairs: measured slower per wave (1.41x, the plain INT8 GEMM 1.92x), so picked only
-	// where nothing else runs (never with these costs)
+	// multicast pair of 128 x 128 tiles: half the work of the 128 x 256 pair in 64% of a wave
 	Rule {
 		variant: VARIANTS[3],
-		wave_cost: 1.25,
+		wave_cost: 0.64,
+		min_k: 8192,
 	},
+	// half the work of a 128 x 256 tile in 89% of its time (58% on the H200: the H100's smaller
+	// L2 holds fewer of its operand panels)
 	Rule {
-		variant: VARIANTS[1],
-		wave_cost: 1.41,
+		variant: VARIANTS[2],
+		wave_cost: 0.89,
+		min_k: 0,
 	},
 ];
 
-/// the estimated time of `planes` m x n products on `sm_count` SMs by `rule`'s variant, in units
-/// of one 128 x 256 tile's time; `None` where the rule does not apply (a cluster of 2 on a single
-/// row of tiles: its second CTAs would only idle)
-fn estimate(rule: &Rule, (m, n, planes): (usize, usize, usize), sm_count: usize) -> Option<f64> {
+/// the estimated time of `planes` m x n x k products on `sm_count` SMs by `rule`'s variant, in
+/// units of one 128 x 256 tile's time; `None` where the rule does not apply (K below its least, or
+/// a cluster of 2 on a single row of tiles: its second CTAs would only idle)
+fn estimate(rule: &Rule, (m, n, k): (usize, usize, usize), planes: usize, sm_count: usize) -> Option<f64> {
 	let v = rule.variant;
 	let slots = (sm_count / v.cluster).max(1);
-	(m.div_ceil(BM) >= v.cluster).then(|| v.units(m, n, planes).div_ceil(slots) as f64 * rule.wave_cost)
+	(m.div_ceil(BM) >= v.cluster && k >= rule.min_k).then(|| v.units(m, n, planes).div_ceil(slots) as f64 * rule.wave_cost)
 }
 
 /// the variant of [`TABLE`] with the least estimated time for `planes` products of m x n outputs
-/// (scheme II: one plane per modulus) on `sm_count` SMs; the first on ties
-pub(crate) fn choose((m, n, planes): (usize, usize, usize), sm_count: usize) -> Variant {
+/// over K = k (scheme II: one plane per modulus) on `sm_count` SMs; the first on ties
+pub(crate) fn choose(dims: (usize, usize, usize), planes: usize, sm_count: usize) -> Variant {
 	let mut best: Option<(f64, Variant)> = None;
 	for rule in &TABLE {
-		if let Some(t) = estimate(rule, (m, n, planes), sm_count)
+		if let Some(t) = estimate(rule, dims, planes, sm_count)
 			&& best.is_none_or(|(least, _)| t < least)
 		{
 			best = Some((t, rule.variant));
@@ -182,11 +191,14 @@ mod tests {
 
 	#[test]
 	fn the_table_picks_wide_tiles_for_large_products_and_narrow_ones_for_small() {
-		assert_eq!(choose((8192, 8192, 1), 132), VARIANTS[0]);
-		assert_eq!(choose((8192, 8192, 15), 132), VARIANTS[0]);
-		// 1024 x 1024: 32 tiles of 128 x 256 fill a quarter of the SMs, 64 of 128 x 128 half
-		assert_eq!(choose((1024, 1024, 1), 132).bn, 128);
+		assert_eq!(choose((8192, 8192, 8192), 1, 132), VARIANTS[1]);
+		assert_eq!(choose((8192, 8192, 8192), 15, 132), VARIANTS[1]);
+		// K = 4096: no pair
+		assert_eq!(choose((8192, 8192, 4096), 15, 132), VARIANTS[0]);
+		// 1024 x 1024: 16 pairs of 128 x 256 tiles fill a quarter of the pairs' slots, 32 of
+		// 128 x 128 half
+		assert_eq!(choose((1024, 1024, 8192), 1, 132).bn, 128);
 		// one row of tiles: no cluster (the pair's second tile would lie past m)
-		assert_eq!(choose((128, 8192, 1), 132).cluster, 1);
+		assert_eq!(choose((128, 8192, 8192), 1, 132).cluster, 1);
 	}
 }
