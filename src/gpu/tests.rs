@@ -116,6 +116,27 @@ fn for_each_split_case<T: Scalar>(mut check: impl FnMut(&Gpu, &DeviceOperand, &O
 	}
 }
 
+/// the statistics kernel's rows (largest exponent, spread, norm bound) equal the CPU's, in both
+/// orientations (in the K-contiguous one a warp's lanes share a row and count its histogram
+/// together)
+fn stats_match<T: Scalar>() {
+	for_each_split_case::<T>(|g, op, cpu_op, what| {
+		assert_eq!(super::pipeline::stats::<T>(g, op).unwrap().rows, row_stats(cpu_op), "{what}");
+	});
+}
+
+#[test]
+#[ignore = "needs a Hopper GPU"]
+fn row_statistics_match_the_oracle_f64() {
+	stats_match::<f64>();
+}
+
+#[test]
+#[ignore = "needs a Hopper GPU"]
+fn row_statistics_match_the_oracle_c32() {
+	stats_match::<c32>();
+}
+
 fn planes_match<T: Scalar>() {
 	for_each_split_case::<T>(|g, op, cpu_op, what| {
 		for p in [1u32, 3, 8] {
