@@ -118,7 +118,7 @@ pub(crate) struct Rule {
 pub(crate) const TABLE: [Rule; 4] = [
 	// multicast pair of 128 x 256 tiles: a wave in 94% of the single CTA's (96% on the H200), from
 	// K = 8192 on: at K = 4096 the pair took 1.05-1.14x the single CTA's time on the H200
-	// (0.94-0.97x on the H100)
+	// (0.97-1.03x on the H100)
 	Rule {
 		variant: VARIANTS[1],
 		wave_cost: 0.94,
