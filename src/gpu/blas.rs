@@ -2,7 +2,7 @@
 //! INT32 out, "TN" on K-major planes) and the native GEMMs (cuBLAS `GemmEx`) used for native plans
 //! and as the benchmark's baselines, cuBLAS's own FP64 emulation among them
 
-use super::device::{Gpu, driver};
+use super::device::Gpu;
 use crate::{Error, Scalar};
 use cudarc::cublas::sys as blas;
 use cudarc::cublaslt::sys as lt;
@@ -231,8 +231,10 @@ impl<'a> Fp64Emulation<'a> {
 			)
 		};
 		let workspace_bytes = workspace_size(m, n, k, T::IS_COMPLEX, mantissa);
+		// the baselines enable the emulation between products, so the kept scratch may be freed
 		// SAFETY: cuBLAS's scratch memory, written by cuBLAS before it reads it
-		let workspace = unsafe { gpu.stream.alloc::<u8>(workspace_bytes) }.map_err(|e| match driver(e) {
+		let alloc = || unsafe { gpu.stream.alloc::<u8>(workspace_bytes) };
+		let workspace = gpu.alloc_freeing_scratch(alloc).map_err(|e| match e {
 			Error::OutOfMemory { .. } => Error::OutOfMemory {
 				what: format!("{workspace_bytes} bytes of cuBLAS FP64 emulation workspace"),
 			},

@@ -113,15 +113,15 @@ impl Gpu {
 		Ok(slots[slot].as_ref().expect("allocated above").device_ptr(&self.stream).0)
 	}
 
-	/// the result of `alloc`, a device allocation; when the GPU is out of memory while scratch
-	/// buffers are kept, they are freed (the next product allocates what it needs again) and
-	/// `alloc` runs once more. Between products only: the caller holds the GPU's lock, so no
-	/// pipeline holds a scratch address
-	pub fn alloc_freeing_scratch<R>(&self, alloc: impl Fn(&Self) -> Result<R, DriverError>) -> Result<R, Error> {
-		match alloc(self) {
+	/// the result of `alloc`, a device allocation made between products (device matrices, cuBLAS
+	/// workspace); when the GPU is out of memory while scratch buffers are kept, they are freed
+	/// (the next product allocates what it needs again) and `alloc` runs once more. The caller
+	/// holds the GPU's lock outside any pipeline, so no scratch address is in use
+	pub fn alloc_freeing_scratch<R>(&self, alloc: impl Fn() -> Result<R, DriverError>) -> Result<R, Error> {
+		match alloc() {
 			Err(e) if e.0 == CUresult::CUDA_ERROR_OUT_OF_MEMORY && self.scratch.borrow().iter().any(Option::is_some) => {
 				self.scratch.borrow_mut().clear();
-				alloc(self).map_err(driver)
+				alloc().map_err(driver)
 			},
 			other => other.map_err(driver),
 		}
