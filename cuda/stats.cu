@@ -6,7 +6,22 @@
 // when rs == 1 the 32 lanes of x span the 32 rows (coalesced along rows, threadIdx.y along k);
 // otherwise they span k (coalesced along k), one warp per row. two passes over the row (the norm
 // terms need the row's largest exponent); a block's 32 rows x k stay within L2 between them.
+//
+// one launch covers both operands of a product (the blocks of A, then those of B), so that their
+// statistics come back in one download; 32 registers and 29 KB of shared memory let two blocks of
+// 1024 threads share a multiprocessor.
 #include "common.cuh"
+
+// one operand's statistics: its rows, and where they go (`StatsJob` in src/gpu/pipeline.rs, the
+// same layout): five arrays one after the other at `out`, largest magnitude (f64), norm bound
+// (u64), its exponent, spread, non-finite flag (i32 each), `rows` entries each
+struct StatsJob {
+	const void* x;
+	int rows, k;
+	long long rs, cs;
+	char* out;
+};
+static_assert(sizeof(StatsJob) == 40, "StatsJob must match src/gpu/pipeline.rs");
 
 namespace {
 
@@ -28,17 +43,25 @@ __device__ __forceinline__ unsigned long long norm_term(double x, int e_max) {
 	return shift >= 64 ? 1ull : (v + (1ull << shift) - 1) >> shift;
 }
 
+// the statistics of the 32 rows of `job` in block `block`
 template <typename T>
-__device__ void row_stats(const T* x, int rows, int k, long long rs, long long cs, double* amax_out, int* e_max_out,
-                          unsigned long long* t_out, int* spread_out, int* nonfinite_out) {
+__device__ void row_stats(const StatsJob& job, int block) {
 	using E = emu::Elem<T>;
+	const T* x = static_cast<const T*>(job.x);
+	const int rows = job.rows, k = job.k;
+	const long long rs = job.rs, cs = job.cs;
+	double* amax_out = reinterpret_cast<double*>(job.out);
+	unsigned long long* t_out = reinterpret_cast<unsigned long long*>(job.out + 8ll * rows);
+	int* e_max_out = reinterpret_cast<int*>(job.out + 16ll * rows);
+	int* spread_out = reinterpret_cast<int*>(job.out + 20ll * rows);
+	int* nonfinite_out = reinterpret_cast<int*>(job.out + 24ll * rows);
 	__shared__ double s_amax[32][33];
 	__shared__ int s_bad[32][33];
 	__shared__ unsigned long long s_t[32];
 	__shared__ unsigned s_hist[32][SPREAD_CAP + 1];
 	__shared__ unsigned s_count[32];
 	const Mapping map(rs == 1);
-	const int row = blockIdx.x * ROWS + map.row_local;
+	const int row = block * ROWS + map.row_local;
 	const bool live = row < rows;
 	double amax = 0.0;
 	int bad = 0;
@@ -99,10 +122,29 @@ __device__ void row_stats(const T* x, int rows, int k, long long rs, long long c
 
 }  // namespace
 
+// the statistics of `a`'s rows (the first blocks) and of `b`'s (the rest; `b.rows` may be 0)
 #define EMU_STATS(NAME, T)                                                                                              \
-	extern "C" __global__ void __launch_bounds__(1024) row_stats_##NAME(const T* x, int rows, int k, long long rs,        \
-	                                                                   long long cs, double* amax, int* e_max,           \
-	                                                                   unsigned long long* t, int* spread, int* nonfinite) { \
-		row_stats<T>(x, rows, k, rs, cs, amax, e_max, t, spread, nonfinite);                                         \
+	extern "C" __global__ void __launch_bounds__(1024, 2)                                                                \
+	    row_stats_##NAME(const __grid_constant__ StatsJob a, const __grid_constant__ StatsJob b) {                    \
+		const int blocks_a = (a.rows + ROWS - 1) / ROWS;                                                            \
+		if ((int)blockIdx.x < blocks_a) row_stats<T>(a, blockIdx.x);                                                \
+		else row_stats<T>(b, blockIdx.x - blocks_a);                                                                \
 	}
 EMU_FOR_EACH_TYPE(EMU_STATS)
+
+// scheme II's fast-scaling shifts of the `rows_a` rows whose statistics are at `stats_a` (laid out
+// as StatsJob::out) and of the `rows_b` at `stats_b`, into out[0, rows_a) and out[rows_a, rows_a +
+// rows_b), as scheme2::fast_shift: 0 for a zero row (spread < 0), otherwise
+// floor((lambda + 32 - 2 e_max - ceil(log2 T)) / 2)
+extern "C" __global__ void fast_shifts(const char* stats_a, int rows_a, const char* stats_b, int rows_b, int lambda, int* out) {
+	for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < rows_a + rows_b; i += gridDim.x * blockDim.x) {
+		const bool in_a = i < rows_a;
+		const int r = in_a ? i : i - rows_a, rows = in_a ? rows_a : rows_b;
+		const char* s = in_a ? stats_a : stats_b;
+		const unsigned long long t = reinterpret_cast<const unsigned long long*>(s + 8ll * rows)[r];
+		const int e_max = reinterpret_cast<const int*>(s + 16ll * rows)[r];
+		const int spread = reinterpret_cast<const int*>(s + 20ll * rows)[r];
+		const int ceil_log2_t = 64 - __clzll((long long)(t - 1));
+		out[i] = spread < 0 ? 0 : (lambda + 32 - 2 * e_max - ceil_log2_t) >> 1;
+	}
+}

@@ -153,6 +153,19 @@ pub struct Crt {
 }
 
 impl Crt {
+	/// the constants for the first `p` moduli of [`MODULI`], `2 <= p <= 20`, computed once per
+	/// process (big-integer arithmetic: microseconds a product need not spend)
+	///
+	/// ```
+	/// use emugemm::scheme2::Crt;
+	/// assert_eq!(*Crt::of(15), Crt::new(15));
+	/// ```
+	pub fn of(p: u32) -> &'static Crt {
+		static ALL: std::sync::OnceLock<Vec<Crt>> = std::sync::OnceLock::new();
+		assert!((2..=MAX_MODULI).contains(&p), "scheme II needs 2..=20 moduli, got {p}");
+		&ALL.get_or_init(|| (2..=MAX_MODULI).map(Crt::new).collect())[p as usize - 2]
+	}
+
 	/// the constants for the first `p` moduli of [`MODULI`], `2 <= p <= 20`
 	pub fn new(p: u32) -> Self {
 		assert!((2..=MAX_MODULI).contains(&p), "scheme II needs 2..=20 moduli, got {p}");

@@ -73,7 +73,7 @@ impl Timer {
 pub(crate) fn emulate(a: &Operand, b: &Operand, stats: (&[RowStats], &[RowStats]), plan: &Plan, timer: &mut Timer) -> Parts {
 	match plan.scheme {
 		Scheme::SchemeI { slices } => scheme1::product(a, b, slices, &plan.pass_ranges(a.k, a.is_complex()), timer),
-		Scheme::SchemeII { moduli, scaling } => scheme2::product(a, b, stats, &Crt::new(moduli), scaling, timer),
+		Scheme::SchemeII { moduli, scaling } => scheme2::product(a, b, stats, Crt::of(moduli), scaling, timer),
 		Scheme::Native => unreachable!("native plans do not reach the emulation backend"),
 	}
 }

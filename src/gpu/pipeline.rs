@@ -85,115 +85,156 @@ macro_rules! launch_split {
 
 /// launches the reconstruction kernel `KERNEL_<type>` over the entries of `job`'s output with
 /// launch configuration `cfg`: its own arguments first, then what every reconstruction takes (row
-/// and column shifts, non-finite masks, destination, alpha, accumulate)
+/// and column shifts' device addresses, non-finite masks, destination, alpha, accumulate)
 macro_rules! launch_epilogue {
 	($job:expr, $kernel:literal, $t:ty, $cfg:expr, ($sa:expr, $sb:expr), $($arg:expr),* $(,)?) => {{
 		let job: &Job<'_, $t> = $job;
 		let (gpu, out) = (job.gpu, job.out);
 		let name = format!(concat!($kernel, "_{}"), <$t as Scalar>::NAME);
-		let (rows, cols) = (ptr(gpu, &job.bad_rows), ptr(gpu, &job.bad_cols));
+		let (shifts_a, shifts_b): (u64, u64) = ($sa, $sb);
 		let (ar, ai, acc) = (job.alpha.re(), job.alpha.im(), out.accumulate as i32);
-		launch!(gpu, name, $cfg, $($arg,)* ptr(gpu, $sa), ptr(gpu, $sb), rows, cols, out.ptr, out.ld as i64, ar, ai, acc)
+		launch!(gpu, name, $cfg, $($arg,)* shifts_a, shifts_b, job.bad_rows, job.bad_cols, out.ptr, out.ld as i64, ar, ai, acc)
 	}};
 }
 
-/// the statistics of an operand's rows, downloaded
+/// the statistics of an operand's rows, downloaded, and where they lie on the device
 #[derive(Clone)]
 pub(super) struct OperandStats {
 	pub rows: Vec<RowStats>,
 	amax: Vec<f64>,
 	nonfinite: Vec<i32>,
+	device: StatsRegion,
 }
 
-/// the statistics kernel's outputs for `rows` rows, one after the other in one scratch buffer:
-/// largest magnitude (f64), norm bound (u64), its exponent, spread, non-finite flag (i32 each)
-pub(super) struct StatsBuffers {
+/// an operand's row statistics on the device: five arrays one after the other at `base`, `rows`
+/// entries each: largest magnitude (f64), norm bound (u64), its exponent, spread, non-finite flag
+/// (i32 each), as `StatsJob::out` in `cuda/stats.cu` lays them out
+#[derive(Clone, Copy, Debug)]
+pub(super) struct StatsRegion {
 	base: u64,
 	rows: usize,
 }
 
-impl StatsBuffers {
+impl StatsRegion {
 	const ROW_BYTES: usize = 8 + 8 + 4 + 4 + 4;
 
-	/// the device addresses of the five arrays
-	fn parts(&self) -> [u64; 5] {
-		let n = self.rows as u64;
-		[
-			self.base,
-			self.base + 8 * n,
-			self.base + 16 * n,
-			self.base + 20 * n,
-			self.base + 24 * n,
-		]
+	/// the bytes of a region of `rows` rows, rounded up to 16 so that the next region is aligned
+	fn bytes(rows: usize) -> usize {
+		(rows * Self::ROW_BYTES).next_multiple_of(16)
+	}
+
+	/// the device address of the non-finite flags (one i32 per row, nonzero for a row with a NaN
+	/// or an infinity)
+	fn nonfinite(&self) -> u64 {
+		self.base + 24 * self.rows as u64
+	}
+
+	/// the host statistics from the region's bytes `raw` (8-byte aligned)
+	fn parse(self, raw: &[u8]) -> OperandStats {
+		let n = self.rows;
+		let amax: &[f64] = bytemuck::cast_slice(&raw[..8 * n]);
+		let t: &[u64] = bytemuck::cast_slice(&raw[8 * n..16 * n]);
+		let narrow: &[i32] = bytemuck::cast_slice(&raw[16 * n..Self::ROW_BYTES * n]);
+		let (e_max, rest) = narrow.split_at(n);
+		let (spread, nonfinite) = rest.split_at(n);
+		let rows = (0..n)
+			.map(|i| {
+				let nonzero = spread[i] >= 0;
+				RowStats {
+					e_max: e_max[i],
+					spread: nonzero.then_some(spread[i] as u8),
+					norm: nonzero.then_some((e_max[i], t[i])),
+				}
+			})
+			.collect();
+		OperandStats {
+			rows,
+			amax: amax.to_vec(),
+			nonfinite: nonfinite.to_vec(),
+			device: self,
+		}
 	}
 }
 
-/// launches the statistics kernel on the rows of `op` (one block of 32 x 32 threads per 32 rows)
-/// into scratch slot 10
-pub(super) fn launch_stats<T: Scalar>(gpu: &Gpu, op: &DeviceOperand) -> Result<StatsBuffers, Error> {
-	let n = op.rows;
-	let b = StatsBuffers {
-		base: gpu.scratch(10, n * StatsBuffers::ROW_BYTES)?,
-		rows: n,
-	};
-	let cfg = LaunchConfig {
-		grid_dim: (n.div_ceil(32) as u32, 1, 1),
-		block_dim: (32, 32, 1),
-		shared_mem_bytes: 0,
-	};
-	let name = format!("row_stats_{}", T::NAME);
-	let [amax, t, e_max, spread, bad] = b.parts();
-	launch!(
-		gpu,
-		name,
-		cfg,
-		op.ptr,
-		n as i32,
-		op.k as i32,
-		op.rs,
-		op.cs,
-		amax,
-		e_max,
-		t,
-		spread,
-		bad
-	)?;
-	Ok(b)
+/// one operand's statistics job, as the kernel takes it (`StatsJob` in `cuda/stats.cu`, the same
+/// layout): its rows and the address of its [`StatsRegion`]
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct StatsJob {
+	x: u64,
+	rows: i32,
+	k: i32,
+	rs: i64,
+	cs: i64,
+	out: u64,
 }
 
-/// the statistics of the rows of `op`, computed on the device and downloaded in one copy
-pub(super) fn stats<T: Scalar>(gpu: &Gpu, op: &DeviceOperand) -> Result<OperandStats, Error> {
-	let n = op.rows;
-	let buffers = launch_stats::<T>(gpu, op)?;
-	let mut raw = vec![0u8; n * StatsBuffers::ROW_BYTES];
-	gpu.stream.synchronize().map_err(driver)?;
-	// SAFETY: the scratch buffer holds `raw.len()` bytes, written by the kernel the stream has finished
-	unsafe { cudarc::driver::result::memcpy_dtoh_sync(&mut raw, buffers.base) }.map_err(driver)?;
-	let words = |bytes: &[u8]| -> Vec<[u8; 8]> { bytes.chunks_exact(8).map(|c| c.try_into().expect("8 bytes")).collect() };
-	let (wide, narrow) = raw.split_at(16 * n);
-	let amax: Vec<f64> = words(&wide[..8 * n]).into_iter().map(f64::from_ne_bytes).collect();
-	let t: Vec<u64> = words(&wide[8 * n..]).into_iter().map(u64::from_ne_bytes).collect();
-	let narrow: Vec<i32> = narrow
-		.chunks_exact(4)
-		.map(|c| i32::from_ne_bytes(c.try_into().expect("4 bytes")))
-		.collect();
-	let (e_max, rest) = narrow.split_at(n);
-	let (spread, nonfinite) = rest.split_at(n);
-	let rows = (0..n)
-		.map(|i| {
-			let nonzero = spread[i] >= 0;
-			RowStats {
-				e_max: e_max[i],
-				spread: nonzero.then_some(spread[i] as u8),
-				norm: nonzero.then_some((e_max[i], t[i])),
-			}
-		})
-		.collect();
-	Ok(OperandStats {
-		rows,
-		amax,
-		nonfinite: nonfinite.to_vec(),
+// SAFETY: plain old data with the C layout of the kernel's parameter
+unsafe impl DeviceRepr for StatsJob {}
+
+// the kernel asserts the same size
+const _: () = assert!(size_of::<StatsJob>() == 40);
+
+/// launches the statistics kernel on the rows of `ops` (one or two operands, in one launch: one
+/// block of 32 x 32 threads per 32 rows of each) into scratch slot 11, their regions one after
+/// the other
+pub(super) fn launch_stats<T: Scalar>(gpu: &Gpu, ops: &[&DeviceOperand]) -> Result<Vec<StatsRegion>, Error> {
+	assert!(ops.len() <= 2, "the statistics kernel takes at most two operands");
+	let mut next = gpu.scratch(11, ops.iter().map(|op| StatsRegion::bytes(op.rows)).sum())?;
+	let mut jobs = [StatsJob::default(); 2];
+	let mut regions = Vec::new();
+	for (job, op) in jobs.iter_mut().zip(ops) {
+		*job = StatsJob {
+			x: op.ptr,
+			rows: op.rows as i32,
+			k: op.k as i32,
+			rs: op.rs,
+			cs: op.cs,
+			out: next,
+		};
+		regions.push(StatsRegion { base: next, rows: op.rows });
+		next += StatsRegion::bytes(op.rows) as u64;
+	}
+	let blocks: usize = ops.iter().map(|op| op.rows.div_ceil(32)).sum();
+	if blocks > 0 {
+		let cfg = LaunchConfig {
+			grid_dim: (blocks as u32, 1, 1),
+			block_dim: (32, 32, 1),
+			shared_mem_bytes: 0,
+		};
+		launch!(gpu, format!("row_stats_{}", T::NAME), cfg, jobs[0], jobs[1])?;
+	}
+	Ok(regions)
+}
+
+/// the statistics of `regions` (one after the other, as [`launch_stats`] lays them out), in one
+/// download through the page-locked staging buffer once the stream has written them
+pub(super) fn download_stats(gpu: &Gpu, regions: &[StatsRegion]) -> Result<Vec<OperandStats>, Error> {
+	let Some(first) = regions.first() else {
+		return Ok(Vec::new());
+	};
+	let bytes = regions.iter().map(|r| StatsRegion::bytes(r.rows)).sum();
+	gpu.with_pinned(bytes, |raw| {
+		// SAFETY: the scratch buffer holds the regions, `bytes` from the first; the stream orders
+		// the copy after the kernel and is idle again before `raw` is read
+		unsafe { cudarc::driver::result::memcpy_dtoh_async(raw, first.base, gpu.stream.cu_stream()) }.map_err(driver)?;
+		gpu.stream.synchronize().map_err(driver)?;
+		let mut offset = 0;
+		Ok(regions
+			.iter()
+			.map(|r| {
+				let stats = r.parse(&raw[offset..]);
+				offset += StatsRegion::bytes(r.rows);
+				stats
+			})
+			.collect())
 	})
+}
+
+/// the statistics of the rows of `op`, computed on the device and downloaded
+pub(super) fn stats<T: Scalar>(gpu: &Gpu, op: &DeviceOperand) -> Result<OperandStats, Error> {
+	let regions = launch_stats::<T>(gpu, &[op])?;
+	Ok(download_stats(gpu, &regions)?.remove(0))
 }
 
 /// the phase boundaries, timed with device events
@@ -239,10 +280,10 @@ pub(super) struct Job<'a, T: Scalar> {
 	pub b: DeviceOperand,
 	pub out: Output,
 	pub alpha: T,
-	/// non-finite flags of the rows of `a` and `b` (entries of those rows and columns are left to
-	/// the native fixup)
-	pub bad_rows: CudaSlice<i32>,
-	pub bad_cols: CudaSlice<i32>,
+	/// the device addresses of the non-finite flags of the rows of `a` and `b` (one i32 per row;
+	/// entries of flagged rows and columns are left to the native fixup)
+	pub bad_rows: u64,
+	pub bad_cols: u64,
 }
 
 impl<T: Scalar> Job<'_, T> {
@@ -286,10 +327,7 @@ pub(crate) fn product<T: Scalar>(
 			times: PhaseTimes::default(),
 		});
 	}
-	let (sa, sb) = (
-		kept_stats::<T>(gpu, &a, keep_a.as_deref_mut())?,
-		kept_stats::<T>(gpu, &b, keep_b.as_deref_mut())?,
-	);
+	let (sa, sb) = operand_stats::<T>(gpu, (&a, &b), (keep_a.as_deref_mut(), keep_b.as_deref_mut()))?;
 	let input = PolicyInput {
 		lhs: &sa.rows,
 		rhs: &sb.rows,
@@ -309,16 +347,14 @@ pub(crate) fn product<T: Scalar>(
 			times: PhaseTimes::default(),
 		});
 	}
-	let bad_rows = gpu.stream.clone_htod(&sa.nonfinite).map_err(driver)?;
-	let bad_cols = gpu.stream.clone_htod(&sb.nonfinite).map_err(driver)?;
 	let job = Job {
 		gpu,
 		a,
 		b,
 		out,
 		alpha,
-		bad_rows,
-		bad_cols,
+		bad_rows: sa.device.nonfinite(),
+		bad_cols: sb.device.nonfinite(),
 	};
 	match plan.scheme {
 		Scheme::SchemeI { slices } => scheme_one(&job, (&sa, &sb), (slices, fused), &plan, (keep_a, keep_b), &mut clock)?,
@@ -368,7 +404,7 @@ fn fixup<T: Scalar>(job: &Job<'_, T>) -> Result<(), Error> {
 	let (m, n, k) = job.dims();
 	let (gpu, out) = (job.gpu, job.out);
 	let name = format!("native_fixup_{}", T::NAME);
-	let (rows, cols) = (ptr(gpu, &job.bad_rows), ptr(gpu, &job.bad_cols));
+	let (rows, cols) = (job.bad_rows, job.bad_cols);
 	let (ar, ai) = (job.alpha.re(), job.alpha.im());
 	launch!(
 		gpu,
@@ -407,10 +443,11 @@ pub(super) enum Layout {
 pub(super) type SplitKey = (Scheme, Layout);
 
 /// what a device matrix keeps between products, for one side (rows of `A` or columns of `B`):
-/// its statistics and the planes of its last split (see `DeviceMatrix::reuse_splits`)
+/// its statistics (on the host, and on the device in a buffer of its own) and the planes of its
+/// last split (see `DeviceMatrix::reuse_splits`)
 #[derive(Default)]
 pub(crate) struct Kept {
-	stats: Option<OperandStats>,
+	stats: Option<(OperandStats, CudaSlice<u8>)>,
 	split: Option<(SplitKey, Vec<CudaSlice<u8>>)>,
 }
 
@@ -439,17 +476,37 @@ pub(super) fn planes(
 	Ok(keep.split.as_ref().expect("kept above").1.iter().map(|b| ptr(gpu, b)).collect())
 }
 
-/// the statistics of an operand, reused from `keep` when it holds them
-fn kept_stats<T: Scalar>(gpu: &Gpu, op: &DeviceOperand, keep: Option<&mut Kept>) -> Result<OperandStats, Error> {
-	match keep {
-		Some(Kept { stats: Some(s), .. }) => Ok(s.clone()),
-		Some(keep) => {
-			let s = stats::<T>(gpu, op)?;
-			keep.stats = Some(s.clone());
-			Ok(s)
-		},
-		None => stats::<T>(gpu, op),
-	}
+/// the statistics of both operands: reused from `keep` where it holds them, the others computed
+/// in one launch and downloaded in one copy (and kept, in a device buffer of their own, where
+/// `keep` asks)
+fn operand_stats<T: Scalar>(
+	gpu: &Gpu,
+	ops: (&DeviceOperand, &DeviceOperand),
+	keep: (Option<&mut Kept>, Option<&mut Kept>),
+) -> Result<(OperandStats, OperandStats), Error> {
+	let mut sides = [(ops.0, keep.0), (ops.1, keep.1)];
+	let kept = |keep: &Option<&mut Kept>| keep.as_ref().and_then(|k| k.stats.as_ref()).map(|(s, _)| s.clone());
+	let fresh: Vec<&DeviceOperand> = sides.iter().filter(|(_, k)| kept(k).is_none()).map(|(op, _)| *op).collect();
+	let launched = launch_stats::<T>(gpu, &fresh)?;
+	let mut computed = download_stats(gpu, &launched)?.into_iter();
+	let mut side = |(_, keep): &mut (&DeviceOperand, Option<&mut Kept>)| -> Result<OperandStats, Error> {
+		if let Some(s) = kept(keep) {
+			return Ok(s);
+		}
+		let mut s = computed.next().expect("one computed per operand without kept statistics");
+		if let Some(keep) = keep {
+			let bytes = StatsRegion::bytes(s.device.rows);
+			let own = alloc::<u8>(gpu, bytes)?;
+			// SAFETY: both buffers hold `bytes`; the stream orders the copy after the kernel
+			unsafe { cudarc::driver::result::memcpy_dtod_async(ptr(gpu, &own), s.device.base, bytes, gpu.stream.cu_stream()) }
+				.map_err(driver)?;
+			s.device.base = ptr(gpu, &own);
+			keep.stats = Some((s.clone(), own));
+		}
+		Ok(s)
+	};
+	let [a, b] = &mut sides;
+	Ok((side(a)?, side(b)?))
 }
 
 /// the scheme I digit planes of one part of an operand (`part`: 0 real, 1 imaginary, 2 negated
@@ -467,10 +524,11 @@ pub(crate) fn split_digits<T: Scalar>(
 }
 
 /// the scheme II residue planes of an operand into `out` for the first `p` moduli of
-/// [`scheme2::MODULI`] (compile-time constants of the kernel): per modulus 1 plane (real) or 3
-/// (complex: re, im, re + im) of `rows x pad16(k)`; `out` must be 8-byte aligned
-pub(crate) fn split_residues<T: Scalar>(gpu: &Gpu, out: u64, op: &DeviceOperand, shifts: &CudaSlice<i32>, p: u32) -> Result<u64, Error> {
-	launch_split!(gpu, "split_residues", T, op, out, ptr(gpu, shifts), p as i32)?;
+/// [`scheme2::MODULI`] (compile-time constants of the kernel), with the rows' shifts at device
+/// address `shifts`: per modulus 1 plane (real) or 3 (complex: re, im, re + im) of
+/// `rows x pad16(k)`; `out` must be 8-byte aligned
+pub(crate) fn split_residues<T: Scalar>(gpu: &Gpu, out: u64, op: &DeviceOperand, shifts: u64, p: u32) -> Result<u64, Error> {
+	launch_split!(gpu, "split_residues", T, op, out, shifts, p as i32)?;
 	Ok(out)
 }
 
@@ -566,7 +624,7 @@ fn scheme_one<T: Scalar>(
 		"shift_reduce",
 		T,
 		elementwise(m * n),
-		(&da, &db),
+		(ptr(gpu, &da), ptr(gpu, &db)),
 		acc_re,
 		im,
 		counts.0,
@@ -581,18 +639,60 @@ fn scheme_one<T: Scalar>(
 /// K chunk of [`unfused_residues`]
 const RESIDUE_CHUNK: usize = 131_056;
 
-/// the shifts of scheme II under `scaling` (the accurate one takes one extra INT8 product)
+/// scheme II's row and column shifts on the device
+struct ShiftsTwo {
+	/// the device addresses of the shifts of the rows of A and of the columns of B (one i32 each)
+	a: u64,
+	b: u64,
+	/// the buffers behind `a` and `b` when they were uploaded (accurate scaling)
+	_uploaded: Option<(CudaSlice<i32>, CudaSlice<i32>)>,
+}
+
+/// the shifts of scheme II under `scaling`: fast ones computed on the device from the operands'
+/// statistics (`fast_shifts`, into scratch slot 12: nothing crosses to the host), accurate ones on
+/// the host after one extra INT8 product, then uploaded
 fn shifts_two<T: Scalar>(
 	job: &Job<'_, T>,
 	sa: &OperandStats,
 	sb: &OperandStats,
 	lambda: i32,
 	scaling: Scaling,
-) -> Result<(Vec<i32>, Vec<i32>), Error> {
-	let fast = |s: &OperandStats| s.rows.iter().map(|r| scheme2::fast_shift(r.norm, lambda)).collect::<Vec<_>>();
+) -> Result<ShiftsTwo, Error> {
 	if scaling == Scaling::Fast {
-		return Ok((fast(sa), fast(sb)));
+		let (a, b) = launch_fast_shifts(job.gpu, (sa.device, sb.device), lambda)?;
+		return Ok(ShiftsTwo { a, b, _uploaded: None });
 	}
+	let (a, b) = accurate_shifts(job, sa, sb, lambda)?;
+	let (a, b) = (upload_i32(job.gpu, &a)?, upload_i32(job.gpu, &b)?);
+	Ok(ShiftsTwo {
+		a: ptr(job.gpu, &a),
+		b: ptr(job.gpu, &b),
+		_uploaded: Some((a, b)),
+	})
+}
+
+/// launches `fast_shifts`: scheme II's fast shifts (`scheme2::fast_shift`) of the rows whose
+/// statistics lie in `a` and in `b`, into scratch slot 12; returns the device addresses of A's
+/// and of B's (one i32 per row)
+pub(super) fn launch_fast_shifts(gpu: &Gpu, (a, b): (StatsRegion, StatsRegion), lambda: i32) -> Result<(u64, u64), Error> {
+	let out = gpu.scratch(12, 4 * (a.rows + b.rows))?;
+	let (rows_a, rows_b) = (a.rows as i32, b.rows as i32);
+	launch!(
+		gpu,
+		"fast_shifts",
+		elementwise(a.rows + b.rows),
+		a.base,
+		rows_a,
+		b.base,
+		rows_b,
+		lambda,
+		out
+	)?;
+	Ok((out, out + 4 * a.rows as u64))
+}
+
+/// the accurate shifts of scheme II (one extra INT8 product of coarse magnitudes)
+fn accurate_shifts<T: Scalar>(job: &Job<'_, T>, sa: &OperandStats, sb: &OperandStats, lambda: i32) -> Result<(Vec<i32>, Vec<i32>), Error> {
 	let gpu = job.gpu;
 	let (m, n, k) = job.dims();
 	if k >= 1 << 19 {
@@ -711,19 +811,18 @@ fn scheme_two<T: Scalar>(
 	let gpu = job.gpu;
 	let (m, n, k) = job.dims();
 	let (kpad, pu) = (pad16(k), p as usize);
-	let crt = Crt::new(p);
-	let (shifts_a, shifts_b) = shifts_two(job, sa, sb, crt.lambda, scaling)?;
-	let (da, db) = (upload_i32(gpu, &shifts_a)?, upload_i32(gpu, &shifts_b)?);
+	let crt = Crt::of(p);
+	let shifts = shifts_two(job, sa, sb, crt.lambda, scaling)?;
 	let per = if T::IS_COMPLEX { 3 } else { 1 };
 	// accurate shifts depend on both operands: only fast-scaled splits are kept
 	let fast = scaling == Scaling::Fast;
 	let (keep_a, keep_b) = if fast { keep } else { (None, None) };
 	let scheme = Scheme::SchemeII { moduli: p, scaling };
 	let ra = planes(gpu, keep_a, (scheme, Layout::Planar), (1, per * pu * m * kpad, 0), |_, dst| {
-		split_residues::<T>(gpu, dst, &job.a, &da, p)
+		split_residues::<T>(gpu, dst, &job.a, shifts.a, p)
 	})?[0];
 	let rb = planes(gpu, keep_b, (scheme, Layout::Planar), (1, per * pu * n * kpad, 1), |_, dst| {
-		split_residues::<T>(gpu, dst, &job.b, &db, p)
+		split_residues::<T>(gpu, dst, &job.b, shifts.b, p)
 	})?[0];
 	clock.mark(gpu)?;
 	let stride = ResiduePlanes::stride(m, n);
@@ -734,7 +833,7 @@ fn scheme_two<T: Scalar>(
 	};
 	let products = if fused { fused_residues } else { unfused_residues };
 	products(gpu, (ra, rb), (m, n, kpad), &crt.moduli, planes)?;
-	crt_epilogue(job, &crt, planes, (&da, &db), clock)
+	crt_epilogue(job, crt, planes, (shifts.a, shifts.b), clock)
 }
 
 /// the exact products of scheme II reduced mod each modulus, from the residue planes `ra` of A
@@ -868,28 +967,17 @@ pub(crate) fn unfused_residues(
 
 /// the CRT of the residue planes into the output, with the row and column shifts, timed as the
 /// reconstruction phase
-fn crt_epilogue<T: Scalar>(
-	job: &Job<'_, T>,
-	crt: &Crt,
-	planes: ResiduePlanes,
-	shifts: (&CudaSlice<i32>, &CudaSlice<i32>),
-	clock: &mut Clock,
-) -> Result<(), Error> {
+fn crt_epilogue<T: Scalar>(job: &Job<'_, T>, crt: &Crt, planes: ResiduePlanes, shifts: (u64, u64), clock: &mut Clock) -> Result<(), Error> {
 	clock.mark(job.gpu)?;
 	launch_crt(job, crt, planes, shifts)?;
 	clock.mark(job.gpu)
 }
 
 /// launches the CRT kernel: residue planes (`p` of `m x n` each, Re and optionally Im) into the
-/// output, on a persistent grid (as many blocks of [`CRT_WARPS`] warps as fit at once) whose warps
+/// output, with the row and column shifts at device addresses `da` and `db`, on a persistent grid (as many blocks of [`CRT_WARPS`] warps as fit at once) whose warps
 /// take segments of [`CRT_SEGMENT`] entries, each warp with the shared memory of its cp.async
 /// stages (laid out as `crt_entries` in `cuda/reconstruct.cu` says)
-pub(super) fn launch_crt<T: Scalar>(
-	job: &Job<'_, T>,
-	crt: &Crt,
-	planes: ResiduePlanes,
-	(da, db): (&CudaSlice<i32>, &CudaSlice<i32>),
-) -> Result<(), Error> {
+pub(super) fn launch_crt<T: Scalar>(job: &Job<'_, T>, crt: &Crt, planes: ResiduePlanes, (da, db): (u64, u64)) -> Result<(), Error> {
 	let gpu = job.gpu;
 	let (m, n, _) = job.dims();
 	let im = planes.im.unwrap_or(0);

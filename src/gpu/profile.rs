@@ -4,7 +4,7 @@
 
 use super::blas::Int8Gemm;
 use super::device::{Gpu, driver, gpu};
-use super::pipeline::{self, DeviceOperand, Job, Output, ResiduePlanes, alloc, pad16};
+use super::pipeline::{self, DeviceOperand, Job, Output, ResiduePlanes, alloc, pad16, ptr};
 use super::wgmma_config::{VARIANTS, choose};
 use crate::scheme2::{Crt, fast_shift};
 use crate::{DeviceMatrix, Emulator, Error, Scalar};
@@ -109,13 +109,20 @@ pub fn memory_kernels<T: Scalar>(emu: &Emulator, a: &DeviceMatrix<T>, moduli: u3
 		let shifts: Vec<i32> = rows.iter().map(|r| fast_shift(r.norm, crt.lambda)).collect();
 		let shifts = g.stream.clone_htod(&shifts).map_err(driver)?;
 		record(format!("row_stats_{} (two passes), {what}", T::NAME), 2 * size, &mut || {
-			pipeline::launch_stats::<T>(&g, op).map(|_| ())
+			pipeline::launch_stats::<T>(&g, &[op]).map(|_| ())
 		})?;
 		record(format!("split_residues_{} p={moduli}, {what}", T::NAME), size + planes, &mut || {
-			pipeline::split_residues::<T>(&g, residues, op, &shifts, moduli).map(|_| ())
+			pipeline::split_residues::<T>(&g, residues, op, ptr(&g, &shifts), moduli).map(|_| ())
 		})?;
 	}
+	// as a product takes them: A's rows (contiguous) and B's columns (K contiguous) in one launch
+	record(
+		format!("row_stats_{} (two passes), both orientations in one launch", T::NAME),
+		4 * size,
+		&mut || pipeline::launch_stats::<T>(&g, &[&sides[0].1, &sides[1].1]).map(|_| ()),
+	)?;
 	let dst = g.scratch(21, size as usize)?;
+	let no_flags = alloc::<i32>(&g, n)?;
 	let job = Job {
 		gpu: &g,
 		a: sides[0].1,
@@ -126,8 +133,8 @@ pub fn memory_kernels<T: Scalar>(emu: &Emulator, a: &DeviceMatrix<T>, moduli: u3
 			accumulate: false,
 		},
 		alpha: T::from_parts(1.0, 0.0),
-		bad_rows: alloc::<i32>(&g, n)?,
-		bad_cols: alloc::<i32>(&g, n)?,
+		bad_rows: ptr(&g, &no_flags),
+		bad_cols: ptr(&g, &no_flags),
 	};
 	let parts = if T::IS_COMPLEX { 2 } else { 1 };
 	let shifts = g.stream.clone_htod(&vec![0i32; n]).map_err(driver)?;
@@ -139,7 +146,7 @@ pub fn memory_kernels<T: Scalar>(emu: &Emulator, a: &DeviceMatrix<T>, moduli: u3
 	};
 	let bytes = (parts * moduli as usize * n * n) as u64 + size;
 	record(format!("crt_{} p={moduli}", T::NAME), bytes, &mut || {
-		pipeline::launch_crt(&job, &crt, residue_planes, (&shifts, &shifts))
+		pipeline::launch_crt(&job, &crt, residue_planes, (ptr(&g, &shifts), ptr(&g, &shifts)))
 	})?;
 	Ok(out)
 }

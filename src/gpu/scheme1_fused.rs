@@ -192,7 +192,7 @@ pub(super) fn product<T: Scalar>(
 		planes: (a, b),
 		pass_chunks,
 		shifts: (ptr(gpu, da), ptr(gpu, db)),
-		bad: (ptr(gpu, &job.bad_rows), ptr(gpu, &job.bad_cols)),
+		bad: (job.bad_rows, job.bad_cols),
 		carry,
 		dst: job.out.ptr,
 		ldd: job.out.ld,

@@ -118,10 +118,27 @@ fn for_each_split_case<T: Scalar>(mut check: impl FnMut(&Gpu, &DeviceOperand, &O
 
 /// the statistics kernel's rows (largest exponent, spread, norm bound) equal the CPU's, in both
 /// orientations (in the K-contiguous one a warp's lanes share a row and count its histogram
-/// together)
+/// together), for one operand alone and for two in one launch; and the fast shifts the device
+/// computes from them equal `fast_shift` of the CPU's
 fn stats_match<T: Scalar>() {
+	use super::pipeline::{download_stats, launch_fast_shifts, launch_stats, stats};
 	for_each_split_case::<T>(|g, op, cpu_op, what| {
-		assert_eq!(super::pipeline::stats::<T>(g, op).unwrap().rows, row_stats(cpu_op), "{what}");
+		let cpu = row_stats(cpu_op);
+		assert_eq!(stats::<T>(g, op).unwrap().rows, cpu, "{what}");
+		let regions = launch_stats::<T>(g, &[op, op]).unwrap();
+		for p in [2, 9, 20] {
+			let lambda = Crt::new(p).lambda;
+			let (a, _) = launch_fast_shifts(g, (regions[0], regions[1]), lambda).unwrap();
+			let mut got = vec![0i32; 2 * cpu.len()];
+			g.stream.synchronize().unwrap();
+			// SAFETY: the kernel wrote one i32 per row of both regions from `a` on, and has finished
+			unsafe { cudarc::driver::result::memcpy_dtoh_sync(&mut got, a) }.unwrap();
+			let expected: Vec<i32> = cpu.iter().map(|r| fast_shift(r.norm, lambda)).collect();
+			assert_eq!(got, [expected.clone(), expected].concat(), "{what}: fast shifts, p = {p}");
+		}
+		for (side, s) in download_stats(g, &regions).unwrap().into_iter().enumerate() {
+			assert_eq!(s.rows, cpu, "{what}: operand {side} of a pair");
+		}
 	});
 }
 
@@ -160,7 +177,8 @@ fn planes_match<T: Scalar>() {
 			let crt = Crt::new(p);
 			let shifts: Vec<i32> = stats.iter().map(|r| fast_shift(r.norm, crt.lambda)).collect();
 			let d = g.stream.clone_htod(&shifts).unwrap();
-			let ptr = split_residues::<T>(g, g.scratch(1, 60 * op.rows * op.k.div_ceil(16) * 16).unwrap(), op, &d, p).unwrap();
+			let out = g.scratch(1, 60 * op.rows * op.k.div_ceil(16) * 16).unwrap();
+			let ptr = split_residues::<T>(g, out, op, d.device_ptr(&g.stream).0, p).unwrap();
 			let cpu = residue_planes(cpu_op, &shifts, &crt.moduli);
 			let per = if T::IS_COMPLEX { 3 } else { 1 };
 			let moduli: Vec<u32> = crt.moduli.iter().flat_map(|&m| [m; 3].into_iter().take(per)).collect();
@@ -528,6 +546,7 @@ fn crt_matches_the_oracle<T: Scalar>() {
 				stride,
 			};
 			let (da, db) = (g.stream.clone_htod(&sa).unwrap(), g.stream.clone_htod(&sb).unwrap());
+			let flags = (g.stream.clone_htod(&bad_rows).unwrap(), g.stream.clone_htod(&bad_cols).unwrap());
 			let rows = DeviceOperand {
 				ptr: 0,
 				rows: m,
@@ -545,8 +564,8 @@ fn crt_matches_the_oracle<T: Scalar>() {
 					accumulate: false,
 				},
 				alpha: T::from_parts(1.0, 0.0),
-				bad_rows: g.stream.clone_htod(&bad_rows).unwrap(),
-				bad_cols: g.stream.clone_htod(&bad_cols).unwrap(),
+				bad_rows: flags.0.device_ptr(&g.stream).0,
+				bad_cols: flags.1.device_ptr(&g.stream).0,
 			};
 			for (alpha, accumulate) in [(T::from_parts(1.0, 0.0), false), (T::from_parts(0.75, -2.0), true)] {
 				let dst = g.stream.clone_htod(bytemuck::cast_slice::<T, u8>(&old)).unwrap();
@@ -556,7 +575,7 @@ fn crt_matches_the_oracle<T: Scalar>() {
 					ld: m,
 					accumulate,
 				};
-				launch_crt(&job, &crt, planes, (&da, &db)).unwrap();
+				launch_crt(&job, &crt, planes, (da.device_ptr(&g.stream).0, db.device_ptr(&g.stream).0)).unwrap();
 				let mut got = vec![T::from_parts(0.0, 0.0); m * n];
 				bytemuck::cast_slice_mut::<T, u8>(&mut got).copy_from_slice(&g.stream.clone_dtoh(&dst).unwrap());
 				for j in 0..n {
