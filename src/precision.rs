@@ -268,31 +268,34 @@ impl PolicyInput<'_> {
 	}
 
 	/// the plan for `precision`: the given plan for an explicit precision, otherwise the cheapest
-	/// of [`PolicyInput::candidates`], or the native product when none meets the target
+	/// of [`PolicyInput::candidates`], or the native product when none meets the target; evaluated
+	/// on the [`governing_rows`], which predict the same bits as all rows
 	pub fn choose(&self, precision: Precision) -> Plan {
-		match precision {
-			Precision::SchemeI { slices } => self.plan(Scheme::SchemeI { slices }),
-			Precision::SchemeII { moduli } => self.plan(Scheme::SchemeII {
+		self.governed(|input, shape| match precision {
+			Precision::SchemeI { slices } => input.plan(Scheme::SchemeI { slices }),
+			Precision::SchemeII { moduli } => input.plan(Scheme::SchemeII {
 				moduli,
 				scaling: Scaling::Fast,
 			}),
-			_ => self.candidates(precision).first().copied().unwrap_or_else(Plan::native),
-		}
+			_ => input.ranked(precision, shape).first().copied().unwrap_or_else(Plan::native),
+		})
 	}
 
 	/// the plans whose predicted bits meet the target of `precision` (none for explicit plans),
-	/// cheapest first by [`Scheme::cost`] at this shape, evaluated on one row of each kind (see
-	/// [`distinct_rows`]), which predicts the same bits as all rows: the 27 candidates cost
-	/// microseconds, not milliseconds, for thousands of rows (1.4 ms for 4096 rows on all rows)
+	/// cheapest first by [`Scheme::cost`] at this shape, evaluated on the [`governing_rows`]
 	pub fn candidates(&self, precision: Precision) -> Vec<Plan> {
-		let (lhs, rhs) = (distinct_rows(self.lhs), distinct_rows(self.rhs));
-		let shape = (self.lhs.len(), self.rhs.len(), self.k);
-		PolicyInput {
+		self.governed(|input, shape| input.ranked(precision, shape))
+	}
+
+	/// `f` of these inputs reduced to their [`governing_rows`], and of the product's shape
+	fn governed<R>(&self, f: impl FnOnce(&PolicyInput<'_>, (usize, usize, usize)) -> R) -> R {
+		let (lhs, rhs) = (governing_rows(self.lhs), governing_rows(self.rhs));
+		let reduced = PolicyInput {
 			lhs: &lhs,
 			rhs: &rhs,
 			..*self
-		}
-		.ranked(precision, shape)
+		};
+		f(&reduced, (self.lhs.len(), self.rhs.len(), self.k))
 	}
 
 	/// [`PolicyInput::candidates`] on these rows, for a product of `shape`
@@ -324,26 +327,36 @@ impl PolicyInput<'_> {
 	}
 }
 
-/// one row per kind: rows with the same spread and the same `ceil(log2 T)` of their norm bound
-/// have the same predicted bits under both schemes (scheme II's `fast_shift + e_max` is
-/// `floor((lambda + 32 - ceil(log2 T)) / 2)`, independent of `e_max`); one zero row stands for
-/// all (the model skips them). A table indexed by (spread, `ceil(log2 T)`): no hashing
-fn distinct_rows(rows: &[RowStats]) -> Vec<RowStats> {
-	const LOGS: usize = 65; // ceil(log2 T) of a u64 T
-	let mut seen = vec![false; 128 * LOGS];
-	let mut zero_seen = false;
-	let mut picked = Vec::new();
-	for r in rows {
-		let new = match (r.spread, r.norm) {
-			(Some(s), Some((_, t))) if s < 128 => !std::mem::replace(&mut seen[s as usize * LOGS + ceil_log2(t) as usize], true),
-			(None, None) => !std::mem::replace(&mut zero_seen, true),
-			_ => true,
-		};
-		if new {
-			picked.push(*r);
+/// the rows that decide the predicted bits: of the nonzero rows of each spread, one with the
+/// largest `ceil(log2 T)` of its norm bound. A row's predicted bits fall as its spread grows and
+/// as `ceil(log2 T)` grows, under both schemes (scheme II's `fast_shift + e_max` is
+/// `floor((lambda + 32 - ceil(log2 T)) / 2)`, independent of `e_max`; scheme I's bits depend on
+/// the spread alone), and the model takes the minimum over nonzero rows, skipping zero rows: so
+/// these rows, at most one per spread, predict the same bits as all rows. One pass over the rows
+/// and a table indexed by the spread (4096 rows: a few microseconds; all rows into the 27
+/// candidates: 1.4 ms)
+fn governing_rows(rows: &[RowStats]) -> Vec<RowStats> {
+	// per spread: the largest ceil(log2 T) seen (-1: none) and the index of its row
+	let (mut worst, mut at) = ([-1i32; 256], [0u32; 256]);
+	let mut others = Vec::new();
+	for (i, r) in rows.iter().enumerate() {
+		match (r.spread, r.norm) {
+			(Some(s), Some((_, t))) => {
+				let c = ceil_log2(t);
+				if c > worst[s as usize] {
+					worst[s as usize] = c;
+					at[s as usize] = i as u32;
+				}
+			},
+			(None, _) => {},
+			(Some(_), None) => others.push(*r),
 		}
 	}
-	picked
+	(0..256)
+		.filter(|&s| worst[s] >= 0)
+		.map(|s| rows[at[s] as usize])
+		.chain(others)
+		.collect()
 }
 
 fn operand_bits(rows: &[RowStats], bits: impl Fn(&RowStats) -> f64) -> f64 {
@@ -393,9 +406,10 @@ pub(crate) fn validate<T: crate::Scalar>(precision: Precision) -> Result<(), cra
 mod tests {
 	use super::*;
 
-	/// the policy on one row per kind ranks the plans, and predicts their bits, as it does on all rows
+	/// the policy on the governing rows ranks the plans, and predicts their bits, as it does on all
+	/// rows, for automatic and explicit plans
 	#[test]
-	fn distinct_rows_change_nothing() {
+	fn governing_rows_change_nothing() {
 		let mut state = 12345u64;
 		let mut next = |n: u64| {
 			state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
@@ -433,6 +447,20 @@ mod tests {
 					input.ranked(precision, shape),
 					"case {case}, {precision:?}"
 				);
+			}
+			for scheme in [
+				Scheme::SchemeI { slices: 1 + case % 8 },
+				Scheme::SchemeII {
+					moduli: 2 + case % 19,
+					scaling: Scaling::Fast,
+				},
+			] {
+				let precision = match scheme {
+					Scheme::SchemeI { slices } => Precision::SchemeI { slices },
+					Scheme::SchemeII { moduli, .. } => Precision::SchemeII { moduli },
+					Scheme::Native => unreachable!(),
+				};
+				assert_eq!(input.choose(precision), input.plan(scheme), "case {case}, {scheme:?}");
 			}
 		}
 	}
