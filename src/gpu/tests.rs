@@ -150,6 +150,18 @@ fn row_statistics_match_the_oracle_f64() {
 
 #[test]
 #[ignore = "needs a Hopper GPU"]
+fn row_statistics_match_the_oracle_f32() {
+	stats_match::<f32>();
+}
+
+#[test]
+#[ignore = "needs a Hopper GPU"]
+fn row_statistics_match_the_oracle_c64() {
+	stats_match::<c64>();
+}
+
+#[test]
+#[ignore = "needs a Hopper GPU"]
 fn row_statistics_match_the_oracle_c32() {
 	stats_match::<c32>();
 }
