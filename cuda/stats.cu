@@ -23,6 +23,18 @@ struct StatsJob {
 };
 static_assert(sizeof(StatsJob) == 40, "StatsJob must match src/gpu/pipeline.rs");
 
+// the five arrays of a StatsJob's output region of `rows` rows (the offsets of `StatsRegion` in
+// src/gpu/pipeline.rs)
+struct StatsArrays {
+	char* out;
+	long long rows;
+	__device__ double* amax() const { return reinterpret_cast<double*>(out); }
+	__device__ unsigned long long* t() const { return reinterpret_cast<unsigned long long*>(out + 8 * rows); }
+	__device__ int* e_max() const { return reinterpret_cast<int*>(out + 16 * rows); }
+	__device__ int* spread() const { return reinterpret_cast<int*>(out + 20 * rows); }
+	__device__ int* nonfinite() const { return reinterpret_cast<int*>(out + 24 * rows); }
+};
+
 namespace {
 
 constexpr int SPREAD_CAP = 127;
@@ -50,11 +62,7 @@ __device__ void row_stats(const StatsJob& job, int block) {
 	const T* x = static_cast<const T*>(job.x);
 	const int rows = job.rows, k = job.k;
 	const long long rs = job.rs, cs = job.cs;
-	double* amax_out = reinterpret_cast<double*>(job.out);
-	unsigned long long* t_out = reinterpret_cast<unsigned long long*>(job.out + 8ll * rows);
-	int* e_max_out = reinterpret_cast<int*>(job.out + 16ll * rows);
-	int* spread_out = reinterpret_cast<int*>(job.out + 20ll * rows);
-	int* nonfinite_out = reinterpret_cast<int*>(job.out + 24ll * rows);
+	const StatsArrays out{job.out, rows};
 	__shared__ double s_amax[32][33];
 	__shared__ int s_bad[32][33];
 	__shared__ unsigned long long s_t[32];
@@ -104,10 +112,10 @@ __device__ void row_stats(const StatsJob& job, int block) {
 	atomicAdd(&s_count[map.row_local], count);
 	__syncthreads();
 	if (!live || map.lane != 0) return;
-	amax_out[row] = amax;
-	e_max_out[row] = e_max;
-	t_out[row] = s_t[map.row_local];
-	nonfinite_out[row] = s_bad[map.row_local][0];
+	out.amax()[row] = amax;
+	out.e_max()[row] = e_max;
+	out.t()[row] = s_t[map.row_local];
+	out.nonfinite()[row] = s_bad[map.row_local][0];
 	const unsigned n = s_count[map.row_local];
 	int spread = -1;
 	if (n > 0) {
@@ -117,7 +125,7 @@ __device__ void row_stats(const StatsJob& job, int block) {
 			if (seen > target) { spread = d; break; }
 		}
 	}
-	spread_out[row] = spread;
+	out.spread()[row] = spread;
 }
 
 }  // namespace
@@ -136,15 +144,12 @@ EMU_FOR_EACH_TYPE(EMU_STATS)
 // as StatsJob::out) and of the `rows_b` at `stats_b`, into out[0, rows_a) and out[rows_a, rows_a +
 // rows_b), as scheme2::fast_shift: 0 for a zero row (spread < 0), otherwise
 // floor((lambda + 32 - 2 e_max - ceil(log2 T)) / 2)
-extern "C" __global__ void fast_shifts(const char* stats_a, int rows_a, const char* stats_b, int rows_b, int lambda, int* out) {
+extern "C" __global__ void fast_shifts(char* stats_a, int rows_a, char* stats_b, int rows_b, int lambda, int* out) {
 	for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < rows_a + rows_b; i += gridDim.x * blockDim.x) {
 		const bool in_a = i < rows_a;
-		const int r = in_a ? i : i - rows_a, rows = in_a ? rows_a : rows_b;
-		const char* s = in_a ? stats_a : stats_b;
-		const unsigned long long t = reinterpret_cast<const unsigned long long*>(s + 8ll * rows)[r];
-		const int e_max = reinterpret_cast<const int*>(s + 16ll * rows)[r];
-		const int spread = reinterpret_cast<const int*>(s + 20ll * rows)[r];
-		const int ceil_log2_t = 64 - __clzll((long long)(t - 1));
-		out[i] = spread < 0 ? 0 : (lambda + 32 - 2 * e_max - ceil_log2_t) >> 1;
+		const int r = in_a ? i : i - rows_a;
+		const StatsArrays s{in_a ? stats_a : stats_b, in_a ? rows_a : rows_b};
+		const int ceil_log2_t = 64 - __clzll((long long)(s.t()[r] - 1));
+		out[i] = s.spread()[r] < 0 ? 0 : (lambda + 32 - 2 * s.e_max()[r] - ceil_log2_t) >> 1;
 	}
 }

@@ -231,12 +231,6 @@ pub(super) fn download_stats(gpu: &Gpu, regions: &[StatsRegion]) -> Result<Vec<O
 	})
 }
 
-/// the statistics of the rows of `op`, computed on the device and downloaded
-pub(super) fn stats<T: Scalar>(gpu: &Gpu, op: &DeviceOperand) -> Result<OperandStats, Error> {
-	let regions = launch_stats::<T>(gpu, &[op])?;
-	Ok(download_stats(gpu, &regions)?.remove(0))
-}
-
 /// the phase boundaries, timed with device events
 pub(super) struct Clock {
 	events: Vec<cudarc::driver::CudaEvent>,
@@ -485,13 +479,13 @@ fn operand_stats<T: Scalar>(
 	keep: (Option<&mut Kept>, Option<&mut Kept>),
 ) -> Result<(OperandStats, OperandStats), Error> {
 	let mut sides = [(ops.0, keep.0), (ops.1, keep.1)];
-	let kept = |keep: &Option<&mut Kept>| keep.as_ref().and_then(|k| k.stats.as_ref()).map(|(s, _)| s.clone());
-	let fresh: Vec<&DeviceOperand> = sides.iter().filter(|(_, k)| kept(k).is_none()).map(|(op, _)| *op).collect();
+	let has_kept = |keep: &Option<&mut Kept>| keep.as_ref().is_some_and(|k| k.stats.is_some());
+	let fresh: Vec<&DeviceOperand> = sides.iter().filter(|(_, k)| !has_kept(k)).map(|(op, _)| *op).collect();
 	let launched = launch_stats::<T>(gpu, &fresh)?;
 	let mut computed = download_stats(gpu, &launched)?.into_iter();
 	let mut side = |(_, keep): &mut (&DeviceOperand, Option<&mut Kept>)| -> Result<OperandStats, Error> {
-		if let Some(s) = kept(keep) {
-			return Ok(s);
+		if let Some(Kept { stats: Some((s, _)), .. }) = keep {
+			return Ok(s.clone());
 		}
 		let mut s = computed.next().expect("one computed per operand without kept statistics");
 		if let Some(keep) = keep {
@@ -974,9 +968,10 @@ fn crt_epilogue<T: Scalar>(job: &Job<'_, T>, crt: &Crt, planes: ResiduePlanes, s
 }
 
 /// launches the CRT kernel: residue planes (`p` of `m x n` each, Re and optionally Im) into the
-/// output, with the row and column shifts at device addresses `da` and `db`, on a persistent grid (as many blocks of [`CRT_WARPS`] warps as fit at once) whose warps
-/// take segments of [`CRT_SEGMENT`] entries, each warp with the shared memory of its cp.async
-/// stages (laid out as `crt_entries` in `cuda/reconstruct.cu` says)
+/// output, with the row and column shifts at device addresses `da` and `db`, on a persistent grid
+/// (as many blocks of [`CRT_WARPS`] warps as fit at once) whose warps take segments of
+/// [`CRT_SEGMENT`] entries, each warp with the shared memory of its cp.async stages (laid out as
+/// `crt_entries` in `cuda/reconstruct.cu` says)
 pub(super) fn launch_crt<T: Scalar>(job: &Job<'_, T>, crt: &Crt, planes: ResiduePlanes, (da, db): (u64, u64)) -> Result<(), Error> {
 	let gpu = job.gpu;
 	let (m, n, _) = job.dims();

@@ -6,7 +6,7 @@ use super::blas::Int8Gemm;
 use super::device::{Gpu, driver, gpu};
 use super::pipeline::{self, DeviceOperand, Job, Output, ResiduePlanes, alloc, pad16, ptr};
 use super::wgmma_config::{VARIANTS, choose};
-use crate::scheme2::{Crt, fast_shift};
+use crate::scheme2::Crt;
 use crate::{DeviceMatrix, Emulator, Error, Scalar};
 use std::time::Duration;
 
@@ -104,15 +104,15 @@ pub fn memory_kernels<T: Scalar>(emu: &Emulator, a: &DeviceMatrix<T>, moduli: u3
 	let crt = Crt::new(moduli);
 	let residues = g.scratch(20, planes as usize)?;
 	for (what, op) in &sides {
-		// the shifts the pipeline takes (fast scaling): realistic magnitudes for the split
-		let rows = pipeline::stats::<T>(&g, op)?.rows;
-		let shifts: Vec<i32> = rows.iter().map(|r| fast_shift(r.norm, crt.lambda)).collect();
-		let shifts = g.stream.clone_htod(&shifts).map_err(driver)?;
+		// the shifts the pipeline takes (fast scaling, computed on the device from the statistics):
+		// realistic magnitudes for the split
+		let region = pipeline::launch_stats::<T>(&g, &[op])?[0];
+		let (shifts, _) = pipeline::launch_fast_shifts(&g, (region, region), crt.lambda)?;
 		record(format!("row_stats_{} (two passes), {what}", T::NAME), 2 * size, &mut || {
 			pipeline::launch_stats::<T>(&g, &[op]).map(|_| ())
 		})?;
 		record(format!("split_residues_{} p={moduli}, {what}", T::NAME), size + planes, &mut || {
-			pipeline::split_residues::<T>(&g, residues, op, ptr(&g, &shifts), moduli).map(|_| ())
+			pipeline::split_residues::<T>(&g, residues, op, shifts, moduli).map(|_| ())
 		})?;
 	}
 	// as a product takes them: A's rows (contiguous) and B's columns (K contiguous) in one launch
