@@ -25,13 +25,18 @@ struct Config {
 	static constexpr int ACC = BN / 2;
 	// the B rows one CTA loads per stage: all of them, or its half, multicast to both CTAs
 	static constexpr int B_ROWS = BN / CLUSTER;
+	// the staging of int8 output (store_staged): per consumer warpgroup 128 columns of its 64 rows,
+	// a column every STAGING_STRIDE = 64 + 4 bytes (so that the byte stores of a warp, 4 columns
+	// 2 apart, fall in different banks)
+	static constexpr int STAGING_COLS = 128, STAGING_STRIDE = 68, STAGING_BYTES = STAGING_COLS * STAGING_STRIDE;
 	// the dynamic shared memory (src/gpu/wgmma_config.rs: Variant::smem): the ring, 1024 bytes
 	// of alignment slack (the 128-byte swizzle wants 1024-byte aligned stages), a full and an
-	// empty mbarrier (8 bytes each) per stage
-	static constexpr int SMEM = STAGES * STAGE_BYTES + 1024 + 16 * STAGES;
-	static_assert(BN % 64 == 0 && BN <= 256, "BN: a wgmma width the epilogue's fragment loop covers");
+	// empty mbarrier (8 bytes each) per stage; and with the two warpgroups' staging, for the
+	// kernels whose epilogue is STAGED
+	static constexpr int SMEM = STAGES * STAGE_BYTES + 1024 + 16 * STAGES, STAGED_SMEM = SMEM + 2 * STAGING_BYTES;
+	static_assert(BN % 128 == 0 && BN <= 256, "BN: a wgmma width the epilogue covers in rounds of 128 columns");
 	static_assert(CLUSTER == 1 || CLUSTER == 2, "clusters of 1 or 2 CTAs along M");
-	static_assert(SMEM <= 232448, "the ring must fit the 227 KB of dynamic shared memory per block");
+	static_assert(STAGED_SMEM <= 232448, "the ring and the staging must fit the 227 KB of dynamic shared memory per block");
 };
 
 }  // namespace
@@ -130,10 +135,12 @@ __device__ __forceinline__ void set_byte(uint32_t (&packed)[N], int i, int v) {
 // across the phases, and `mod`, a Modulus, when CARRY). Per phase F, after the phase's K loop:
 // operator()(Phase<F>, State&, i, v) maps accumulator i (value v) in place; then, where
 // stores(F), the mapped values are stored to destination(Phase<F>, State), a column-major m x n
-// output (int8 or INT32 by the pointer's type)
+// output (int8 or INT32 by the pointer's type), through the warpgroup's staging where STAGED
+// (TileStore; the fused real product: 2-6% faster on an H200, docs/PERF.md issue 4 step 16; the
+// 3M kernel, whose two stores per tile came out 1% slower staged, stores straight)
 struct Int32Out {
 	static constexpr int PHASES = 1;
-	static constexpr bool CARRY = false;
+	static constexpr bool CARRY = false, STAGED = false;
 	__host__ __device__ static constexpr bool stores(int) { return true; }
 	int* c;
 	struct State {};
@@ -144,7 +151,7 @@ struct Int32Out {
 
 struct ResidueOut {
 	static constexpr int PHASES = 1;
-	static constexpr bool CARRY = true;
+	static constexpr bool CARRY = true, STAGED = true;
 	__host__ __device__ static constexpr bool stores(int) { return true; }
 	signed char* out;
 	const unsigned* moduli;
@@ -162,7 +169,7 @@ struct ResidueOut {
 template <int ACC>
 struct Residue3mOut {
 	static constexpr int PHASES = 3;
-	static constexpr bool CARRY = true;
+	static constexpr bool CARRY = true, STAGED = false;
 	__host__ __device__ static constexpr bool stores(int f) { return f > 0; }
 	signed char *re, *im;
 	const unsigned* moduli;
@@ -254,14 +261,81 @@ __device__ __forceinline__ void release(uint32_t bar) {
 	}
 }
 
+// a consumer warpgroup's int8 values of its 64 x BN tile part (d, the m64nBN fragment: accumulator
+// 4 j + q at row r + 8 (q / 2), column c + 8 j + q % 2, r = 16 w + l / 4, c = 2 (l % 4)) to the
+// column-major m x n output `out` (leading dimension m) through its staging in shared memory, in
+// rounds of 128 columns: byte stores into the staging tile, a warpgroup barrier, then 4-byte
+// stores of whole column words (a warp writes 64 contiguous bytes of 2 columns per store, where
+// the byte stores of the fragment wrote 8 bytes of 4 columns), byte stores where m is not a
+// multiple of 4 or a word crosses row m, a barrier before the staging is written again
+template <typename Cfg, int ACC>
+__device__ __forceinline__ void store_staged(uint32_t staging, signed char* out, const Tile& tile, int cw, int m, int n, const int (&d)[ACC]) {
+	constexpr int STRIDE = Cfg::STAGING_STRIDE;
+	const int t = threadIdx.x % 128, w = t / 32, l = t % 32;
+	const uint32_t fragment_at = staging + (2 * (l % 4)) * STRIDE + 16 * w + l / 4;
+#pragma unroll
+	for (int round = 0; round < Cfg::BN / 128; ++round) {
+#pragma unroll
+		for (int j = 0; j < 16; ++j)
+#pragma unroll
+			for (int q = 0; q < 4; ++q) st_shared_b8(fragment_at + (8 * j + q % 2) * STRIDE + 8 * (q / 2), d[4 * (16 * round + j) + q]);
+		named_barrier(1 + cw, 128);
+		const int row0 = opaque(tile.m0 + 64 * cw), col0 = opaque(tile.n0 + 128 * round), ld = opaque(m);
+		const bool words = ld % 4 == 0;
+#pragma unroll 4
+		for (int it = 0; it < 16; ++it) {
+			// word `word` (rows 4 word ..) of column `col`: a warp takes 2 columns
+			const int g = 128 * it + t, col = g / 16, word = g % 16, row = row0 + 4 * word;
+			const uint32_t v = ld_shared_b32(staging + col * STRIDE + 4 * word);
+			signed char* const at = out + (long long)(col0 + col) * ld + row;
+			if (col0 + col < n) {
+				if (words && row + 4 <= ld) {
+					*reinterpret_cast<uint32_t*>(at) = v;
+				} else {
+#pragma unroll
+					for (int b = 0; b < 4; ++b) store_if(at + b, (int)(v >> (8 * b)), row + b < ld);
+				}
+			}
+		}
+		named_barrier(1 + cw, 128);
+	}
+}
+
+// how a phase's mapped accumulators reach the output: through the warpgroup's staging
+// (store_staged, int8 only), or straight from the fragment (a warp store writes 8 bytes of 4
+// columns for int8, 32 bytes of 4 columns for INT32: whole sectors)
+template <typename Cfg, bool STAGED>
+struct TileStore {
+	template <typename T, int ACC>
+	__device__ static void store(uint32_t, T* out, const Tile& tile, int cw, int m, int n, const int (&d)[ACC]) {
+		const int w = (threadIdx.x % 128) / 32, l = threadIdx.x % 32;
+		const int r = opaque(tile.m0 + 64 * cw + 16 * w + l / 4), col = opaque(tile.n0 + 2 * (l % 4)), ld = opaque(m);
+		const bool rows[2] = {r < ld, r + 8 < ld};
+		long long idx = (long long)col * ld + r;
+#pragma unroll
+		for (int j = 0; j < Cfg::BN / 8; ++j, idx += 8ll * ld) {
+			const bool cols[2] = {col + 8 * j < n, col + 8 * j + 1 < n};
+#pragma unroll
+			for (int q = 0; q < 4; ++q) store_if(out + idx + (q % 2) * ld + 8 * (q / 2), d[4 * j + q], rows[q / 2] && cols[q % 2]);
+		}
+	}
+};
+
+template <typename Cfg>
+struct TileStore<Cfg, true> {
+	template <int ACC>
+	__device__ static void store(uint32_t staging, signed char* out, const Tile& tile, int cw, int m, int n, const int (&d)[ACC]) {
+		store_staged<Cfg>(staging, out, tile, cw, m, n, d);
+	}
+};
+
 // a consumer warpgroup (cw: 0 or 1, the tile's rows 64 cw ...): for every unit, its tile's phases
 // (K loop, then the epilogue of the phase)
 template <typename Cfg, typename Epilogue>
 __device__ void consume(int m, int n, int blocks, const Schedule<Cfg>& sched, uint32_t base, const Epilogue& epilogue) {
 	constexpr int PHASES = Epilogue::PHASES, ACC = Cfg::ACC, STAGES = Cfg::STAGES;
-	const uint32_t full = base + STAGES * Cfg::STAGE_BYTES, empty = full + 8 * STAGES;
+	const uint32_t full = base + STAGES * Cfg::STAGE_BYTES, empty = full + 8 * STAGES, staging = empty + 8 * STAGES;
 	const int cw = threadIdx.x / 128 - 1;
-	const int w = (threadIdx.x % 128) / 32, l = threadIdx.x % 32;
 	int it = 0;
 	for (int u = sched.first; u < sched.units; u += sched.stride) {
 		const Tile tile = sched.tile(u);
@@ -305,24 +379,17 @@ __device__ void consume(int m, int n, int blocks, const Schedule<Cfg>& sched, ui
 				}
 			}
 			// the epilogue of phase F: maps the accumulators in place, then stores them where the
-			// phase stores. The fragment of m64nBN: accumulator 4 j + q at row r + 8 (q / 2),
-			// column col + 8 j + q % 2. The coordinates pass through an opaque move: computed
-			// here, not hoisted out of the phase and tile loops, where they held registers through
-			// the K loops and made ptxas spill
+			// phase stores: int8 through the warpgroup's staging (store_staged), INT32 straight
+			// from the fragment of m64nBN (accumulator 4 j + q at row r + 8 (q / 2), column col +
+			// 8 j + q % 2: 32-byte pieces of 4 columns per warp store, whole sectors). The
+			// coordinates pass through an opaque move: computed here, not hoisted out of the phase
+			// and tile loops, where they held registers through the K loops and made ptxas spill
 			auto fragment = [&](auto phase) {
 #pragma unroll
 				for (int i = 0; i < ACC; ++i) d[i] = epilogue(phase, state, i, d[i]);
 				if constexpr (Epilogue::stores(decltype(phase)::value)) {
 					const auto out = epilogue.destination(phase, state);
-					const int r = opaque(tile.m0 + 64 * cw + 16 * w + l / 4), col = opaque(tile.n0 + 2 * (l % 4)), ld = opaque(m);
-					const bool rows[2] = {r < ld, r + 8 < ld};
-					long long idx = (long long)col * ld + r;
-#pragma unroll
-					for (int j = 0; j < Cfg::BN / 8; ++j, idx += 8ll * ld) {
-						const bool cols[2] = {col + 8 * j < n, col + 8 * j + 1 < n};
-#pragma unroll
-						for (int q = 0; q < 4; ++q) store_if(out + idx + (q % 2) * ld + 8 * (q / 2), d[4 * j + q], rows[q / 2] && cols[q % 2]);
-					}
+					TileStore<Cfg, Epilogue::STAGED>::store(staging + cw * Cfg::STAGING_BYTES, out, tile, cw, m, n, d);
 				}
 			};
 			with_phase<PHASES>(f, fragment);
@@ -337,7 +404,7 @@ __device__ void consume(int m, int n, int blocks, const Schedule<Cfg>& sched, ui
 template <typename Cfg, typename Epilogue>
 __device__ void persistent(const CUtensorMap* map_a, const CUtensorMap* map_b, int m, int n, int k, int moduli, const Epilogue& epilogue) {
 	static_assert(!Epilogue::CARRY || 384ll + 128 + (long long)CHUNK_BLOCKS * Cfg::BK * 128 * 128 < (1ll << 31) - 1, "a chunk must be exact in INT32");
-	if (dynamic_smem_size() < (uint32_t)Cfg::SMEM || cluster_size() != Cfg::CLUSTER) __trap();
+	if (dynamic_smem_size() < (uint32_t)(Epilogue::STAGED ? Cfg::STAGED_SMEM : Cfg::SMEM) || cluster_size() != Cfg::CLUSTER) __trap();
 	extern __shared__ __align__(1024) uint8_t smem_raw[];
 	const uint32_t base = ((uint32_t)__cvta_generic_to_shared(smem_raw) + 1023) & ~1023u;
 	const uint32_t full = base + Cfg::STAGES * Cfg::STAGE_BYTES, empty = full + 8 * Cfg::STAGES;
@@ -365,7 +432,8 @@ __device__ void persistent(const CUtensorMap* map_a, const CUtensorMap* map_b, i
 }  // namespace
 
 // the entry points of variant Config<BN, STAGES, CLUSTER>, named <entry>_bn<BN>_s<STAGES>_c<CLUSTER>
-// (launched with cluster dimensions (CLUSTER, 1, 1), Config::SMEM bytes of dynamic shared memory,
+// (launched with cluster dimensions (CLUSTER, 1, 1), Config::SMEM bytes of dynamic shared memory
+// (Config::STAGED_SMEM for scheme2_residues_*),
 // B read in boxes of BN / CLUSTER rows):
 //   igemm_*                the plain persistent INT8 GEMM: C = A B^T (one plane), INT32 out
 //   scheme2_residues_*     the fused scheme II product of real operands: for every modulus l < p

@@ -147,23 +147,6 @@ __device__ __forceinline__ void async_wait() {
 	asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING) : "memory");
 }
 
-// a 3-d TMA store of the box at `src` (shared memory) to coordinates (c0, c1, c2), innermost first;
-// the parts of the box outside the tensor are not written
-__device__ __forceinline__ void tma_store3(const CUtensorMap* map, uint32_t src, int c0, int c1, int c2) {
-	asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];\n" ::"l"((uint64_t)map), "r"(c0),
-	             "r"(c1), "r"(c2), "r"(src)
-	             : "memory");
-}
-
-// makes this thread's shared-memory writes visible to the TMA (async proxy); then a barrier, then
-// the store
-__device__ __forceinline__ void fence_async_shared() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
-
-// commits this thread's bulk stores and waits until they have read their shared memory
-__device__ __forceinline__ void bulk_store_wait_read() {
-	asm volatile("cp.async.bulk.commit_group;\ncp.async.bulk.wait_group.read 0;\n" ::: "memory");
-}
-
 // this CTA's rank in its cluster
 __device__ __forceinline__ int cluster_rank() {
 	int r;
@@ -224,6 +207,18 @@ __device__ __forceinline__ int2 grouped_raster(int u, int rows, int cols, int gr
 	const int in_group = u % (group * cols);
 	return int2{first + in_group % size, in_group / size};
 }
+
+// shared-memory byte store, word load (32-bit shared addresses), and a barrier of `threads`
+// threads on named barrier `id` (1..15; 0 is __syncthreads's)
+__device__ __forceinline__ void st_shared_b8(uint32_t addr, int v) { asm volatile("st.shared.b8 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory"); }
+
+__device__ __forceinline__ uint32_t ld_shared_b32(uint32_t addr) {
+	uint32_t v;
+	asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(v) : "r"(addr) : "memory");
+	return v;
+}
+
+__device__ __forceinline__ void named_barrier(int id, int threads) { asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory"); }
 
 // st.global of v (its low byte for int8) where `inside`: a predicated store, not a branch around
 // one (a seventh fewer instructions in the epilogues)

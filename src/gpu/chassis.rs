@@ -5,7 +5,7 @@
 use super::device::{Gpu, driver};
 use super::pipeline::ResiduePlanes;
 use super::tma::TensorMap;
-use super::wgmma_config::{BM, Variant};
+use super::wgmma_config::{BM, STAGED_ENTRY, Variant};
 use crate::Error;
 use cudarc::driver::sys::{self, CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, CUresult};
 use std::ffi::c_void;
@@ -53,7 +53,8 @@ fn check(status: CUresult, what: &str) -> Result<(), Error> {
 /// `params` must match the kernel's parameter list, each pointing to a live value
 unsafe fn launch(gpu: &Gpu, v: Variant, entry: &str, units: usize, params: &mut [*mut c_void]) -> Result<(), Error> {
 	let f = gpu.function(&v.kernel(entry));
-	f.set_attribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, v.smem() as i32)
+	let smem = v.smem(entry);
+	f.set_attribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem as i32)
 		.map_err(driver)?;
 	let cluster = v.cluster as u32;
 	// SAFETY: a plain C struct (an id and a union of plain values), valid all zero
@@ -61,7 +62,7 @@ unsafe fn launch(gpu: &Gpu, v: Variant, entry: &str, units: usize, params: &mut 
 	let mut slots = gpu.sm_count / v.cluster;
 	if cluster > 1 {
 		// the clusters that fit at once (SMs of a cluster share a GPC)
-		let (mut fit, probe) = (0, config(gpu, cluster, cluster, v.smem(), &mut attr));
+		let (mut fit, probe) = (0, config(gpu, cluster, cluster, smem, &mut attr));
 		// SAFETY: `probe` points to `attr`, alive here
 		check(
 			unsafe { sys::cuOccupancyMaxActiveClusters(&mut fit, f.cu_function(), &probe) },
@@ -70,7 +71,7 @@ unsafe fn launch(gpu: &Gpu, v: Variant, entry: &str, units: usize, params: &mut 
 		slots = slots.min(fit.max(1) as usize);
 	}
 	let grid = (units.min(slots).max(1) * v.cluster) as u32;
-	let cfg = config(gpu, grid, cluster, v.smem(), &mut attr);
+	let cfg = config(gpu, grid, cluster, smem, &mut attr);
 	gpu.ctx.bind_to_thread().map_err(driver)?;
 	// SAFETY: `cfg` points to `attr`, alive here; the caller vouches for `params`
 	let status = unsafe { sys::cuLaunchKernelEx(&cfg, f.cu_function(), params.as_mut_ptr(), std::ptr::null_mut()) };
@@ -176,5 +177,5 @@ fn real_residues(
 		arg(&pi),
 	];
 	// SAFETY: scheme2_residues_*(map_a, map_b, out, long long stride, moduli, int m, int n, int k, int p)
-	unsafe { launch(gpu, v, "scheme2_residues", v.units(m, n, p), &mut params) }
+	unsafe { launch(gpu, v, STAGED_ENTRY, v.units(m, n, p), &mut params) }
 }
