@@ -850,8 +850,17 @@ pub(crate) fn fused_residues(
 	moduli: &[u32],
 	out: ResiduePlanes,
 ) -> Result<(), Error> {
-	let variant = wgmma_config::choose((m, n, kpad), moduli.len(), gpu.sm_count);
+	let variant = residues_variant(gpu, (m, n, kpad), moduli.len(), out.im.is_some());
 	fused_residues_with(gpu, variant, (ra, rb), (m, n, kpad), moduli, out)
+}
+
+/// the chassis variant [`wgmma_config::choose`] picks for the residue products of `planes`
+/// moduli of an m x n output over `kpad`, for the kernel the route launches: the real product's,
+/// whose epilogue stages its output (also the three launches of a large complex product), or the
+/// 3M kernel's
+pub(crate) fn residues_variant(gpu: &Gpu, (m, n, kpad): (usize, usize, usize), planes: usize, complex: bool) -> Variant {
+	let staged = !complex || Route3m::for_shape(m, n, kpad) == Route3m::ThreeLaunches;
+	wgmma_config::choose((m, n, kpad), planes, gpu.sm_count, staged)
 }
 
 /// [`fused_residues`] by the chassis variant `variant` (tests and benchmarks compare them)

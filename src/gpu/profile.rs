@@ -269,7 +269,7 @@ pub fn chassis(emu: &Emulator, n: usize, moduli: u32, runs: usize, select: &dyn 
 		if select(&plain(name)) {
 			rows.push(ChassisTime {
 				label: plain(name),
-				picked: choose((n, n, k), 1, g.sm_count) == v,
+				picked: choose((n, n, k), 1, g.sm_count, false) == v,
 				time: median(&mut || super::chassis::igemm(&g, v, (a, b, c), (n, n, k)))?,
 				ops,
 			});
@@ -291,7 +291,7 @@ pub fn chassis(emu: &Emulator, n: usize, moduli: u32, runs: usize, select: &dyn 
 			})?;
 			rows.push(ChassisTime {
 				label: fused(name),
-				picked: choose((n, n, k), p, g.sm_count) == v,
+				picked: pipeline::residues_variant(&g, (n, n, k), p, false) == v,
 				time,
 				ops: p as f64 * ops,
 			});
@@ -336,7 +336,7 @@ fn complex_routes(
 		im: Some(g.scratch(29, p * stride)?),
 		stride,
 	};
-	let v = choose((n, n, k), p, g.sm_count);
+	let v = pipeline::residues_variant(g, (n, n, k), p, true);
 	let mut rows = Vec::new();
 	for (name, route) in routes {
 		if !select(&label(name)) {

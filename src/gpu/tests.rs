@@ -300,7 +300,7 @@ fn igemm_chassis_is_exact() {
 			igemm(&g, v, (ops.0, ops.1, dc.device_ptr(&g.stream).0), (m, n, k)).unwrap();
 			let got = g.stream.clone_dtoh(&dc).unwrap();
 			let wrong = got.iter().zip(&expected).filter(|(x, y)| x != y).count();
-			let picked = if choose((m, n, k), 1, g.sm_count) == v {
+			let picked = if choose((m, n, k), 1, g.sm_count, false) == v {
 				" (the table's pick)"
 			} else {
 				""
@@ -434,7 +434,7 @@ fn fused_residues_match(variant: Option<Variant>, route: Option<Route3m>, comple
 	};
 	let (fused, unfused) = (planes(0, 1), planes(2, 3));
 	let start = std::time::Instant::now();
-	let v = variant.unwrap_or_else(|| super::wgmma_config::choose((m, n, k), p as usize, g.sm_count));
+	let v = variant.unwrap_or_else(|| super::pipeline::residues_variant(&g, (m, n, k), p as usize, complex));
 	let route = route.unwrap_or(Route3m::for_shape(m, n, k));
 	fused_residues_route(&g, v, route, ops, (m, n, k), &moduli, fused).unwrap();
 	g.stream.synchronize().unwrap();

@@ -29,9 +29,13 @@
 //!   tile's work per unit row where the count of tile rows is odd (the second tile of the last
 //!   pair lies past m), which the unit count accounts for.
 //!
-//! The costs below are measured (docs/PERF.md, issue 4 step 14): the multicast pairs of 128 x 256
-//! tiles are the fastest per product, so the table picks them for large products, single CTAs where
-//! the M tiles form one row, and 128 x 128 tiles where they fill the last wave enough better.
+//! The costs below are measured (docs/PERF.md, issue 4 steps 14 and 16), for kernels that store
+//! straight from the fragment and for the one whose epilogue stages its int8 output in shared
+//! memory: with direct stores the multicast pairs of 128 x 256 tiles are the fastest per product,
+//! so the table picks them for large products; the staged kernel's single CTA is faster than the
+//! pair (its stores no longer hold the tensor cores up as long, and the pair's barriers cost the
+//! same), so large real products take single CTAs; single CTAs also where the M tiles form one row,
+//! and 128 x 128 tiles where they fill the last wave enough better.
 
 /// one instance of the chassis template (`Config<BN, STAGES, CLUSTER>` in `cuda/igemm.cu`)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,61 +115,75 @@ pub(crate) const VARIANTS: [Variant; 4] = [
 ];
 
 /// a row of the table: a variant, the time of one of its waves (one unit per CTA or cluster)
-/// relative to a 128 x 256 tile of one CTA, and the least K it applies from
+/// relative to a 128 x 256 tile of one CTA, for kernels that store straight from the fragment
+/// (`wave_cost`: the plain INT8 GEMM, the fused 3M product) and for the kernel whose epilogue
+/// stages its int8 output in shared memory (`staged_wave_cost`: the fused real product, also the
+/// three launches of a large complex one), and the least K it applies from
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Rule {
 	pub variant: Variant,
 	pub wave_cost: f64,
+	pub staged_wave_cost: f64,
 	pub min_k: usize,
 }
 
 /// the variants in order of preference on ties, with their unit costs (see the module's docs):
-/// the time per wave of the fused real scheme II product (15 moduli, n = 8192, `profile::chassis`,
-/// NVIDIA H100, docs/PERF.md issue 4 step 14) relative to `bn256_s4_c1`
+/// the time per wave of the fused real scheme II product (15 moduli, `profile::chassis`, NVIDIA
+/// H100) relative to `bn256_s4_c1`: with direct stores at n = 8192 (docs/PERF.md issue 4 step 14),
+/// staged at n = 8192 and 16384 (step 16)
 pub(crate) const TABLE: [Rule; 4] = [
-	// multicast pair of 128 x 256 tiles: a wave in 94% of the single CTA's (96% on the H200), from
-	// K = 8192 on: at K = 4096 the pair took 1.05-1.14x the single CTA's time on the H200
-	// (0.97-1.03x on the H100)
+	// multicast pair of 128 x 256 tiles, from K = 8192 on (at K = 4096 the pair took 1.05-1.14x
+	// the single CTA's time on the H200, 0.97-1.03x on the H100): direct, a wave in 94% of the
+	// single CTA's (96% on the H200); staged, in 101-102% (n = 8192) and 107% (16384)
 	Rule {
 		variant: VARIANTS[1],
 		wave_cost: 0.94,
+		staged_wave_cost: 1.04,
 		min_k: 8192,
 	},
 	Rule {
 		variant: VARIANTS[0],
 		wave_cost: 1.0,
+		staged_wave_cost: 1.0,
 		min_k: 0,
 	},
 	// multicast pair of 128 x 128 tiles: half the work of the 128 x 256 pair in 64% of a wave
+	// (direct); staged, in 65% (n = 8192) to 75% (16384)
 	Rule {
 		variant: VARIANTS[3],
 		wave_cost: 0.64,
+		staged_wave_cost: 0.7,
 		min_k: 8192,
 	},
 	// half the work of a 128 x 256 tile in 89% of its time (58% on the H200: the H100's smaller
-	// L2 holds fewer of its operand panels)
+	// L2 holds fewer of its operand panels); staged, in 83% (n = 8192) to 116% (16384)
 	Rule {
 		variant: VARIANTS[2],
 		wave_cost: 0.89,
+		staged_wave_cost: 1.0,
 		min_k: 0,
 	},
 ];
 
-/// the estimated time of `planes` m x n x k products on `sm_count` SMs by `rule`'s variant, in
-/// units of one 128 x 256 tile's time; `None` where the rule does not apply (K below its least, or
-/// a cluster of 2 on a single row of tiles: its second CTAs would only idle)
-fn estimate(rule: &Rule, (m, n, k): (usize, usize, usize), planes: usize, sm_count: usize) -> Option<f64> {
+/// the estimated time of `planes` m x n x k products on `sm_count` SMs by `rule`'s variant (its
+/// `staged` kernel or not), in units of one 128 x 256 tile's time; `None` where the rule does not
+/// apply (K below its least, or a cluster of 2 on a single row of tiles: its second CTAs would only
+/// idle)
+fn estimate(rule: &Rule, (m, n, k): (usize, usize, usize), planes: usize, sm_count: usize, staged: bool) -> Option<f64> {
 	let v = rule.variant;
 	let slots = (sm_count / v.cluster).max(1);
-	(m.div_ceil(BM) >= v.cluster && k >= rule.min_k).then(|| v.units(m, n, planes).div_ceil(slots) as f64 * rule.wave_cost)
+	let cost = if staged { rule.staged_wave_cost } else { rule.wave_cost };
+	(m.div_ceil(BM) >= v.cluster && k >= rule.min_k).then(|| v.units(m, n, planes).div_ceil(slots) as f64 * cost)
 }
 
 /// the variant of [`TABLE`] with the least estimated time for `planes` products of m x n outputs
-/// over K = k (scheme II: one plane per modulus) on `sm_count` SMs; the first on ties
-pub(crate) fn choose(dims: (usize, usize, usize), planes: usize, sm_count: usize) -> Variant {
+/// over K = k (scheme II: one plane per modulus) on `sm_count` SMs, by the kernel whose epilogue
+/// stages its output (`staged`: `scheme2_residues_*`) or by one that stores straight; the first on
+/// ties
+pub(crate) fn choose(dims: (usize, usize, usize), planes: usize, sm_count: usize, staged: bool) -> Variant {
 	let mut best: Option<(f64, Variant)> = None;
 	for rule in &TABLE {
-		if let Some(t) = estimate(rule, dims, planes, sm_count)
+		if let Some(t) = estimate(rule, dims, planes, sm_count, staged)
 			&& best.is_none_or(|(least, _)| t < least)
 		{
 			best = Some((t, rule.variant));
@@ -204,14 +222,20 @@ mod tests {
 
 	#[test]
 	fn the_table_picks_wide_tiles_for_large_products_and_narrow_ones_for_small() {
-		assert_eq!(choose((8192, 8192, 8192), 1, 132), VARIANTS[1]);
-		assert_eq!(choose((8192, 8192, 8192), 15, 132), VARIANTS[1]);
-		// K = 4096: no pair
-		assert_eq!(choose((8192, 8192, 4096), 15, 132), VARIANTS[0]);
-		// 1024 x 1024: 16 pairs of 128 x 256 tiles fill a quarter of the pairs' slots, 32 of
-		// 128 x 128 half
-		assert_eq!(choose((1024, 1024, 8192), 1, 132).bn, 128);
-		// one row of tiles: no cluster (the pair's second tile would lie past m)
-		assert_eq!(choose((128, 8192, 8192), 1, 132).cluster, 1);
+		for staged in [false, true] {
+			// K = 4096: no pair
+			assert_eq!(choose((8192, 8192, 4096), 15, 132, staged), VARIANTS[0]);
+			// 1024 x 1024: 16 pairs of 128 x 256 tiles fill a quarter of the pairs' slots, 32 of
+			// 128 x 128 half
+			assert_eq!(choose((1024, 1024, 8192), 1, 132, staged).bn, 128);
+			// one row of tiles: no cluster (the pair's second tile would lie past m)
+			assert_eq!(choose((128, 8192, 8192), 1, 132, staged).cluster, 1);
+		}
+		// large products: the multicast pair where the kernel stores straight, the single CTA
+		// where it stages its output
+		assert_eq!(choose((8192, 8192, 8192), 1, 132, false), VARIANTS[1]);
+		assert_eq!(choose((8192, 8192, 8192), 15, 132, false), VARIANTS[1]);
+		assert_eq!(choose((8192, 8192, 8192), 15, 132, true), VARIANTS[0]);
+		assert_eq!(choose((16384, 16384, 16384), 15, 132, true), VARIANTS[0]);
 	}
 }
