@@ -136,8 +136,9 @@ __device__ __forceinline__ void set_byte(uint32_t (&packed)[N], int i, int v) {
 // operator()(Phase<F>, State&, i, v) maps accumulator i (value v) in place; then, where
 // stores(F), the mapped values are stored to destination(Phase<F>, State), a column-major m x n
 // output (int8 or INT32 by the pointer's type), through the warpgroup's staging where STAGED
-// (TileStore; the fused real product: 2-6% faster on an H200, docs/PERF.md issue 4 step 16; the
-// 3M kernel, whose two stores per tile came out 1% slower staged, stores straight)
+// (TileStore; the fused real product: 6-7% faster on an H100 at n = 4096, 1-2.5% on an H200, and
+// faster than the multicast pair in a single CTA, docs/PERF.md issue 4 step 16; the 3M kernel,
+// whose two stores per tile came out 1% slower staged, stores straight)
 struct Int32Out {
 	static constexpr int PHASES = 1;
 	static constexpr bool CARRY = false, STAGED = false;
