@@ -25,7 +25,7 @@ struct Config {
 	static constexpr int ACC = BN / 2;
 	// the B rows one CTA loads per stage: all of them, or its half, multicast to both CTAs
 	static constexpr int B_ROWS = BN / CLUSTER;
-	// the staging of int8 output (store_staged): per consumer warpgroup 128 columns of its 64 rows,
+	// the staging of int8 output (TileStore<Cfg, true>): per consumer warpgroup 128 columns of its 64 rows,
 	// a column every STAGING_STRIDE = 64 + 4 bytes (so that the byte stores of a warp, 4 columns
 	// 2 apart, fall in different banks)
 	static constexpr int STAGING_COLS = 128, STAGING_STRIDE = 68, STAGING_BYTES = STAGING_COLS * STAGING_STRIDE;
@@ -262,48 +262,8 @@ __device__ __forceinline__ void release(uint32_t bar) {
 	}
 }
 
-// a consumer warpgroup's int8 values of its 64 x BN tile part (d, the m64nBN fragment: accumulator
-// 4 j + q at row r + 8 (q / 2), column c + 8 j + q % 2, r = 16 w + l / 4, c = 2 (l % 4)) to the
-// column-major m x n output `out` (leading dimension m) through its staging in shared memory, in
-// rounds of 128 columns: byte stores into the staging tile, a warpgroup barrier, then 4-byte
-// stores of whole column words (a warp writes 64 contiguous bytes of 2 columns per store, where
-// the byte stores of the fragment wrote 8 bytes of 4 columns), byte stores where m is not a
-// multiple of 4 or a word crosses row m, a barrier before the staging is written again
-template <typename Cfg, int ACC>
-__device__ __forceinline__ void store_staged(uint32_t staging, signed char* out, const Tile& tile, int cw, int m, int n, const int (&d)[ACC]) {
-	constexpr int STRIDE = Cfg::STAGING_STRIDE;
-	const int t = threadIdx.x % 128, w = t / 32, l = t % 32;
-	const uint32_t fragment_at = staging + (2 * (l % 4)) * STRIDE + 16 * w + l / 4;
-#pragma unroll
-	for (int round = 0; round < Cfg::BN / 128; ++round) {
-#pragma unroll
-		for (int j = 0; j < 16; ++j)
-#pragma unroll
-			for (int q = 0; q < 4; ++q) st_shared_b8(fragment_at + (8 * j + q % 2) * STRIDE + 8 * (q / 2), d[4 * (16 * round + j) + q]);
-		named_barrier(1 + cw, 128);
-		const int row0 = opaque(tile.m0 + 64 * cw), col0 = opaque(tile.n0 + 128 * round), ld = opaque(m);
-		const bool words = ld % 4 == 0;
-#pragma unroll 4
-		for (int it = 0; it < 16; ++it) {
-			// word `word` (rows 4 word ..) of column `col`: a warp takes 2 columns
-			const int g = 128 * it + t, col = g / 16, word = g % 16, row = row0 + 4 * word;
-			const uint32_t v = ld_shared_b32(staging + col * STRIDE + 4 * word);
-			signed char* const at = out + (long long)(col0 + col) * ld + row;
-			if (col0 + col < n) {
-				if (words && row + 4 <= ld) {
-					*reinterpret_cast<uint32_t*>(at) = v;
-				} else {
-#pragma unroll
-					for (int b = 0; b < 4; ++b) store_if(at + b, (int)(v >> (8 * b)), row + b < ld);
-				}
-			}
-		}
-		named_barrier(1 + cw, 128);
-	}
-}
-
 // how a phase's mapped accumulators reach the output: through the warpgroup's staging
-// (store_staged, int8 only), or straight from the fragment (a warp store writes 8 bytes of 4
+// (STAGED, int8 only; below), or straight from the fragment (a warp store writes 8 bytes of 4
 // columns for int8, 32 bytes of 4 columns for INT32: whole sectors)
 template <typename Cfg, bool STAGED>
 struct TileStore {
@@ -322,11 +282,46 @@ struct TileStore {
 	}
 };
 
+// staged: a consumer warpgroup's int8 values of its 64 x BN tile part (d, the m64nBN fragment:
+// accumulator 4 j + q at row r + 8 (q / 2), column c + 8 j + q % 2, r = 16 w + l / 4, c = 2 (l % 4))
+// to the column-major m x n output `out` (leading dimension m) through its staging in shared memory, in
+// rounds of 128 columns: byte stores into the staging tile, a warpgroup barrier, then 4-byte
+// stores of whole column words (a warp writes 64 contiguous bytes of 2 columns per store, where
+// the byte stores of the fragment wrote 8 bytes of 4 columns), byte stores where m is not a
+// multiple of 4 or a word crosses row m, a barrier before the staging is written again
 template <typename Cfg>
 struct TileStore<Cfg, true> {
 	template <int ACC>
 	__device__ static void store(uint32_t staging, signed char* out, const Tile& tile, int cw, int m, int n, const int (&d)[ACC]) {
-		store_staged<Cfg>(staging, out, tile, cw, m, n, d);
+		constexpr int STRIDE = Cfg::STAGING_STRIDE;
+		const int t = threadIdx.x % 128, w = t / 32, l = t % 32;
+		const uint32_t fragment_at = staging + (2 * (l % 4)) * STRIDE + 16 * w + l / 4;
+#pragma unroll
+		for (int round = 0; round < Cfg::BN / 128; ++round) {
+#pragma unroll
+			for (int j = 0; j < 16; ++j)
+#pragma unroll
+				for (int q = 0; q < 4; ++q) st_shared_b8(fragment_at + (8 * j + q % 2) * STRIDE + 8 * (q / 2), d[4 * (16 * round + j) + q]);
+			named_barrier(1 + cw, 128);
+			const int row0 = opaque(tile.m0 + 64 * cw), col0 = opaque(tile.n0 + 128 * round), ld = opaque(m);
+			const bool words = ld % 4 == 0;
+#pragma unroll 4
+			for (int it = 0; it < 16; ++it) {
+				// word `word` (rows 4 word ..) of column `col`: a warp takes 2 columns
+				const int g = 128 * it + t, col = g / 16, word = g % 16, row = row0 + 4 * word;
+				const uint32_t v = ld_shared_b32(staging + col * STRIDE + 4 * word);
+				signed char* const at = out + (long long)(col0 + col) * ld + row;
+				if (col0 + col < n) {
+					if (words && row + 4 <= ld) {
+						*reinterpret_cast<uint32_t*>(at) = v;
+					} else {
+#pragma unroll
+						for (int b = 0; b < 4; ++b) store_if(at + b, (int)(v >> (8 * b)), row + b < ld);
+					}
+				}
+			}
+			named_barrier(1 + cw, 128);
+		}
 	}
 };
 
@@ -380,7 +375,7 @@ __device__ void consume(int m, int n, int blocks, const Schedule<Cfg>& sched, ui
 				}
 			}
 			// the epilogue of phase F: maps the accumulators in place, then stores them where the
-			// phase stores: int8 through the warpgroup's staging (store_staged), INT32 straight
+			// phase stores: int8 through the warpgroup's staging (TileStore), INT32 straight
 			// from the fragment of m64nBN (accumulator 4 j + q at row r + 8 (q / 2), column col +
 			// 8 j + q % 2: 32-byte pieces of 4 columns per warp store, whole sectors). The
 			// coordinates pass through an opaque move: computed here, not hoisted out of the phase

@@ -850,17 +850,18 @@ pub(crate) fn fused_residues(
 	moduli: &[u32],
 	out: ResiduePlanes,
 ) -> Result<(), Error> {
-	let variant = residues_variant(gpu, (m, n, kpad), moduli.len(), out.im.is_some());
+	let route = out.im.map(|_| Route3m::for_shape(m, n, kpad));
+	let variant = residues_variant(gpu, (m, n, kpad), moduli.len(), route);
 	fused_residues_with(gpu, variant, (ra, rb), (m, n, kpad), moduli, out)
 }
 
 /// the chassis variant [`wgmma_config::choose`] picks for the residue products of `planes`
-/// moduli of an m x n output over `kpad`, for the kernel the route launches: the real product's,
-/// whose epilogue stages its output (also the three launches of a large complex product), or the
-/// 3M kernel's
-pub(crate) fn residues_variant(gpu: &Gpu, (m, n, kpad): (usize, usize, usize), planes: usize, complex: bool) -> Variant {
-	let staged = !complex || Route3m::for_shape(m, n, kpad) == Route3m::ThreeLaunches;
-	wgmma_config::choose((m, n, kpad), planes, gpu.sm_count, staged)
+/// moduli of an m x n output over `kpad`, for the kernel that runs them: the real product's,
+/// whose epilogue stages its output (real operands, `route` `None`, and the three launches of a
+/// complex product), or the 3M kernel's (one launch)
+pub(crate) fn residues_variant(gpu: &Gpu, dims: (usize, usize, usize), planes: usize, route: Option<Route3m>) -> Variant {
+	let staged = route != Some(Route3m::OneLaunch);
+	wgmma_config::choose(dims, planes, gpu.sm_count, staged)
 }
 
 /// [`fused_residues`] by the chassis variant `variant` (tests and benchmarks compare them)

@@ -291,7 +291,7 @@ pub fn chassis(emu: &Emulator, n: usize, moduli: u32, runs: usize, select: &dyn 
 			})?;
 			rows.push(ChassisTime {
 				label: fused(name),
-				picked: pipeline::residues_variant(&g, (n, n, k), p, false) == v,
+				picked: pipeline::residues_variant(&g, (n, n, k), p, None) == v,
 				time,
 				ops: p as f64 * ops,
 			});
@@ -336,14 +336,16 @@ fn complex_routes(
 		im: Some(g.scratch(29, p * stride)?),
 		stride,
 	};
-	let v = pipeline::residues_variant(g, (n, n, k), p, true);
 	let mut rows = Vec::new();
 	for (name, route) in routes {
 		if !select(&label(name)) {
 			continue;
 		}
 		let time = median(&mut || match route {
-			Some(route) => pipeline::fused_residues_route(g, v, route, (a, b), (n, n, k), moduli, out),
+			Some(route) => {
+				let v = pipeline::residues_variant(g, (n, n, k), p, Some(route));
+				pipeline::fused_residues_route(g, v, route, (a, b), (n, n, k), moduli, out)
+			},
 			None => pipeline::unfused_residues(g, (a, b), (n, n, k), moduli, out),
 		})?;
 		rows.push(ChassisTime {

@@ -434,8 +434,8 @@ fn fused_residues_match(variant: Option<Variant>, route: Option<Route3m>, comple
 	};
 	let (fused, unfused) = (planes(0, 1), planes(2, 3));
 	let start = std::time::Instant::now();
-	let v = variant.unwrap_or_else(|| super::pipeline::residues_variant(&g, (m, n, k), p as usize, complex));
 	let route = route.unwrap_or(Route3m::for_shape(m, n, k));
+	let v = variant.unwrap_or_else(|| super::pipeline::residues_variant(&g, (m, n, k), p as usize, complex.then_some(route)));
 	fused_residues_route(&g, v, route, ops, (m, n, k), &moduli, fused).unwrap();
 	g.stream.synchronize().unwrap();
 	let t_fused = start.elapsed();

@@ -56,6 +56,9 @@ const BK: usize = 128;
 /// the entry point whose epilogue stages its output in shared memory (`ResidueOut::STAGED` in
 /// `cuda/igemm.cu`): the fused real scheme II product
 pub(crate) const STAGED_ENTRY: &str = "scheme2_residues";
+/// the shared memory of that staging: two consumer warpgroups, 128 columns each, a column every
+/// 68 bytes (`Config::STAGING_*` in `cuda/igemm.cu`)
+const STAGING_BYTES: usize = 2 * 128 * 68;
 
 impl Variant {
 	/// the name of the variant, e.g. `bn256_s4_c2`: the suffix of its kernels' names
@@ -74,7 +77,7 @@ impl Variant {
 	/// epilogue stages its int8 output (`Config::STAGED_SMEM`), two warpgroups' staging of 128
 	/// columns every 68 bytes on top
 	pub fn smem(self, entry: &str) -> u32 {
-		let staging = if entry == STAGED_ENTRY { 2 * 128 * 68 } else { 0 };
+		let staging = if entry == STAGED_ENTRY { STAGING_BYTES } else { 0 };
 		(self.stages * (BM + self.bn) * BK + 1024 + 16 * self.stages + staging) as u32
 	}
 
