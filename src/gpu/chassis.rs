@@ -52,7 +52,7 @@ fn check(status: CUresult, what: &str) -> Result<(), Error> {
 /// # Safety
 /// `params` must match the kernel's parameter list, each pointing to a live value
 unsafe fn launch(gpu: &Gpu, v: Variant, entry: &str, units: usize, params: &mut [*mut c_void]) -> Result<(), Error> {
-	let f = gpu.function(&v.kernel(entry));
+	let f = gpu.function(&v.kernel(entry))?;
 	let smem = v.smem(entry);
 	f.set_attribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem as i32)
 		.map_err(driver)?;

@@ -5,7 +5,7 @@ use crate::Error;
 use cudarc::driver::sys::{CUfunction_attribute, CUresult};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DriverError, PinnedHostSlice};
 use cudarc::nvrtc::Ptx;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
@@ -21,6 +21,9 @@ pub(crate) struct Gpu {
 	pub lt_workspace: CudaSlice<u8>,
 	/// grow-only scratch buffers of the pipeline, by slot
 	scratch: RefCell<Vec<Option<CudaSlice<u8>>>>,
+	/// the slots whose addresses the lock's current holder was given (bit `slot`); the others'
+	/// buffers are only kept for later products, and may be freed when memory runs out
+	scratch_in_use: Cell<u64>,
 	/// grow-only page-locked host staging buffer for uploads and downloads
 	pinned: RefCell<Option<PinnedHostSlice<u8>>>,
 	/// the device's name
@@ -86,44 +89,66 @@ impl Gpu {
 			handles,
 			lt_workspace,
 			scratch: RefCell::new(Vec::new()),
+			scratch_in_use: Cell::new(0),
 			pinned: RefCell::new(None),
 			name,
 			sm_count,
 		})
 	}
 
-	/// the device address of scratch buffer `slot`, at least `bytes` long (contents undefined; valid
-	/// until the next request of the same slot; grown by reallocation, never shrunk)
+	/// the device address of scratch buffer `slot` (< 64), at least `bytes` long (contents
+	/// undefined; valid until the next request of the same slot or the release of the GPU's lock;
+	/// grown by reallocation, never shrunk). When memory runs out, the buffers kept in the slots
+	/// not requested since the lock was taken are freed and the allocation is tried once more
 	pub fn scratch(&self, slot: usize, bytes: usize) -> Result<u64, Error> {
+		assert!(slot < 64, "scratch slot {slot} out of range");
+		self.scratch_in_use.set(self.scratch_in_use.get() | 1 << slot);
 		let mut slots = self.scratch.borrow_mut();
 		if slots.len() <= slot {
 			slots.resize_with(slot + 1, || None);
 		}
 		if slots[slot].as_ref().is_none_or(|b| b.len() < bytes) {
 			slots[slot] = None;
+			drop(slots);
 			// SAFETY: scratch memory is written by the pipeline before it is read
-			let buffer = unsafe { self.stream.alloc::<u8>(bytes.max(256)) }.map_err(|e| match driver(e) {
-				Error::OutOfMemory { .. } => Error::OutOfMemory {
-					what: format!("{bytes} bytes of GPU workspace"),
-				},
-				other => other,
-			})?;
+			let buffer = self
+				.freeing_scratch(|| unsafe { self.stream.alloc::<u8>(bytes.max(256)) })
+				.map_err(|e| match e {
+					Error::OutOfMemory { .. } => Error::OutOfMemory {
+						what: format!("{bytes} bytes of GPU workspace"),
+					},
+					other => other,
+				})?;
+			slots = self.scratch.borrow_mut();
 			slots[slot] = Some(buffer);
 		}
 		Ok(slots[slot].as_ref().expect("allocated above").device_ptr(&self.stream).0)
 	}
 
-	/// the result of `alloc`, a device allocation made between products (device matrices, cuBLAS
-	/// workspace); when the GPU is out of memory while scratch buffers are kept, they are freed
-	/// (the next product allocates what it needs again) and `alloc` runs once more. The caller
-	/// holds the GPU's lock outside any pipeline, so no scratch address is in use
-	pub fn alloc_freeing_scratch<R>(&self, alloc: impl Fn() -> Result<R, DriverError>) -> Result<R, Error> {
-		match alloc() {
-			Err(e) if e.0 == CUresult::CUDA_ERROR_OUT_OF_MEMORY && self.scratch.borrow().iter().any(Option::is_some) => {
-				self.scratch.borrow_mut().clear();
-				alloc().map_err(driver)
+	/// the result of `f`, a driver call that takes device memory (a scratch buffer, a device matrix,
+	/// cuBLAS workspace, a kernel's first load); when the GPU is out of memory, the scratch kept in slots that the lock's holder has
+	/// not requested (whose addresses nothing it enqueues can hold) is freed, the stream is
+	/// synchronised (so that the memory pool gives what it holds back to the device, where the
+	/// driver's own allocations can use it) and `f` runs once more
+	pub fn freeing_scratch<R>(&self, f: impl Fn() -> Result<R, DriverError>) -> Result<R, Error> {
+		match f() {
+			Err(e) if e.0 == CUresult::CUDA_ERROR_OUT_OF_MEMORY => {
+				self.free_kept_scratch();
+				self.stream.synchronize().map_err(driver)?;
+				f().map_err(driver)
 			},
 			other => other.map_err(driver),
+		}
+	}
+
+	/// frees the buffers of the scratch slots not in use by the lock's holder (the work enqueued
+	/// before still completes: the frees are stream-ordered)
+	pub fn free_kept_scratch(&self) {
+		let in_use = self.scratch_in_use.get();
+		for (slot, buffer) in self.scratch.borrow_mut().iter_mut().enumerate() {
+			if in_use & 1 << slot == 0 {
+				*buffer = None;
+			}
 		}
 	}
 
@@ -172,7 +197,7 @@ impl Gpu {
 			return Ok(fit);
 		}
 		let limit = limits.entry(name.to_string()).or_default();
-		let f = self.function(name);
+		let f = self.function(name)?;
 		if smem > limit.smem {
 			f.set_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem as i32)
 				.map_err(driver)?;
@@ -186,18 +211,31 @@ impl Gpu {
 	}
 
 	/// the kernel `name`, looked up once in the embedded modules (panics on a name no cubin
-	/// defines: a programming error)
-	pub fn function(&self, name: &str) -> CudaFunction {
-		let mut cache = self.functions.borrow_mut();
-		cache
-			.entry(name.to_string())
-			.or_insert_with(|| {
-				self.modules
-					.iter()
-					.find_map(|m| m.load_function(name).ok())
-					.unwrap_or_else(|| panic!("kernel {name} is not in the embedded cubins"))
-			})
-			.clone()
+	/// defines: a programming error). The driver loads a kernel's code on this first lookup, which
+	/// takes device memory: an [`Error::OutOfMemory`] when even freeing the kept scratch leaves
+	/// too little
+	pub fn function(&self, name: &str) -> Result<CudaFunction, Error> {
+		if let Some(f) = self.functions.borrow().get(name) {
+			return Ok(f.clone());
+		}
+		let load = || {
+			let mut found = self
+				.modules
+				.iter()
+				.map(|m| m.load_function(name))
+				.filter(|f| !matches!(f, Err(e) if e.0 == CUresult::CUDA_ERROR_NOT_FOUND));
+			found
+				.next()
+				.unwrap_or_else(|| panic!("kernel {name} is not in the embedded cubins"))
+		};
+		let f = self.freeing_scratch(load).map_err(|e| match e {
+			Error::OutOfMemory { .. } => Error::OutOfMemory {
+				what: format!("the code of kernel {name}"),
+			},
+			other => other,
+		})?;
+		self.functions.borrow_mut().insert(name.to_string(), f.clone());
+		Ok(f)
 	}
 }
 
@@ -205,7 +243,12 @@ impl Gpu {
 pub(crate) fn gpu() -> Result<MutexGuard<'static, Gpu>, Error> {
 	static GPU: OnceLock<Result<Mutex<Gpu>, Error>> = OnceLock::new();
 	match GPU.get_or_init(|| Gpu::new(0).map(Mutex::new)) {
-		Ok(gpu) => Ok(gpu.lock().unwrap_or_else(|poisoned| poisoned.into_inner())),
+		Ok(gpu) => {
+			let g = gpu.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+			// a new holder: no scratch address handed out yet
+			g.scratch_in_use.set(0);
+			Ok(g)
+		},
 		Err(e) => Err(e.clone()),
 	}
 }

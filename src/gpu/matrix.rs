@@ -96,7 +96,7 @@ impl<T: Scalar> DeviceMatrix<T> {
 				what: "matrix size overflows".into(),
 			})?;
 		let data = g
-			.alloc_freeing_scratch(|| g.stream.alloc_zeros::<u8>(bytes.max(1)))
+			.freeing_scratch(|| g.stream.alloc_zeros::<u8>(bytes.max(1)))
 			.map_err(|e| match e {
 				Error::OutOfMemory { .. } => Error::OutOfMemory {
 					what: format!("a {nrows}x{ncols} {} matrix ({bytes} bytes) on the GPU", T::NAME),

@@ -44,8 +44,10 @@ pub(super) fn pad16(x: usize) -> usize {
 	x.div_ceil(16) * 16
 }
 
+/// a zeroed device buffer of `len` elements owned by the caller (kept planes and statistics,
+/// accurate scaling's bounds), freeing the scratch kept in unused slots when memory runs out
 pub(super) fn alloc<T: DeviceRepr + ValidAsZeroBits>(gpu: &Gpu, len: usize) -> Result<CudaSlice<T>, Error> {
-	gpu.stream.alloc_zeros::<T>(len.max(1)).map_err(driver)
+	gpu.freeing_scratch(|| gpu.stream.alloc_zeros::<T>(len.max(1)))
 }
 
 pub(super) fn ptr<T>(gpu: &Gpu, s: &CudaSlice<T>) -> u64 {
@@ -64,7 +66,7 @@ fn elementwise(len: usize) -> LaunchConfig {
 /// launches `name` with the arguments (each passed by reference to a local that lives to the launch)
 macro_rules! launch {
 	($gpu:expr, $name:expr, $cfg:expr, $($arg:expr),* $(,)?) => {{
-		let f = $gpu.function(&$name);
+		let f = $gpu.function(&$name)?;
 		let mut builder = $gpu.stream.launch_builder(&f);
 		$( let arg = $arg; builder.arg(&arg); )*
 		// SAFETY: the kernels' parameter lists match these arguments (see cuda/*.cu)

@@ -58,7 +58,7 @@ pub(crate) fn split_interleaved<T: Scalar>(
 ) -> Result<(), Error> {
 	let kpad = pad128(op.k);
 	let cfg = Job::<T>::tiles(op, kpad);
-	let f = gpu.function(&format!("split_digits_interleaved_{}", T::NAME));
+	let f = gpu.function(&format!("split_digits_interleaved_{}", T::NAME))?;
 	let mut launch = gpu.stream.launch_builder(&f);
 	let (rows, k, kpad, shifts, p) = (op.rows as i32, op.k as i32, kpad as i64, ptr(gpu, shifts), p as i32);
 	launch
@@ -116,7 +116,7 @@ impl Launch {
 			TensorMap::planes(self.planes.0, row, m, parts_a, TILE_M as u32)?,
 			TensorMap::planes(self.planes.1, row, n, parts_b, tile as u32)?,
 		);
-		let f = gpu.function(&format!("scheme1_fused_p{}_{}", self.p, T::NAME));
+		let f = gpu.function(&format!("scheme1_fused_p{}_{}", self.p, T::NAME))?;
 		f.set_attribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, SMEM as i32)
 			.map_err(driver)?;
 		let tiles = m.div_ceil(TILE_M) * n.div_ceil(tile);
