@@ -658,13 +658,26 @@ fn a_matrix_allocation_frees_kept_scratch_when_memory_runs_out() {
 	assert_ne!(gpu().unwrap().scratch(30, 1 << 20).unwrap(), 0);
 }
 
+/// frees every kept scratch buffer when dropped, so that a test that filled the GPU's memory and
+/// failed leaves it free to the tests after it
+struct FreesScratch;
+
+impl Drop for FreesScratch {
+	fn drop(&mut self) {
+		if let Ok(g) = gpu() {
+			g.free_kept_scratch();
+			let _ = g.stream.synchronize();
+		}
+	}
+}
+
 /// a product whose scratch fits only once the buffers kept in other slots (by earlier work) are
 /// freed still runs, bit for bit as the CPU oracle: the allocation frees the slots the product has
 /// not asked for and tries again, and the slots it holds stay valid
 #[test]
 #[ignore = "needs a Hopper GPU"]
 fn a_product_frees_scratch_kept_in_other_slots_when_memory_runs_out() {
-	const N: usize = 1024;
+	const N: usize = 2048;
 	let emu = Emulator::with_backend(Backend::Gpu).unwrap();
 	let (a, b) = (random_matrix::<f64>(N, N, 1.0, 1), random_matrix::<f64>(N, N, 1.0, 2));
 	let (da, db) = (emu.upload(a.as_ref()).unwrap(), emu.upload(b.as_ref()).unwrap());
@@ -673,17 +686,29 @@ fn a_product_frees_scratch_kept_in_other_slots_when_memory_runs_out() {
 		gpu().unwrap().ctx.bind_to_thread().unwrap();
 		cudarc::driver::result::mem_get_info().unwrap().0
 	};
+	let _cleanup = FreesScratch;
 	{
 		let g = gpu().unwrap();
 		g.free_kept_scratch();
 		g.stream.synchronize().unwrap();
 		g.ctx.bind_to_thread().unwrap();
-		let (available, _) = cudarc::driver::result::mem_get_info().unwrap();
-		// kept scratch that leaves 8 MiB: less than one operand's 18 residue planes (18 MiB)
-		g.scratch(30, available - (8 << 20)).unwrap();
+		// kept scratch in slots 30, 31, ...: chunks of at most 8 GiB (one allocation of all the
+		// memory failed on an H200), halved when refused, down to 64 MiB. What stays free is then
+		// less than 128 MiB, less than the product's scratch (per operand 18 residue planes of 4
+		// MiB, and 18 product planes of 4 MiB)
+		let (mut slot, mut bytes) = (30, 8usize << 30);
+		while bytes >= 64 << 20 {
+			let (available, _) = cudarc::driver::result::mem_get_info().unwrap();
+			bytes = bytes.min(available.saturating_sub(8 << 20));
+			if g.scratch(slot, bytes).is_ok() {
+				slot += 1;
+			} else {
+				bytes /= 2;
+			}
+		}
 	}
 	emu.matmul_device(&mut dc, Accum::Replace, &da, &db, 1.0, Precision::F64)
-		.expect("the scratch kept in slot 30 freed for the product");
+		.expect("the scratch kept in slots 30.. freed for the product");
 	assert!(free() > 1 << 30, "the product ran without needing the kept scratch freed");
 	let mut c = faer::Mat::<f64>::zeros(N, N);
 	let oracle = Emulator::with_backend(Backend::CpuEmulation).unwrap();
