@@ -234,12 +234,8 @@ impl<'a> Fp64Emulation<'a> {
 		// the baselines enable the emulation between products, so the kept scratch may be freed
 		// SAFETY: cuBLAS's scratch memory, written by cuBLAS before it reads it
 		let alloc = || unsafe { gpu.stream.alloc::<u8>(workspace_bytes) };
-		let workspace = gpu.freeing_scratch(alloc).map_err(|e| match e {
-			Error::OutOfMemory { .. } => Error::OutOfMemory {
-				what: format!("{workspace_bytes} bytes of cuBLAS FP64 emulation workspace"),
-			},
-			other => other,
-		})?;
+		let what = || format!("{workspace_bytes} bytes of cuBLAS FP64 emulation workspace");
+		let workspace = gpu.freeing_scratch(what, alloc)?;
 		let handle = *gpu.handles.blas.handle();
 		let (mut math, mut strategy) = (
 			blas::cublasMath_t::CUBLAS_DEFAULT_MATH,

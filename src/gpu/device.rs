@@ -111,34 +111,37 @@ impl Gpu {
 			slots[slot] = None;
 			drop(slots);
 			// SAFETY: scratch memory is written by the pipeline before it is read
-			let buffer = self
-				.freeing_scratch(|| unsafe { self.stream.alloc::<u8>(bytes.max(256)) })
-				.map_err(|e| match e {
-					Error::OutOfMemory { .. } => Error::OutOfMemory {
-						what: format!("{bytes} bytes of GPU workspace"),
-					},
-					other => other,
-				})?;
+			let alloc = || unsafe { self.stream.alloc::<u8>(bytes.max(256)) };
+			let buffer = self.freeing_scratch(|| format!("{bytes} bytes of GPU workspace"), alloc)?;
 			slots = self.scratch.borrow_mut();
 			slots[slot] = Some(buffer);
 		}
 		Ok(slots[slot].as_ref().expect("allocated above").device_ptr(&self.stream).0)
 	}
 
-	/// the result of `f`, a driver call that takes device memory (a scratch buffer, a device matrix,
-	/// cuBLAS workspace, a kernel's first load); when the GPU is out of memory, the scratch kept in slots that the lock's holder has
-	/// not requested (whose addresses nothing it enqueues can hold) is freed, the stream is
-	/// synchronised (so that the memory pool gives what it holds back to the device, where the
-	/// driver's own allocations can use it) and `f` runs once more
-	pub fn freeing_scratch<R>(&self, f: impl Fn() -> Result<R, DriverError>) -> Result<R, Error> {
-		match f() {
-			Err(e) if e.0 == CUresult::CUDA_ERROR_OUT_OF_MEMORY => {
+	/// the result of `f`, a driver call that takes device memory (a scratch buffer, a device
+	/// matrix, cuBLAS workspace, a kernel's first load); when the GPU is out of memory, the scratch
+	/// kept in slots that the lock's holder has not requested (whose addresses nothing it enqueues
+	/// can hold) is freed, the stream is synchronised (so that the memory pool gives what it holds
+	/// back to the device, where the driver's own allocations can use it) and `f` runs once more.
+	/// Still out of memory: an [`Error::OutOfMemory`] for `what()`
+	pub fn freeing_scratch<R>(&self, what: impl FnOnce() -> String, f: impl Fn() -> Result<R, DriverError>) -> Result<R, Error> {
+		let out_of_memory = |e: &DriverError| e.0 == CUresult::CUDA_ERROR_OUT_OF_MEMORY;
+		let result = match f() {
+			Err(e) if out_of_memory(&e) => {
 				self.free_kept_scratch();
 				self.stream.synchronize().map_err(driver)?;
-				f().map_err(driver)
+				f()
 			},
-			other => other.map_err(driver),
-		}
+			other => other,
+		};
+		result.map_err(|e| {
+			if out_of_memory(&e) {
+				Error::OutOfMemory { what: what() }
+			} else {
+				driver(e)
+			}
+		})
 	}
 
 	/// frees the buffers of the scratch slots not in use by the lock's holder (the work enqueued
@@ -228,12 +231,7 @@ impl Gpu {
 				.next()
 				.unwrap_or_else(|| panic!("kernel {name} is not in the embedded cubins"))
 		};
-		let f = self.freeing_scratch(load).map_err(|e| match e {
-			Error::OutOfMemory { .. } => Error::OutOfMemory {
-				what: format!("the code of kernel {name}"),
-			},
-			other => other,
-		})?;
+		let f = self.freeing_scratch(|| format!("the code of kernel {name}"), load)?;
 		self.functions.borrow_mut().insert(name.to_string(), f.clone());
 		Ok(f)
 	}

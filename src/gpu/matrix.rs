@@ -95,14 +95,8 @@ impl<T: Scalar> DeviceMatrix<T> {
 			.ok_or(Error::OutOfMemory {
 				what: "matrix size overflows".into(),
 			})?;
-		let data = g
-			.freeing_scratch(|| g.stream.alloc_zeros::<u8>(bytes.max(1)))
-			.map_err(|e| match e {
-				Error::OutOfMemory { .. } => Error::OutOfMemory {
-					what: format!("a {nrows}x{ncols} {} matrix ({bytes} bytes) on the GPU", T::NAME),
-				},
-				other => other,
-			})?;
+		let what = || format!("a {nrows}x{ncols} {} matrix ({bytes} bytes) on the GPU", T::NAME);
+		let data = g.freeing_scratch(what, || g.stream.alloc_zeros::<u8>(bytes.max(1)))?;
 		Ok(DeviceMatrix {
 			data,
 			nrows,

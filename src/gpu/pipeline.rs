@@ -47,7 +47,8 @@ pub(super) fn pad16(x: usize) -> usize {
 /// a zeroed device buffer of `len` elements owned by the caller (kept planes and statistics,
 /// accurate scaling's bounds), freeing the scratch kept in unused slots when memory runs out
 pub(super) fn alloc<T: DeviceRepr + ValidAsZeroBits>(gpu: &Gpu, len: usize) -> Result<CudaSlice<T>, Error> {
-	gpu.freeing_scratch(|| gpu.stream.alloc_zeros::<T>(len.max(1)))
+	let what = || format!("{} bytes of GPU memory", len * size_of::<T>());
+	gpu.freeing_scratch(what, || gpu.stream.alloc_zeros::<T>(len.max(1)))
 }
 
 pub(super) fn ptr<T>(gpu: &Gpu, s: &CudaSlice<T>) -> u64 {
