@@ -16,6 +16,8 @@
 //            one, no division); int8 representatives, congruent to the oracle's symmetric residues
 //            (the products and everything after them depend on the values modulo m only)
 //   Coarse   accurate scaling: ceil(|re| 2^s0) + ceil(|im| 2^s0)
+//   Window   the error bound's magnitudes floor(|x| 2^w), w = bits - 1 - e_max of the row
+//            (src/bound.rs `magnitude`): plane 0 the real parts, plane 1 the imaginary parts
 #include "common.cuh"
 
 namespace {
@@ -105,6 +107,25 @@ struct Residues {
 #pragma unroll
 		for (int j = 0; j < N; ++j) im[j] = emu::split48(COMPLEX ? trunc(emu::scale_pow2(x.im[j], shifts[r])) : 0.0);
 		residue_planes<COMPLEX, N>(dst, plane, p, re, im);
+	}
+};
+
+template <bool COMPLEX>
+struct Window {
+	const int* e_max;
+	int bits;
+	template <int N>
+	__device__ void operator()(signed char* dst, long long plane, int r, const Elements<N>& x) const {
+		const int w = bits - 1 - e_max[r];
+		int q[N];
+#pragma unroll
+		for (int j = 0; j < N; ++j) q[j] = (int)floor(emu::scale_pow2(fabs(x.re[j]), w));
+		store_bytes<N>(dst, q);
+		if (COMPLEX) {
+#pragma unroll
+			for (int j = 0; j < N; ++j) q[j] = (int)floor(emu::scale_pow2(fabs(x.im[j]), w));
+			store_bytes<N>(dst + plane, q);
+		}
 	}
 };
 
@@ -245,5 +266,10 @@ __device__ void split_tile(const T* x, int rows, int k, long long rs, long long 
 	                                                                      long long cs, long long kpad, signed char* out,  \
 	                                                                      const int* s0) {                                 \
 		split_tile<T>(x, rows, k, rs, cs, kpad, Planar{rows, kpad, out}, Coarse{s0});                                     \
+	}                                                                                                                       \
+	extern "C" __global__ void __launch_bounds__(256) split_window_##NAME(const T* x, int rows, int k, long long rs,       \
+	                                                                      long long cs, long long kpad, signed char* out,  \
+	                                                                      const int* e_max, int bits) {                    \
+		split_tile<T>(x, rows, k, rs, cs, kpad, Planar{rows, kpad, out}, Window<emu::Elem<T>::complex>{e_max, bits});    \
 	}
 EMU_FOR_EACH_TYPE(EMU_SPLIT)

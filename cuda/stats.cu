@@ -1,6 +1,6 @@
 // emugemm: per-row statistics of an operand (rows of A, columns of B), exactly as src/stats.rs
-// computes them: largest magnitude, its exponent, the fast-scaling norm bound T, the median
-// exponent distance ("spread"), and whether the row holds a NaN or an infinity.
+// computes them: largest magnitude, its exponent, the fast-scaling norm bound T, the L1 bound S
+// (src/stats.rs `l1_term`), and whether the row holds a NaN or an infinity.
 //
 // an operand "row" r has elements x[r * rs + h * cs], h < k. block (32, 32), 32 rows per block:
 // when rs == 1 the 32 lanes of x span the 32 rows (coalesced along rows, threadIdx.y along k);
@@ -8,13 +8,13 @@
 // terms need the row's largest exponent); a block's 32 rows x k stay within L2 between them.
 //
 // one launch covers both operands of a product (the blocks of A, then those of B), so that their
-// statistics come back in one download; 32 registers and 29 KB of shared memory let two blocks of
-// 1024 threads share a multiprocessor.
+// statistics come back in one download; two blocks of 1024 threads share a multiprocessor.
 #include "common.cuh"
 
 // one operand's statistics: its rows, and where they go (`StatsJob` in src/gpu/pipeline.rs, the
 // same layout): five arrays one after the other at `out`, largest magnitude (f64), norm bound
-// (u64), its exponent, spread, non-finite flag (i32 each), `rows` entries each
+// (u64, 0 for a zero row), L1 bound (u64), exponent of the largest magnitude, non-finite flag
+// (i32 each), `rows` entries each
 struct StatsJob {
 	const void* x;
 	int rows, k;
@@ -30,14 +30,12 @@ struct StatsArrays {
 	long long rows;
 	__device__ double* amax() const { return reinterpret_cast<double*>(out); }
 	__device__ unsigned long long* t() const { return reinterpret_cast<unsigned long long*>(out + 8 * rows); }
-	__device__ int* e_max() const { return reinterpret_cast<int*>(out + 16 * rows); }
-	__device__ int* spread() const { return reinterpret_cast<int*>(out + 20 * rows); }
-	__device__ int* nonfinite() const { return reinterpret_cast<int*>(out + 24 * rows); }
+	__device__ unsigned long long* l1() const { return reinterpret_cast<unsigned long long*>(out + 16 * rows); }
+	__device__ int* e_max() const { return reinterpret_cast<int*>(out + 24 * rows); }
+	__device__ int* nonfinite() const { return reinterpret_cast<int*>(out + 28 * rows); }
 };
 
 namespace {
-
-constexpr int SPREAD_CAP = 127;
 
 constexpr int LANES = 32, ROWS = 32;  // per block: lanes along k per row, rows
 
@@ -55,6 +53,13 @@ __device__ __forceinline__ unsigned long long norm_term(double x, int e_max) {
 	return shift >= 64 ? 1ull : (v + (1ull << shift) - 1) >> shift;
 }
 
+// src/stats.rs `l1_term`: |x| < l1_term(x, e_max) 2^(e_max - 15)
+__device__ __forceinline__ unsigned long long l1_term(double x, int e_max) {
+	unsigned long long m = (emu::significand(x) >> 37) + 1;
+	unsigned shift = (unsigned)(e_max - emu::exponent(x));
+	return shift >= 17 ? 1ull : (m + (1ull << shift) - 1) >> shift;
+}
+
 // the statistics of the 32 rows of `job` in block `block`
 template <typename T>
 __device__ void row_stats(const StatsJob& job, int block) {
@@ -65,9 +70,7 @@ __device__ void row_stats(const StatsJob& job, int block) {
 	const StatsArrays out{job.out, rows};
 	__shared__ double s_amax[32][33];
 	__shared__ int s_bad[32][33];
-	__shared__ unsigned long long s_t[32];
-	__shared__ unsigned s_hist[32][SPREAD_CAP + 1];
-	__shared__ unsigned s_count[32];
+	__shared__ unsigned long long s_t[32], s_l1[32];
 	const Mapping map(rs == 1);
 	const int row = block * ROWS + map.row_local;
 	const bool live = row < rows;
@@ -82,8 +85,7 @@ __device__ void row_stats(const StatsJob& job, int block) {
 	}
 	s_amax[map.row_local][map.lane] = amax;
 	s_bad[map.row_local][map.lane] = bad;
-	for (int b = threadIdx.y * 32 + threadIdx.x; b < 32 * (SPREAD_CAP + 1); b += 1024) s_hist[b / (SPREAD_CAP + 1)][b % (SPREAD_CAP + 1)] = 0;
-	if (threadIdx.y == 0) { s_t[threadIdx.x] = 0; s_count[threadIdx.x] = 0; }
+	if (threadIdx.y == 0) { s_t[threadIdx.x] = 0; s_l1[threadIdx.x] = 0; }
 	__syncthreads();
 	if (map.lane == 0) {
 		for (int l = 1; l < LANES; ++l) { amax = fmax(amax, s_amax[map.row_local][l]); bad |= s_bad[map.row_local][l]; }
@@ -93,8 +95,7 @@ __device__ void row_stats(const StatsJob& job, int block) {
 	__syncthreads();
 	amax = s_amax[map.row_local][0];
 	const int e_max = amax == 0.0 ? 0 : emu::exponent(amax);
-	unsigned long long t = 0;
-	unsigned count = 0;
+	unsigned long long t = 0, l1 = 0;
 #pragma unroll 2
 	for (int h = map.lane; live && amax != 0.0 && h < k; h += LANES) {
 		double part[2];
@@ -103,29 +104,18 @@ __device__ void row_stats(const StatsJob& job, int block) {
 		for (int q = 0; q < 2; ++q) {
 			if (part[q] == 0.0) continue;
 			t += norm_term(part[q], e_max);
-			int d = e_max - emu::exponent(part[q]);
-			atomicAdd(&s_hist[map.row_local][d < SPREAD_CAP ? d : SPREAD_CAP], 1u);
-			++count;
+			l1 += l1_term(part[q], e_max);
 		}
 	}
 	atomicAdd(&s_t[map.row_local], t);
-	atomicAdd(&s_count[map.row_local], count);
+	atomicAdd(&s_l1[map.row_local], l1);
 	__syncthreads();
 	if (!live || map.lane != 0) return;
 	out.amax()[row] = amax;
 	out.e_max()[row] = e_max;
 	out.t()[row] = s_t[map.row_local];
+	out.l1()[row] = s_l1[map.row_local];
 	out.nonfinite()[row] = s_bad[map.row_local][0];
-	const unsigned n = s_count[map.row_local];
-	int spread = -1;
-	if (n > 0) {
-		unsigned target = (n - 1) / 2, seen = 0;
-		for (int d = 0; d <= SPREAD_CAP; ++d) {
-			seen += s_hist[map.row_local][d];
-			if (seen > target) { spread = d; break; }
-		}
-	}
-	out.spread()[row] = spread;
 }
 
 }  // namespace
@@ -142,7 +132,7 @@ EMU_FOR_EACH_TYPE(EMU_STATS)
 
 // scheme II's fast-scaling shifts of the `rows_a` rows whose statistics are at `stats_a` (laid out
 // as StatsJob::out) and of the `rows_b` at `stats_b`, into out[0, rows_a) and out[rows_a, rows_a +
-// rows_b), as scheme2::fast_shift: 0 for a zero row (spread < 0), otherwise
+// rows_b), as scheme2::fast_shift: 0 for a zero row (T = 0), otherwise
 // floor((lambda + 32 - 2 e_max - ceil(log2 T)) / 2)
 extern "C" __global__ void fast_shifts(char* stats_a, int rows_a, char* stats_b, int rows_b, int lambda, int* out) {
 	for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < rows_a + rows_b; i += gridDim.x * blockDim.x) {
@@ -150,6 +140,6 @@ extern "C" __global__ void fast_shifts(char* stats_a, int rows_a, char* stats_b,
 		const int r = in_a ? i : i - rows_a;
 		const StatsArrays s{in_a ? stats_a : stats_b, in_a ? rows_a : rows_b};
 		const int ceil_log2_t = 64 - __clzll((long long)(s.t()[r] - 1));
-		out[i] = s.spread()[r] < 0 ? 0 : (lambda + 32 - 2 * s.e_max()[r] - ceil_log2_t) >> 1;
+		out[i] = s.t()[r] == 0 ? 0 : (lambda + 32 - 2 * s.e_max()[r] - ceil_log2_t) >> 1;
 	}
 }

@@ -1,8 +1,10 @@
 //! the explicit context: backend choice, the product itself, and the report of the last product
 
+use crate::bound::Bound;
 use crate::cpu::{self, Timer};
 use crate::operand::Operand;
-use crate::precision::{PolicyInput, validate};
+use crate::policy::{Choice, PolicyInput};
+use crate::precision::validate;
 use crate::stats::{RowStats, row_stats};
 use crate::{Error, Plan, Precision, Scalar, Scaling, Scheme};
 use core::fmt;
@@ -74,6 +76,9 @@ pub struct Report {
 	pub element: &'static str,
 	/// output entries computed natively because their row or column held a NaN or an infinity
 	pub nonfinite_entries: usize,
+	/// the rows of the product computed natively, ascending: those the bound could not certify in
+	/// the plan (all rows of a native plan); rows with non-finite entries are not listed
+	pub native_rows: Vec<usize>,
 	/// phase times
 	pub times: PhaseTimes,
 }
@@ -236,14 +241,14 @@ impl Emulator {
 	pub fn plan<T: Scalar>(&self, lhs: MatRef<'_, T>, rhs: MatRef<'_, T>, precision: Precision) -> Result<Plan, Error> {
 		check_shapes(lhs, rhs, None)?;
 		validate::<T>(precision)?;
-		Ok(self.prepare(lhs, rhs, precision).plan)
+		Ok(self.prepare(lhs, rhs, precision).choice.plan)
 	}
 
-	/// the plans the policy weighs for `lhs * rhs` at a target `precision` whose predicted bits
-	/// meet the target, cheapest first by [`Scheme::cost`]: the first is the plan
-	/// [`Emulator::plan`] gives. Empty when none meets the target (the product is then computed
-	/// natively), for explicit plans ([`Precision::SchemeI`], [`Precision::SchemeII`]) and where
-	/// this context computes natively
+	/// the plans the policy weighs for `lhs * rhs` at a target `precision` whose certified bits
+	/// meet the target on all but at most an eighth of the rows of the product, cheapest first:
+	/// the first is the plan [`Emulator::plan`] gives. Empty when there is none (the product is then
+	/// computed natively), for explicit plans ([`Precision::SchemeI`], [`Precision::SchemeII`]) and
+	/// where this context computes natively
 	///
 	/// # example
 	/// ```
@@ -253,17 +258,17 @@ impl Emulator {
 	/// let plans = emu.candidates(a.as_ref(), a.as_ref(), Precision::F64).unwrap();
 	/// assert_eq!(plans[0], emu.plan(a.as_ref(), a.as_ref(), Precision::F64).unwrap());
 	/// assert!(plans.iter().all(|p| p.predicted_bits >= 52.0));
-	/// let cost = |s: Scheme| s.cost((64, 64, 64), false);
-	/// assert!(plans.windows(2).all(|w| cost(w[0].scheme) <= cost(w[1].scheme)));
 	/// ```
 	pub fn candidates<T: Scalar>(&self, lhs: MatRef<'_, T>, rhs: MatRef<'_, T>, precision: Precision) -> Result<Vec<Plan>, Error> {
 		check_shapes(lhs, rhs, None)?;
 		validate::<T>(precision)?;
-		let Prepared { a, sa, sb, .. } = self.prepare(lhs, rhs, precision);
-		let input = self.policy_input::<T>(&sa, &sb, a.k);
-		Ok(input.map_or_else(Vec::new, |input| {
-			input.candidates(precision).into_iter().map(|p| self.scaled(p)).collect()
-		}))
+		let (a, b) = (Operand::lhs(lhs), Operand::rhs(rhs));
+		let (sa, sb) = (row_stats(&a), row_stats(&b));
+		let Some(bound) = self.bound::<T>((&a, &b), (&sa, &sb), precision) else {
+			return Ok(Vec::new());
+		};
+		let input = self.policy_input::<T>(Some(&bound), (a.len, b.len, a.k));
+		Ok(input.candidates(precision).into_iter().map(|c| c.plan).collect())
 	}
 
 	/// `dst = alpha * lhs * rhs` ([`Accum::Replace`]) or `dst += alpha * lhs * rhs` ([`Accum::Add`])
@@ -291,7 +296,8 @@ impl Emulator {
 			Backend::Gpu => self.matmul_staged(dst, accum, lhs, rhs, alpha, precision)?,
 			_ => {
 				native(dst, accum, lhs, rhs, alpha);
-				self.report::<T>(Plan::native(), (lhs.nrows(), rhs.ncols(), lhs.ncols()), 0, PhaseTimes::default())
+				let (m, n, k) = (lhs.nrows(), rhs.ncols(), lhs.ncols());
+				self.report::<T>(Choice::native(m), (m, n, k), 0, PhaseTimes::default())
 			},
 		};
 		publish(
@@ -307,7 +313,8 @@ impl Emulator {
 		Ok(())
 	}
 
-	fn report<T: Scalar>(&self, plan: Plan, shape: (usize, usize, usize), nonfinite_entries: usize, times: PhaseTimes) -> Report {
+	fn report<T: Scalar>(&self, choice: Choice, shape: (usize, usize, usize), nonfinite_entries: usize, times: PhaseTimes) -> Report {
+		let Choice { plan, native_rows } = choice;
 		let backend = if plan.scheme == Scheme::Native {
 			Backend::Native
 		} else {
@@ -319,6 +326,7 @@ impl Emulator {
 			shape,
 			element: T::NAME,
 			nonfinite_entries,
+			native_rows,
 			times,
 		}
 	}
@@ -326,33 +334,38 @@ impl Emulator {
 	fn prepare<T: Scalar>(&self, lhs: MatRef<'_, T>, rhs: MatRef<'_, T>, precision: Precision) -> Prepared {
 		let (a, b) = (Operand::lhs(lhs), Operand::rhs(rhs));
 		let (sa, sb) = (row_stats(&a), row_stats(&b));
-		let plan = self
-			.policy_input::<T>(&sa, &sb, a.k)
-			.map_or_else(Plan::native, |input| self.scaled(input.choose(precision)));
-		Prepared { a, b, sa, sb, plan }
+		let shape = (a.len, b.len, a.k);
+		let choice = if self.emulates(a.k) {
+			let bound = self.bound::<T>((&a, &b), (&sa, &sb), precision);
+			self.policy_input::<T>(bound.as_ref(), shape).choose(precision)
+		} else {
+			Choice::native(a.len)
+		};
+		Prepared { a, b, sa, sb, choice }
 	}
 
-	/// the policy's view of a product with these statistics, `None` where this context computes
-	/// natively (on [`Backend::Native`], or K = 0)
-	fn policy_input<'s, T: Scalar>(&self, sa: &'s [RowStats], sb: &'s [RowStats], k: usize) -> Option<PolicyInput<'s>> {
-		(matches!(self.backend, Backend::CpuEmulation | Backend::Gpu) && k > 0).then_some(PolicyInput {
-			lhs: sa,
-			rhs: sb,
-			k,
+	/// whether this context emulates a product of inner dimension `k` (not on
+	/// [`Backend::Native`], nor for K = 0)
+	fn emulates(&self, k: usize) -> bool {
+		matches!(self.backend, Backend::CpuEmulation | Backend::Gpu) && k > 0
+	}
+
+	/// the error bound of a product at a target `precision` (`None` for explicit plans, which
+	/// skip it, and where this context computes natively)
+	fn bound<T: Scalar>(&self, ops: (&Operand, &Operand), stats: (&[RowStats], &[RowStats]), precision: Precision) -> Option<Bound> {
+		(self.emulates(ops.0.k) && precision.target_bits(T::MANTISSA_BITS, ops.0.k).is_some())
+			.then(|| cpu::bound::compute(ops, stats, self.scaling, T::MANTISSA_BITS))
+	}
+
+	/// the policy's view of a product of `shape` with error bound `bound`
+	fn policy_input<'s, T: Scalar>(&self, bound: Option<&'s Bound>, shape: (usize, usize, usize)) -> PolicyInput<'s> {
+		PolicyInput {
+			bound,
+			shape,
 			complex: T::IS_COMPLEX,
 			mantissa: T::MANTISSA_BITS,
-		})
-	}
-
-	/// `plan` with this context's scheme II scaling (the policy weighs plans with fast scaling)
-	fn scaled(&self, mut plan: Plan) -> Plan {
-		if let Scheme::SchemeII { moduli, .. } = plan.scheme {
-			plan.scheme = Scheme::SchemeII {
-				moduli,
-				scaling: self.scaling,
-			};
+			scaling: self.scaling,
 		}
-		plan
 	}
 
 	fn emulate<T: Scalar>(
@@ -365,15 +378,16 @@ impl Emulator {
 		precision: Precision,
 	) -> Report {
 		let mut timer = Timer::start();
-		let Prepared { a, b, sa, sb, plan } = self.prepare(lhs, rhs, precision);
-		let shape = (a.len, b.len, a.k);
+		let Prepared { a, b, sa, sb, choice } = self.prepare(lhs, rhs, precision);
+		let (plan, shape) = (choice.plan, (a.len, b.len, a.k));
 		if plan.scheme == Scheme::Native {
-			native(dst, accum, lhs, rhs, alpha);
-			return self.report::<T>(plan, shape, 0, timer.times());
+			native_at(dst, accum, lhs, rhs, alpha, precision);
+			return self.report::<T>(choice, shape, 0, timer.times());
 		}
 		let parts = cpu::emulate(&a, &b, (&sa, &sb), &plan, &mut timer);
 		let m = a.len;
-		let (bad_rows, bad_cols) = (mask(m, &a.nonfinite), mask(b.len, &b.nonfinite));
+		let native_rows = merged(&a.nonfinite, &choice.native_rows);
+		let (bad_rows, bad_cols) = (mask(m, &native_rows), mask(b.len, &b.nonfinite));
 		for j in (0..b.len).filter(|&j| !bad_cols[j]) {
 			for i in (0..m).filter(|&i| !bad_rows[i]) {
 				let c = (parts.re[i + j * m], parts.im.get(i + j * m).copied().unwrap_or(0.0));
@@ -381,9 +395,23 @@ impl Emulator {
 				dst[(i, j)] = combine(c, alpha, old);
 			}
 		}
-		let fixed = fix_nonfinite(dst, accum, lhs, rhs, alpha, &a.nonfinite, &b.nonfinite);
-		self.report::<T>(plan, shape, fixed, timer.times())
+		native_entries(dst, accum, (lhs, rhs), alpha, precision, (&native_rows, &b.nonfinite));
+		let nonfinite = entries(m, b.len, a.nonfinite.len(), b.nonfinite.len());
+		self.report::<T>(choice, shape, nonfinite, timer.times())
 	}
+}
+
+/// the ascending union of two ascending lists of rows
+pub(crate) fn merged(x: &[usize], y: &[usize]) -> Vec<usize> {
+	let mut v: Vec<usize> = x.iter().chain(y).copied().collect();
+	v.sort_unstable();
+	v.dedup();
+	v
+}
+
+/// the entries of an `m x n` product that lie in `rows` rows or `cols` columns
+pub(crate) fn entries(m: usize, n: usize, rows: usize, cols: usize) -> usize {
+	rows * n + cols * m - rows * cols
 }
 
 fn mask(len: usize, set: &[usize]) -> Vec<bool> {
@@ -403,7 +431,7 @@ struct Prepared {
 	b: Operand,
 	sa: Vec<RowStats>,
 	sb: Vec<RowStats>,
-	plan: Plan,
+	choice: Choice,
 }
 
 /// `alpha * c (+ old)` in `f64`, rounded once to `T`
@@ -411,9 +439,12 @@ struct Prepared {
 pub(crate) fn combine<T: Scalar>(c: (f64, f64), alpha: T, old: Option<T>) -> T {
 	let (ar, ai) = (alpha.re(), alpha.im());
 	let (re, im) = if T::IS_COMPLEX {
-		(ar * c.0 - ai * c.1, ar * c.1 + ai * c.0)
+		(
+			scaled_part(ar, c.0) - scaled_part(ai, c.1),
+			scaled_part(ar, c.1) + scaled_part(ai, c.0),
+		)
 	} else {
-		(ar * c.0, 0.0)
+		(scaled_part(ar, c.0), 0.0)
 	};
 	match old {
 		Some(o) => T::from_parts(o.re() + re, o.im() + im),
@@ -421,38 +452,72 @@ pub(crate) fn combine<T: Scalar>(c: (f64, f64), alpha: T, old: Option<T>) -> T {
 	}
 }
 
+/// `a x`, or 0 where `a` is 0: a zero part of `alpha` contributes nothing, even against an infinite
+/// part of the product (`alpha = 1 + 0i` keeps `(inf, 0)` from turning into `(inf, NaN)`, as in the
+/// native product)
+#[inline]
+fn scaled_part(a: f64, x: f64) -> f64 {
+	if a == 0.0 { 0.0 } else { a * x }
+}
+
 /// faer's native product
 fn native<T: Scalar>(dst: MatMut<'_, T>, accum: Accum, lhs: MatRef<'_, T>, rhs: MatRef<'_, T>, alpha: T) {
 	matmul(dst, accum, lhs, rhs, alpha, Par::rayon(0));
 }
 
-/// recomputes natively the entries in `rows` (all columns) and `cols` (all rows): returns how many
-fn fix_nonfinite<T: Scalar>(
+/// the native product at `precision`: faer's, except for `f32`/`c32` outputs at a precision above
+/// FP32 level ([`Precision::F64`], [`Precision::Bits`]), which are accumulated in `f64` (an FP32
+/// product, whose errors grow with K, does not keep those promises) and combined like an emulated
+/// product
+fn native_at<T: Scalar>(mut dst: MatMut<'_, T>, accum: Accum, lhs: MatRef<'_, T>, rhs: MatRef<'_, T>, alpha: T, precision: Precision) {
+	if T::MANTISSA_BITS == 53 || matches!(precision, Precision::Tf32 | Precision::F32) {
+		return native(dst, accum, lhs, rhs, alpha);
+	}
+	let product: Vec<(f64, f64)> = if T::IS_COMPLEX {
+		let wide = |x: MatRef<'_, T>| Mat::from_fn(x.nrows(), x.ncols(), |i, j| faer::c64::new(x[(i, j)].re(), x[(i, j)].im()));
+		let c = wide(lhs) * wide(rhs);
+		(0..c.ncols())
+			.flat_map(|j| (0..c.nrows()).map(move |i| (i, j)))
+			.map(|(i, j)| (c[(i, j)].re, c[(i, j)].im))
+			.collect()
+	} else {
+		let wide = |x: MatRef<'_, T>| Mat::from_fn(x.nrows(), x.ncols(), |i, j| x[(i, j)].re());
+		let c = wide(lhs) * wide(rhs);
+		(0..c.ncols())
+			.flat_map(|j| (0..c.nrows()).map(move |i| (i, j)))
+			.map(|(i, j)| (c[(i, j)], 0.0))
+			.collect()
+	};
+	let m = dst.nrows();
+	for (idx, &c) in product.iter().enumerate() {
+		let (i, j) = (idx % m, idx / m);
+		let old = (accum == Accum::Add).then(|| dst[(i, j)]);
+		dst[(i, j)] = combine(c, alpha, old);
+	}
+}
+
+/// recomputes natively at `precision` ([`native_at`]) the entries in `rows` (all columns) and
+/// `cols` (all rows), both ascending
+fn native_entries<T: Scalar>(
 	mut dst: MatMut<'_, T>,
 	accum: Accum,
-	lhs: MatRef<'_, T>,
-	rhs: MatRef<'_, T>,
+	(lhs, rhs): (MatRef<'_, T>, MatRef<'_, T>),
 	alpha: T,
-	rows: &[usize],
-	cols: &[usize],
-) -> usize {
-	let mut write = |i: usize, j: usize, v: T| {
-		let old = (accum == Accum::Add).then(|| dst[(i, j)]);
-		dst[(i, j)] = old.map_or(v, |o| T::from_parts(o.re() + v.re(), o.im() + v.im()));
-	};
+	precision: Precision,
+	(rows, cols): (&[usize], &[usize]),
+) {
 	for &i in rows {
-		let mut row = Mat::<T>::zeros(1, rhs.ncols());
-		native(row.as_mut(), Accum::Replace, lhs.subrows(i, 1), rhs, alpha);
-		(0..rhs.ncols()).for_each(|j| write(i, j, row[(0, j)]));
+		native_at(dst.as_mut().subrows_mut(i, 1), accum, lhs.subrows(i, 1), rhs, alpha, precision);
 	}
 	for &j in cols {
 		let mut col = Mat::<T>::zeros(lhs.nrows(), 1);
-		native(col.as_mut(), Accum::Replace, lhs, rhs.subcols(j, 1), alpha);
-		(0..lhs.nrows())
-			.filter(|i| rows.binary_search(i).is_err())
-			.for_each(|i| write(i, j, col[(i, 0)]));
+		native_at(col.as_mut(), Accum::Replace, lhs, rhs.subcols(j, 1), alpha, precision);
+		for i in (0..lhs.nrows()).filter(|i| rows.binary_search(i).is_err()) {
+			let v = col[(i, 0)];
+			let old = (accum == Accum::Add).then(|| dst[(i, j)]);
+			dst[(i, j)] = old.map_or(v, |o| T::from_parts(o.re() + v.re(), o.im() + v.im()));
+		}
 	}
-	rows.len() * rhs.ncols() + cols.len() * lhs.nrows() - rows.len() * cols.len()
 }
 
 fn check_shapes<T>(lhs: MatRef<'_, T>, rhs: MatRef<'_, T>, dst: Option<(usize, usize)>) -> Result<(), Error> {

@@ -54,6 +54,7 @@
 
 #![warn(missing_docs)]
 
+mod bound;
 mod cost;
 mod cpu;
 mod emulator;
@@ -64,6 +65,7 @@ mod interop;
 #[cfg(feature = "cuda")]
 mod kernels;
 mod operand;
+mod policy;
 mod precision;
 mod scalar;
 pub mod scheme1;

@@ -1,57 +1,35 @@
-//! what the user asks for ([`Precision`]), what runs ([`Plan`]), and the policy between them
+//! what the user asks for ([`Precision`]) and what runs ([`Plan`]); the policy between them is
+//! in `src/policy.rs`, the error bound it relies on in `src/bound.rs`
 //!
-//! # the policy
+//! # the promise
 //!
-//! | precision | target (scaled bits, see [`crate::testing`]) | plans considered |
+//! accuracy is measured in *scaled bits*, $-\log_2 \max_{ij} |C - AB|_{ij} / (|A||B|)_{ij}$, per
+//! part for complex products (the real part against $|A_{re}||B_{re}| + |A_{im}||B_{im}|$, the
+//! imaginary part against $|A_{re}||B_{im}| + |A_{im}||B_{re}|$): see [`crate::testing`].
+//!
+//! | precision | target (scaled bits) | against |
 //! |---|---|---|
-//! | [`Precision::Tf32`] | 11 | scheme I `p = 1..=8`, scheme II `p = 2..=20` |
-//! | [`Precision::F32`] | 23 | same |
-//! | [`Precision::F64`] | 52 | same |
-//! | [`Precision::Bits`]`(n)` | `n` | same |
-//! | [`Precision::SchemeI`] / [`Precision::SchemeII`] | none: the plan is given | that plan |
+//! | [`Precision::Tf32`] | $\min(13 + \frac12 \log_2 K,\ 53)$ before the output's rounding | a TF32 tensor-core GEMM |
+//! | [`Precision::F32`] | $\min(26 + \frac12 \log_2 K,\ 53)$ before the output's rounding | a native FP32 GEMM |
+//! | [`Precision::F64`] | 53 before the output's rounding | a native FP64 GEMM |
+//! | [`Precision::Bits`]`(n)` | `n`, the output's rounding included | |
+//! | [`Precision::SchemeI`] / [`Precision::SchemeII`] | none: the plan is given | |
 //!
-//! the target never exceeds `mantissa - 1` of the output type (an `f32` result cannot carry 52
-//! bits). the targets sit at or above the bits a native GEMM of that precision reaches (native
-//! FP64 reaches 45-53 scaled bits, FP32 19-24, TF32 10-11), so meeting the target keeps the
-//! promise "bits >= native bits - 1".
-//!
-//! among the plans whose *predicted* bits meet the target, the cheapest by [`Scheme::cost`] wins; if
-//! none does (very wide exponent ranges), the product is computed natively and the report says so.
-//!
-//! the cost is the plan's time *measured*, not assumed: a model of the GPU pipeline's phases for the
-//! product's shape `(m, n, k)` — a fixed cost per call, the split at a cost per operand element and
-//! digit or residue plane, the INT8 products at the rate measured for each scheme I slice count
-//! (fused kernel, reconstruction in its epilogue) and for scheme II (fused kernel writing residue
-//! planes), and scheme II's CRT per output entry and modulus — whose constants are fitted to the
-//! phase times of benchmark runs on an NVIDIA H200 (`src/cost.rs` names the runs; docs/PERF.md,
-//! "Issue 5, step 2: the measured crossover", has the fit, its errors and the crossover table).
-//! Per INT8 product the fused scheme I kernel is as fast as scheme II's or faster, but scheme I
-//! needs `p(p+1)/2` products where scheme II needs `p`, and its split is dearer per plane: scheme I
-//! wins at low precision on large products (TF32 level from n = 8192 on, on the benchmark's
-//! inputs), scheme II from about FP32 level up. Every backend ranks plans by the same model, so
-//! that the CPU oracle picks the plan the GPU picks.
-//!
-//! # the accuracy model
-//!
-//! the error of an emulated product, measured against $(|A||B|)_{ij}$, comes from representing each
-//! row $a_i$ (column $b_j$) by integers of quantum $2^{-\sigma_i}$. for an entry of typical size, the
-//! relative representation error is $2^{-(\sigma_i + E_i - \delta_i)}$ where $E_i$ is the exponent of
-//! the row's largest magnitude and $\delta_i$ the median distance of the row's exponents below it
-//! (the *spread*, read from the inputs: wide-range inputs have large spreads). the predicted bits
-//! of an operand are the minimum over its rows of $\sigma_i + E_i - \delta_i$; for the product,
-//! $-\log_2(2^{-b_A} + 2^{-b_B}) - 2$ (a 2-bit margin for the worst pairing of rows and columns),
-//! combined with the output rounding $2^{-\mathrm{mantissa}}$. for scheme I,
-//! $\sigma_i + E_i = 8p - 2$ (or one less), and its round-to-nearest digits make unbiased errors
-//! that cancel over K like a random walk: $\max(0, \frac12 \log_2 K - 2.5)$ bits are credited
-//! (the 2.5 bits cover the largest of the $mn$ entries); scheme II truncates towards zero, whose
-//! errors do not cancel on inputs of one sign, so it gets no such credit. for scheme II with fast scaling
-//! $\sigma_i = \lfloor(\Lambda_p - \log_2 \lceil\|a_i\|^2\rceil)/2\rfloor$, which costs about
-//! $\frac12 \log_2 K$ bits on dense rows.
+//! the final rounding of each entry to the output type is relative to the entry, not to
+//! $(|A||B|)_{ij}$, and a native product shares it: the targets relative to a native product bound
+//! the error before it (an `f32` output of a cancelling product can carry 50 scaled bits, and
+//! `F64` keeps them). a native GEMM's rounding errors cancel like a random walk on most inputs, so
+//! its scaled bits grow by about $\frac12 \log_2 K$ above its unit roundoff (a TF32 GEMM reaches
+//! 13-14 bits at K = 640, not 11); the `Tf32` and `F32` targets follow that, with 2 bits for the
+//! lucky entries of small products. they are a model of the native product's accuracy, checked by
+//! the tests on every input family, not a bound of it: no bound exists (a TF32 product of small
+//! integers is exact). a plan is run only where the certified bound
+//! ([`crate::Plan::predicted_bits`], a lower bound of the measured bits, with no statistics
+//! involved) meets the target; rows of the product that no plan can certify are computed natively
+//! (and counted in the report), and where too many are, the whole product is.
 
-use crate::fp::ceil_log2;
 use crate::scheme1;
-use crate::scheme2::{self, MAX_MODULI};
-use crate::stats::RowStats;
+use crate::scheme2::MAX_MODULI;
 use core::fmt;
 
 /// the accuracy a product is asked for
@@ -60,9 +38,9 @@ use core::fmt;
 /// ```
 /// use emugemm::Precision;
 /// let p = Precision::Bits(40);
-/// assert_eq!(p.target_bits(53), Some(40));
-/// assert_eq!(Precision::F64.target_bits(24), Some(23));
-/// assert_eq!(Precision::SchemeII { moduli: 15 }.target_bits(53), None);
+/// assert_eq!(p.target_bits(53, 100), Some(40.0));
+/// assert_eq!(Precision::Bits(40).target_bits(24, 100), Some(23.0));
+/// assert_eq!(Precision::SchemeII { moduli: 15 }.target_bits(53, 100), None);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Precision {
@@ -87,17 +65,32 @@ pub enum Precision {
 }
 
 impl Precision {
-	/// the scaled bits the policy aims at for an output of `mantissa` significand bits, or `None`
-	/// for explicit plans
-	pub fn target_bits(self, mantissa: u32) -> Option<u32> {
-		let wanted = match self {
-			Precision::Tf32 => 11,
-			Precision::F32 => 23,
-			Precision::F64 => 52,
-			Precision::Bits(n) => n,
+	/// the scaled bits the policy aims at for an output of `mantissa` significand bits and an inner
+	/// dimension `k`, or `None` for explicit plans. For [`Precision::Bits`] the target covers the
+	/// whole error; for the precisions relative to a native product, the error before the final
+	/// rounding to the output type, which the native product shares (so an `f32` output at
+	/// [`Precision::F64`] is computed to FP64 accuracy, then rounded)
+	///
+	/// # example
+	/// ```
+	/// use emugemm::Precision;
+	/// assert_eq!(Precision::F64.target_bits(53, 8192), Some(53.0));
+	/// assert_eq!(Precision::F64.target_bits(24, 8192), Some(53.0));
+	/// assert_eq!(Precision::Tf32.target_bits(53, 1024), Some(18.0));
+	/// assert_eq!(Precision::Bits(40).target_bits(53, 10), Some(40.0));
+	/// assert_eq!(Precision::SchemeII { moduli: 15 }.target_bits(53, 10), None);
+	/// ```
+	pub fn target_bits(self, mantissa: u32, k: usize) -> Option<f64> {
+		// a native product's rounding errors cancel like a random walk: its bits grow by about
+		// log2(K) / 2 above its unit roundoff, and 2 more bits cover its lucky entries
+		let native = |unit_roundoff: f64| (unit_roundoff + 2.0 + 0.5 * (k.max(1) as f64).log2()).min(53.0);
+		Some(match self {
+			Precision::Tf32 => native(11.0),
+			Precision::F32 => native(24.0),
+			Precision::F64 => 53.0,
+			Precision::Bits(n) => (n as f64).min(mantissa as f64 - 1.0),
 			Precision::SchemeI { .. } | Precision::SchemeII { .. } => return None,
-		};
-		Some(wanted.min(mantissa - 1))
+		})
 	}
 }
 
@@ -148,7 +141,7 @@ impl Scheme {
 
 	/// the time the policy minimises: the predicted seconds of this scheme for an `m x k` by
 	/// `k x n` product, `shape = (m, n, k)`, on the GPU whose measurements the cost model was fitted
-	/// to (an NVIDIA H200; see the module docs). Every backend weighs plans by it, so that the CPU
+	/// to (an NVIDIA H200; see `src/cost.rs`). Every backend weighs plans by it, so that the CPU
 	/// oracle and the GPU pick the same plan. Infinite for [`Scheme::Native`]
 	///
 	/// # example
@@ -183,7 +176,8 @@ impl fmt::Display for Scheme {
 	}
 }
 
-/// what runs for one product: the scheme and what the model predicts of it
+/// what runs for one product: the scheme, the bits its bound certifies, and the rows left to the
+/// native product
 ///
 /// # example
 /// ```
@@ -194,16 +188,22 @@ impl fmt::Display for Scheme {
 /// let plan = emu.plan(a.as_ref(), b.as_ref(), Precision::F64).unwrap();
 /// assert!(matches!(plan.scheme, Scheme::SchemeII { .. }));
 /// assert!(plan.predicted_bits >= 52.0);
+/// assert_eq!(plan.native_rows, 0);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Plan {
 	/// the algorithm
 	pub scheme: Scheme,
-	/// the scaled bits the accuracy model predicts (`+inf` for a zero product; NaN for native
-	/// plans, whose accuracy is not modelled)
+	/// a lower bound of the scaled bits of every emulated entry (per part for complex products),
+	/// certified by the error bound; `+inf` where every emulated entry is exact (zero rows or
+	/// columns), NaN where nothing is certified: native plans, and explicit plans
+	/// ([`Precision::SchemeI`], [`Precision::SchemeII`]), which skip the bound
 	pub predicted_bits: f64,
 	/// the number of passes over K that scheme I needs to stay within its exact INT32 bound
 	pub k_passes: usize,
+	/// rows of the product computed natively because the bound could not certify them in this
+	/// plan (all of them for a native plan)
+	pub native_rows: usize,
 }
 
 impl fmt::Display for Plan {
@@ -211,156 +211,30 @@ impl fmt::Display for Plan {
 		if self.scheme == Scheme::Native {
 			return write!(f, "{}", self.scheme);
 		}
-		write!(f, "{} (predicted {:.1} bits", self.scheme, self.predicted_bits)?;
+		write!(f, "{}", self.scheme)?;
+		if !self.predicted_bits.is_nan() {
+			write!(f, ", certified {:.1} bits", self.predicted_bits)?;
+		}
 		if self.k_passes > 1 {
 			write!(f, ", {} K passes", self.k_passes)?;
 		}
-		write!(f, ")")
+		if self.native_rows > 0 {
+			write!(f, ", {} rows native", self.native_rows)?;
+		}
+		Ok(())
 	}
 }
 
 impl Plan {
-	/// the native product
-	pub(crate) fn native() -> Plan {
+	/// the native product of `rows` rows
+	pub(crate) fn native(rows: usize) -> Plan {
 		Plan {
 			scheme: Scheme::Native,
 			predicted_bits: f64::NAN,
 			k_passes: 1,
+			native_rows: rows,
 		}
 	}
-}
-
-/// the safety margin of the model, in bits (worst pairing of rows and columns)
-const MODEL_MARGIN: f64 = 2.0;
-
-/// the inputs of the policy: row statistics of `A`, column statistics of `B`, the shape
-pub(crate) struct PolicyInput<'a> {
-	pub lhs: &'a [RowStats],
-	pub rhs: &'a [RowStats],
-	pub k: usize,
-	pub complex: bool,
-	pub mantissa: u32,
-}
-
-impl PolicyInput<'_> {
-	/// the predicted scaled bits of `scheme` on these inputs
-	pub fn predicted_bits(&self, scheme: Scheme) -> f64 {
-		let out = -(self.mantissa as f64);
-		let (a, b) = match scheme {
-			Scheme::Native => return f64::NAN,
-			Scheme::SchemeI { slices } => {
-				// round-to-nearest digits: unbiased errors that cancel like a random walk over K
-				let cancellation = (0.5 * (self.k as f64).log2() - 2.5).max(0.0);
-				let bits = |r: &RowStats| 8.0 * slices as f64 - 3.0 - r.spread.unwrap_or(0) as f64 + cancellation;
-				(operand_bits(self.lhs, bits), operand_bits(self.rhs, bits))
-			},
-			Scheme::SchemeII { moduli, .. } => {
-				let lambda = scheme2::lambda(moduli);
-				let bits = |r: &RowStats| (scheme2::fast_shift(r.norm, lambda) + r.e_max) as f64 - r.spread.unwrap_or(0) as f64;
-				(operand_bits(self.lhs, bits), operand_bits(self.rhs, bits))
-			},
-		};
-		if a.is_infinite() || b.is_infinite() {
-			return f64::INFINITY;
-		}
-		let emulation = -((-a).exp2() + (-b).exp2()).log2() - MODEL_MARGIN;
-		-((-emulation).exp2() + out.exp2()).log2()
-	}
-
-	/// the plan for `precision`: the given plan for an explicit precision, otherwise the cheapest
-	/// of [`PolicyInput::candidates`], or the native product when none meets the target; evaluated
-	/// on the [`governing_rows`], which predict the same bits as all rows
-	pub fn choose(&self, precision: Precision) -> Plan {
-		self.governed(|input, shape| match precision {
-			Precision::SchemeI { slices } => input.plan(Scheme::SchemeI { slices }),
-			Precision::SchemeII { moduli } => input.plan(Scheme::SchemeII {
-				moduli,
-				scaling: Scaling::Fast,
-			}),
-			_ => input.ranked(precision, shape).first().copied().unwrap_or_else(Plan::native),
-		})
-	}
-
-	/// the plans whose predicted bits meet the target of `precision` (none for explicit plans),
-	/// cheapest first by [`Scheme::cost`] at this shape, evaluated on the [`governing_rows`]
-	pub fn candidates(&self, precision: Precision) -> Vec<Plan> {
-		self.governed(|input, shape| input.ranked(precision, shape))
-	}
-
-	/// `f` of these inputs reduced to their [`governing_rows`], and of the product's shape
-	fn governed<R>(&self, f: impl FnOnce(&PolicyInput<'_>, (usize, usize, usize)) -> R) -> R {
-		let (lhs, rhs) = (governing_rows(self.lhs), governing_rows(self.rhs));
-		let reduced = PolicyInput {
-			lhs: &lhs,
-			rhs: &rhs,
-			..*self
-		};
-		f(&reduced, (self.lhs.len(), self.rhs.len(), self.k))
-	}
-
-	/// [`PolicyInput::candidates`] on these rows, for a product of `shape`
-	fn ranked(&self, precision: Precision, shape: (usize, usize, usize)) -> Vec<Plan> {
-		let Some(target) = precision.target_bits(self.mantissa) else {
-			return Vec::new();
-		};
-		let schemes = (1..=scheme1::MAX_SLICES)
-			.map(|slices| Scheme::SchemeI { slices })
-			.chain((2..=MAX_MODULI).map(|moduli| Scheme::SchemeII {
-				moduli,
-				scaling: Scaling::Fast,
-			}));
-		let mut plans: Vec<Plan> = schemes
-			.map(|s| self.plan(s))
-			.filter(|p| p.predicted_bits >= target as f64)
-			.collect();
-		plans.sort_by(|x, y| x.scheme.cost(shape, self.complex).total_cmp(&y.scheme.cost(shape, self.complex)));
-		plans
-	}
-
-	/// `scheme` with its predicted bits and K passes on these inputs
-	fn plan(&self, scheme: Scheme) -> Plan {
-		Plan {
-			scheme,
-			predicted_bits: self.predicted_bits(scheme),
-			k_passes: k_passes(scheme, self.k, self.complex),
-		}
-	}
-}
-
-/// the rows that decide the predicted bits: of the nonzero rows of each spread, one with the
-/// largest `ceil(log2 T)` of its norm bound. A row's predicted bits fall as its spread grows and
-/// as `ceil(log2 T)` grows, under both schemes (scheme II's `fast_shift + e_max` is
-/// `floor((lambda + 32 - ceil(log2 T)) / 2)`, independent of `e_max`; scheme I's bits depend on
-/// the spread alone), and the model takes the minimum over nonzero rows, skipping zero rows: so
-/// these rows, at most one per spread, predict the same bits as all rows. One pass over the rows
-/// and a table indexed by the spread (4096 rows: a few microseconds; all rows into the 27
-/// candidates: 1.4 ms)
-fn governing_rows(rows: &[RowStats]) -> Vec<RowStats> {
-	// per spread: the largest ceil(log2 T) seen (-1: none) and the index of its row
-	let (mut worst, mut at) = ([-1i32; 256], [0u32; 256]);
-	let mut others = Vec::new();
-	for (i, r) in rows.iter().enumerate() {
-		match (r.spread, r.norm) {
-			(Some(s), Some((_, t))) => {
-				let c = ceil_log2(t);
-				if c > worst[s as usize] {
-					worst[s as usize] = c;
-					at[s as usize] = i as u32;
-				}
-			},
-			(None, _) => {},
-			(Some(_), None) => others.push(*r),
-		}
-	}
-	(0..256)
-		.filter(|&s| worst[s] >= 0)
-		.map(|s| rows[at[s] as usize])
-		.chain(others)
-		.collect()
-}
-
-fn operand_bits(rows: &[RowStats], bits: impl Fn(&RowStats) -> f64) -> f64 {
-	rows.iter().filter(|r| r.spread.is_some()).map(bits).fold(f64::INFINITY, f64::min)
 }
 
 /// the K length of one scheme I pass: the largest multiple of 128 within the exact INT32 bound
@@ -371,7 +245,7 @@ pub(crate) fn pass_len(slices: u32, complex: bool) -> usize {
 }
 
 /// scheme I passes over K
-fn k_passes(scheme: Scheme, k: usize, complex: bool) -> usize {
+pub(crate) fn k_passes(scheme: Scheme, k: usize, complex: bool) -> usize {
 	match scheme {
 		Scheme::SchemeI { slices } => k.div_ceil(pass_len(slices, complex)).max(1),
 		_ => 1,
@@ -399,69 +273,5 @@ pub(crate) fn validate<T: crate::Scalar>(precision: Precision) -> Result<(), cra
 		Precision::SchemeI { slices } if !(1..=scheme1::MAX_SLICES).contains(&slices) => bad("scheme I takes 1..=8 slices"),
 		Precision::SchemeII { moduli } if !(2..=MAX_MODULI).contains(&moduli) => bad("scheme II takes 2..=20 moduli"),
 		_ => Ok(()),
-	}
-}
-
-#[cfg(test)]
-mod tests {
-	use super::*;
-
-	/// the policy on the governing rows ranks the plans, and predicts their bits, as it does on all
-	/// rows, for automatic and explicit plans
-	#[test]
-	fn governing_rows_change_nothing() {
-		let mut state = 12345u64;
-		let mut next = |n: u64| {
-			state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-			(state >> 33) % n
-		};
-		for case in 0..40 {
-			let rows: Vec<RowStats> = (0..300)
-				.map(|_| {
-					let e_max = next(40) as i32 - 20;
-					if next(50) == 0 {
-						return RowStats {
-							e_max: 0,
-							spread: None,
-							norm: None,
-						};
-					}
-					RowStats {
-						e_max,
-						spread: Some(next(1 + case as u64 % 30) as u8),
-						norm: Some((e_max, 1 + next(1 << (10 + case % 40)))),
-					}
-				})
-				.collect();
-			let input = PolicyInput {
-				lhs: &rows[..150],
-				rhs: &rows[150..],
-				k: 1 + next(100_000) as usize,
-				complex: case % 2 == 1,
-				mantissa: if case % 3 == 0 { 24 } else { 53 },
-			};
-			let shape = (input.lhs.len(), input.rhs.len(), input.k);
-			for precision in [Precision::Tf32, Precision::F32, Precision::F64, Precision::Bits(30)] {
-				assert_eq!(
-					input.candidates(precision),
-					input.ranked(precision, shape),
-					"case {case}, {precision:?}"
-				);
-			}
-			for scheme in [
-				Scheme::SchemeI { slices: 1 + case % 8 },
-				Scheme::SchemeII {
-					moduli: 2 + case % 19,
-					scaling: Scaling::Fast,
-				},
-			] {
-				let precision = match scheme {
-					Scheme::SchemeI { slices } => Precision::SchemeI { slices },
-					Scheme::SchemeII { moduli, .. } => Precision::SchemeII { moduli },
-					Scheme::Native => unreachable!(),
-				};
-				assert_eq!(input.choose(precision), input.plan(scheme), "case {case}, {scheme:?}");
-			}
-		}
 	}
 }

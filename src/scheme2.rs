@@ -128,6 +128,29 @@ pub(crate) fn accurate_shift(s0: i32, row_max: i64, lambda: i32) -> i32 {
 	}
 }
 
+/// what the accurate scaling reads of a product: the coarse shifts $s_0$ of the rows of `A` and
+/// of the columns of `B` ([`coarse_shift`]), and the largest entry of each row and column of the
+/// coarse bound product (every backend computes it exactly in integers)
+pub(crate) struct CoarseMaxima {
+	pub s0: (Vec<i32>, Vec<i32>),
+	pub max: (Vec<i64>, Vec<i64>),
+}
+
+impl CoarseMaxima {
+	/// the accurate shifts ([`accurate_shift`]) of the rows of `A` and the columns of `B` for
+	/// $\Lambda$ = `lambda`
+	pub fn shifts(&self, lambda: i32) -> (Vec<i32>, Vec<i32>) {
+		let side = |s0: &[i32], max: &[i64]| s0.iter().zip(max).map(|(&s, &r)| accurate_shift(s, r, lambda)).collect();
+		(side(&self.s0.0, &self.max.0), side(&self.s0.1, &self.max.1))
+	}
+
+	/// the offsets of the error bound ([`crate::bound::accurate_offset`]) of both sides
+	pub fn offsets(&self) -> (Vec<crate::bound::ShiftOffset>, Vec<crate::bound::ShiftOffset>) {
+		let side = |s0: &[i32], max: &[i64]| s0.iter().zip(max).map(|(&s, &r)| crate::bound::accurate_offset(s, r)).collect();
+		(side(&self.s0.0, &self.max.0), side(&self.s0.1, &self.max.1))
+	}
+}
+
 /// the constants of the CRT reconstruction for `p` moduli
 ///
 /// with $w_l = (P/m_l)\,((P/m_l)^{-1} \bmod m_l)$, the product is $C' = S - qP$ where

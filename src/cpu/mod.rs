@@ -4,6 +4,7 @@
 //! functions of [`crate::scheme1`] and [`crate::scheme2`], so this backend is the oracle the GPU
 //! is checked against bit for bit
 
+pub(crate) mod bound;
 mod igemm;
 mod scheme1;
 mod scheme2;

@@ -5,7 +5,7 @@ use super::{Parts, Timer};
 use crate::Scaling;
 use crate::fp::scale_pow2;
 use crate::operand::Operand;
-use crate::scheme2::{Crt, ScaledInteger, accurate_shift, coarse_magnitude, coarse_shift, fast_shift, sym_mod};
+use crate::scheme2::{CoarseMaxima, Crt, ScaledInteger, coarse_magnitude, coarse_shift, fast_shift, sym_mod};
 use crate::stats::RowStats;
 use rayon::prelude::*;
 
@@ -16,19 +16,27 @@ fn shifts(a: &Operand, b: &Operand, a_stats: &[RowStats], b_stats: &[RowStats], 
 			let fast = |stats: &[RowStats]| stats.iter().map(|r| fast_shift(r.norm, lambda)).collect();
 			(fast(a_stats), fast(b_stats))
 		},
-		Scaling::Accurate => {
-			let (s0a, coarse_a) = coarse(a);
-			let (s0b, coarse_b) = coarse(b);
-			// the bound product |A||B| <= C_hi 2^(-s0_i - s0_j), exact in integers
-			let c_hi = fill_entries(a.len, b.len, 1, |i, j, out: &mut [i64]| {
-				out[0] = dot_wide(coarse_a.row(0, i), coarse_b.row(0, j))
-			});
-			let row_max = (0..a.len).map(|i| (0..b.len).map(|j| c_hi[i + j * a.len]).max().unwrap_or(0));
-			let col_max = (0..b.len).map(|j| c_hi[j * a.len..(j + 1) * a.len].iter().copied().max().unwrap_or(0));
-			let sa = row_max.zip(&s0a).map(|(r, &s0)| accurate_shift(s0, r, lambda)).collect();
-			let sb = col_max.zip(&s0b).map(|(r, &s0)| accurate_shift(s0, r, lambda)).collect();
-			(sa, sb)
-		},
+		Scaling::Accurate => coarse_maxima(a, b).shifts(lambda),
+	}
+}
+
+/// the coarse maxima of `A B` on the CPU: the bound product $|A||B| \le C_{hi} 2^{-s_{0i} -
+/// s_{0j}}$, exact in integers, and the largest entry of each of its rows and columns
+pub(crate) fn coarse_maxima(a: &Operand, b: &Operand) -> CoarseMaxima {
+	let (s0a, coarse_a) = coarse(a);
+	let (s0b, coarse_b) = coarse(b);
+	let c_hi = fill_entries(a.len, b.len, 1, |i, j, out: &mut [i64]| {
+		out[0] = dot_wide(coarse_a.row(0, i), coarse_b.row(0, j))
+	});
+	let row_max = (0..a.len)
+		.map(|i| (0..b.len).map(|j| c_hi[i + j * a.len]).max().unwrap_or(0))
+		.collect();
+	let col_max = (0..b.len)
+		.map(|j| c_hi[j * a.len..(j + 1) * a.len].iter().copied().max().unwrap_or(0))
+		.collect();
+	CoarseMaxima {
+		s0: (s0a, s0b),
+		max: (row_max, col_max),
 	}
 }
 

@@ -141,6 +141,7 @@ impl Emulator {
 				shape: (m, n, k),
 				element: T::NAME,
 				nonfinite_entries: outcome.nonfinite_entries,
+				native_rows: outcome.native_rows,
 				times,
 			},
 		);

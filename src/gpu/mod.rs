@@ -22,7 +22,10 @@ mod device;
 #[cfg(feature = "cuda")]
 mod matrix;
 #[cfg(feature = "cuda")]
+#[macro_use]
 mod pipeline;
+#[cfg(feature = "cuda")]
+mod bound;
 #[cfg(feature = "cuda")]
 pub mod profile;
 #[cfg(feature = "cuda")]

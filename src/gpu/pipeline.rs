@@ -7,8 +7,8 @@ use super::chassis;
 use super::device::{Gpu, driver};
 use super::scheme1_fused;
 use super::wgmma_config::{self, Variant};
-use crate::precision::PolicyInput;
-use crate::scheme2::{self, Crt};
+use crate::policy::PolicyInput;
+use crate::scheme2::{self, CoarseMaxima, Crt};
 use crate::stats::RowStats;
 use crate::{Error, PhaseTimes, Plan, Precision, Scalar, Scaling, Scheme, scheme1};
 use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits};
@@ -36,6 +36,8 @@ pub(crate) struct Output {
 pub(crate) struct Outcome {
 	pub plan: Plan,
 	pub nonfinite_entries: usize,
+	/// ascending
+	pub native_rows: Vec<usize>,
 	pub times: PhaseTimes,
 }
 
@@ -104,14 +106,15 @@ macro_rules! launch_epilogue {
 #[derive(Clone)]
 pub(super) struct OperandStats {
 	pub rows: Vec<RowStats>,
-	amax: Vec<f64>,
+	pub amax: Vec<f64>,
 	nonfinite: Vec<i32>,
-	device: StatsRegion,
+	pub device: StatsRegion,
 }
 
 /// an operand's row statistics on the device: five arrays one after the other at `base`, `rows`
-/// entries each: largest magnitude (f64), norm bound (u64), its exponent, spread, non-finite flag
-/// (i32 each), as `StatsJob::out` in `cuda/stats.cu` lays them out
+/// entries each: largest magnitude (f64), norm bound (u64, 0 for a zero row), L1 bound (u64), the
+/// largest magnitude's exponent, non-finite flag (i32 each), as `StatsArrays` in `cuda/stats.cu`
+/// lays them out
 #[derive(Clone, Copy, Debug)]
 pub(super) struct StatsRegion {
 	base: u64,
@@ -119,7 +122,7 @@ pub(super) struct StatsRegion {
 }
 
 impl StatsRegion {
-	const ROW_BYTES: usize = 8 + 8 + 4 + 4 + 4;
+	const ROW_BYTES: usize = 8 + 8 + 8 + 4 + 4;
 
 	/// the bytes of a region of `rows` rows, rounded up to 16 so that the next region is aligned
 	fn bytes(rows: usize) -> usize {
@@ -129,6 +132,11 @@ impl StatsRegion {
 	/// the device address of the non-finite flags (one i32 per row, nonzero for a row with a NaN
 	/// or an infinity)
 	fn nonfinite(&self) -> u64 {
+		self.base + 28 * self.rows as u64
+	}
+
+	/// the device address of the exponents of the rows' largest magnitudes (one i32 per row)
+	pub fn e_max(&self) -> u64 {
 		self.base + 24 * self.rows as u64
 	}
 
@@ -137,17 +145,14 @@ impl StatsRegion {
 		let n = self.rows;
 		let amax: &[f64] = bytemuck::cast_slice(&raw[..8 * n]);
 		let t: &[u64] = bytemuck::cast_slice(&raw[8 * n..16 * n]);
-		let narrow: &[i32] = bytemuck::cast_slice(&raw[16 * n..Self::ROW_BYTES * n]);
-		let (e_max, rest) = narrow.split_at(n);
-		let (spread, nonfinite) = rest.split_at(n);
+		let l1: &[u64] = bytemuck::cast_slice(&raw[16 * n..24 * n]);
+		let narrow: &[i32] = bytemuck::cast_slice(&raw[24 * n..Self::ROW_BYTES * n]);
+		let (e_max, nonfinite) = narrow.split_at(n);
 		let rows = (0..n)
-			.map(|i| {
-				let nonzero = spread[i] >= 0;
-				RowStats {
-					e_max: e_max[i],
-					spread: nonzero.then_some(spread[i] as u8),
-					norm: nonzero.then_some((e_max[i], t[i])),
-				}
+			.map(|i| RowStats {
+				e_max: e_max[i],
+				norm: (t[i] > 0).then_some((e_max[i], t[i])),
+				l1: l1[i],
 			})
 			.collect();
 		OperandStats {
@@ -319,50 +324,81 @@ pub(crate) fn product<T: Scalar>(
 	if m == 0 || n == 0 || k == 0 {
 		native::<T>(gpu, &a, &b, &out, alpha)?;
 		return Ok(Outcome {
-			plan: Plan::native(),
+			plan: Plan::native(m),
 			nonfinite_entries: 0,
+			native_rows: (0..m).collect(),
 			times: PhaseTimes::default(),
 		});
 	}
 	let (sa, sb) = operand_stats::<T>(gpu, (&a, &b), (keep_a.as_deref_mut(), keep_b.as_deref_mut()))?;
-	let input = PolicyInput {
-		lhs: &sa.rows,
-		rhs: &sb.rows,
-		k,
+	let target = precision.target_bits(T::MANTISSA_BITS, k).is_some();
+	let coarse = if scaling == Scaling::Accurate && (target || matches!(precision, Precision::SchemeII { .. })) {
+		Some(coarse_maxima::<T>(gpu, (&a, &b), (&sa, &sb))?)
+	} else {
+		None
+	};
+	let bound = if target {
+		Some(super::bound::bound::<T>(gpu, (&a, &b), (&sa, &sb), coarse.as_ref())?)
+	} else {
+		None
+	};
+	let choice = PolicyInput {
+		bound: bound.as_ref(),
+		shape: (m, n, k),
 		complex: T::IS_COMPLEX,
 		mantissa: T::MANTISSA_BITS,
-	};
-	let mut plan = input.choose(precision);
-	if let Scheme::SchemeII { moduli, .. } = plan.scheme {
-		plan.scheme = Scheme::SchemeII { moduli, scaling };
+		scaling,
 	}
-	if plan.scheme == Scheme::Native {
+	.choose(precision);
+	let plan = choice.plan;
+	// an FP32 product does not keep promises above FP32 level: f32/c32 outputs then take the native
+	// entries' kernel, which accumulates in f64, for every row
+	let wide_native = T::MANTISSA_BITS < 53 && !matches!(precision, Precision::Tf32 | Precision::F32);
+	if plan.scheme == Scheme::Native && !wide_native {
 		native::<T>(gpu, &a, &b, &out, alpha)?;
 		return Ok(Outcome {
 			plan,
 			nonfinite_entries: 0,
+			native_rows: choice.native_rows,
 			times: PhaseTimes::default(),
 		});
 	}
+	// rows the bound leaves to the native product join the non-finite ones
+	let native_rows = (!choice.native_rows.is_empty())
+		.then(|| {
+			let mut flags = sa.nonfinite.clone();
+			choice.native_rows.iter().for_each(|&i| flags[i] = 1);
+			upload_i32(gpu, &flags)
+		})
+		.transpose()?;
 	let job = Job {
 		gpu,
 		a,
 		b,
 		out,
 		alpha,
-		bad_rows: sa.device.nonfinite(),
+		bad_rows: native_rows.as_ref().map_or(sa.device.nonfinite(), |f| ptr(gpu, f)),
 		bad_cols: sb.device.nonfinite(),
 	};
+	if plan.scheme == Scheme::Native {
+		fixup(&job)?;
+		return Ok(Outcome {
+			plan,
+			nonfinite_entries: 0,
+			native_rows: choice.native_rows,
+			times: PhaseTimes::default(),
+		});
+	}
 	match plan.scheme {
 		Scheme::SchemeI { slices } => scheme_one(&job, (&sa, &sb), (slices, fused), &plan, (keep_a, keep_b), &mut clock)?,
-		Scheme::SchemeII { moduli, scaling } => scheme_two(&job, (&sa, &sb), (moduli, scaling, fused), (keep_a, keep_b), &mut clock)?,
+		Scheme::SchemeII { moduli, .. } => scheme_two(&job, (&sa, &sb), (moduli, coarse.as_ref(), fused), (keep_a, keep_b), &mut clock)?,
 		Scheme::Native => unreachable!(),
 	}
 	let (bad_m, bad_n) = (
 		sa.nonfinite.iter().filter(|&&x| x != 0).count(),
 		sb.nonfinite.iter().filter(|&&x| x != 0).count(),
 	);
-	if bad_m + bad_n > 0 {
+	if bad_m + bad_n + plan.native_rows > 0 {
 		fixup(&job)?;
 	}
 	clock.mark(gpu)?;
@@ -376,6 +412,7 @@ pub(crate) fn product<T: Scalar>(
 	Ok(Outcome {
 		plan,
 		nonfinite_entries: bad_m * n + bad_n * m - bad_m * bad_n,
+		native_rows: choice.native_rows,
 		times,
 	})
 }
@@ -645,21 +682,21 @@ struct ShiftsTwo {
 	_uploaded: Option<(CudaSlice<i32>, CudaSlice<i32>)>,
 }
 
-/// the shifts of scheme II under `scaling`: fast ones computed on the device from the operands'
-/// statistics (`fast_shifts`, into scratch slot 12: nothing crosses to the host), accurate ones on
-/// the host after one extra INT8 product, then uploaded
+/// the shifts of scheme II: fast ones computed on the device from the operands' statistics
+/// (`fast_shifts`, into scratch slot 12: nothing crosses to the host), accurate ones on the host
+/// from the coarse maxima, then uploaded
 fn shifts_two<T: Scalar>(
 	job: &Job<'_, T>,
 	sa: &OperandStats,
 	sb: &OperandStats,
 	lambda: i32,
-	scaling: Scaling,
+	coarse: Option<&CoarseMaxima>,
 ) -> Result<ShiftsTwo, Error> {
-	if scaling == Scaling::Fast {
+	let Some(coarse) = coarse else {
 		let (a, b) = launch_fast_shifts(job.gpu, (sa.device, sb.device), lambda)?;
 		return Ok(ShiftsTwo { a, b, _uploaded: None });
-	}
-	let (a, b) = accurate_shifts(job, sa, sb, lambda)?;
+	};
+	let (a, b) = coarse.shifts(lambda);
 	let (a, b) = (upload_i32(job.gpu, &a)?, upload_i32(job.gpu, &b)?);
 	Ok(ShiftsTwo {
 		a: ptr(job.gpu, &a),
@@ -688,10 +725,14 @@ pub(super) fn launch_fast_shifts(gpu: &Gpu, (a, b): (StatsRegion, StatsRegion), 
 	Ok((out, out + 4 * a.rows as u64))
 }
 
-/// the accurate shifts of scheme II (one extra INT8 product of coarse magnitudes)
-fn accurate_shifts<T: Scalar>(job: &Job<'_, T>, sa: &OperandStats, sb: &OperandStats, lambda: i32) -> Result<(Vec<i32>, Vec<i32>), Error> {
-	let gpu = job.gpu;
-	let (m, n, k) = job.dims();
+/// what the accurate scaling of scheme II reads of `A B` (one extra INT8 product of coarse
+/// magnitudes, its row and column maxima downloaded)
+fn coarse_maxima<T: Scalar>(
+	gpu: &Gpu,
+	(a, b): (&DeviceOperand, &DeviceOperand),
+	(sa, sb): (&OperandStats, &OperandStats),
+) -> Result<CoarseMaxima, Error> {
+	let (m, n, k) = (a.rows, b.rows, a.k);
 	if k >= 1 << 19 {
 		return Err(Error::gpu(
 			"accurate scaling on the GPU supports K < 524288 (the bound product must stay exact in INT32)",
@@ -705,7 +746,7 @@ fn accurate_shifts<T: Scalar>(job: &Job<'_, T>, sa: &OperandStats, sb: &OperandS
 		launch_split!(gpu, "split_coarse", T, op, out, ptr(gpu, &d0))?;
 		Ok((s0, out))
 	};
-	let ((s0a, ca), (s0b, cb)) = (coarse(0, &job.a, sa)?, coarse(1, &job.b, sb)?);
+	let ((s0a, ca), (s0b, cb)) = (coarse(0, a, sa)?, coarse(1, b, sb)?);
 	let c_hi = gpu.scratch(9, 4 * m * n)?;
 	Int8Gemm {
 		m,
@@ -731,17 +772,14 @@ fn accurate_shifts<T: Scalar>(job: &Job<'_, T>, sa: &OperandStats, sb: &OperandS
 		ptr(gpu, &col_max)
 	)?;
 	let down = |e| Error::gpu(format!("download: {e:?}"));
-	let (row_max, col_max) = (
-		gpu.stream.clone_dtoh(&row_max).map_err(down)?,
-		gpu.stream.clone_dtoh(&col_max).map_err(down)?,
-	);
-	let accurate = |s0: &[i32], mx: &[i32]| {
-		s0.iter()
-			.zip(mx)
-			.map(|(&s, &r)| scheme2::accurate_shift(s, r as i64, lambda))
-			.collect()
-	};
-	Ok((accurate(&s0a, &row_max), accurate(&s0b, &col_max)))
+	let widen = |v: Vec<i32>| v.into_iter().map(i64::from).collect();
+	Ok(CoarseMaxima {
+		s0: (s0a, s0b),
+		max: (
+			widen(gpu.stream.clone_dtoh(&row_max).map_err(down)?),
+			widen(gpu.stream.clone_dtoh(&col_max).map_err(down)?),
+		),
+	})
 }
 
 /// the largest product (K, and m n entries) for which complex scheme II runs its three products in
@@ -801,7 +839,7 @@ impl ResiduePlanes {
 fn scheme_two<T: Scalar>(
 	job: &Job<'_, T>,
 	(sa, sb): (&OperandStats, &OperandStats),
-	(p, scaling, fused): (u32, Scaling, bool),
+	(p, coarse, fused): (u32, Option<&CoarseMaxima>, bool),
 	keep: (Option<&mut Kept>, Option<&mut Kept>),
 	clock: &mut Clock,
 ) -> Result<(), Error> {
@@ -809,7 +847,8 @@ fn scheme_two<T: Scalar>(
 	let (m, n, k) = job.dims();
 	let (kpad, pu) = (pad16(k), p as usize);
 	let crt = Crt::of(p);
-	let shifts = shifts_two(job, sa, sb, crt.lambda, scaling)?;
+	let shifts = shifts_two(job, sa, sb, crt.lambda, coarse)?;
+	let scaling = if coarse.is_some() { Scaling::Accurate } else { Scaling::Fast };
 	let per = if T::IS_COMPLEX { 3 } else { 1 };
 	// accurate shifts depend on both operands: only fast-scaled splits are kept
 	let fast = scaling == Scaling::Fast;

@@ -7,10 +7,11 @@ use faer::MatRef;
 /// the accuracy of a computed product `C` against the exact product, over the evaluated entries
 ///
 /// - `bits = -log2 max_ij |C - C_exact|_ij / (|A| |B|)_ij`: the number of correct bits relative to
-///   the natural scale of each entry (for complex types the error is the modulus of the complex
-///   error). `+inf` when every error is zero; an entry with zero scale and zero error counts as
-///   zero; an entry with zero scale and a nonzero error, or a non-finite computed value, makes it
-///   `-inf`.
+///   the natural scale of each entry, **per part** for complex types: the real part's error against
+///   `|Re A| |Re B| + |Im A| |Im B|`, the imaginary part's against `|Re A| |Im B| + |Im A| |Re B|`
+///   (see [`ExactProduct::scale`]), the worst of all parts of all entries. `+inf` when every error
+///   is zero; a part with zero scale and zero error counts as zero; a part with zero scale and a
+///   nonzero error, or a non-finite computed value, makes it `-inf`.
 /// - `max_rel`, `median_rel`: the largest and the (lower) median elementwise relative error
 ///   `|C - C_exact| / |C_exact|` (the absolute error where `C_exact = 0`).
 ///
@@ -78,6 +79,26 @@ impl ExactProduct {
 	/// assert_eq!(acc.max_rel, 0.0);
 	/// ```
 	pub fn accuracy<T: Scalar>(&self, c: MatRef<'_, T>) -> Accuracy {
+		self.accuracy_where(c, |_, _| true)
+	}
+
+	/// the accuracy of `c` over the evaluated entries `(i, j)` for which `keep(i, j)` holds (the
+	/// rows an emulation computed, say)
+	///
+	/// # panics
+	/// when `c` does not have the shape of the product.
+	///
+	/// # example
+	/// ```
+	/// use emugemm::testing::{ExactProduct, Sampling};
+	/// let a = faer::Mat::from_fn(4, 4, |i, j| (i + j) as f64);
+	/// let exact = ExactProduct::compute(a.as_ref(), a.as_ref(), Sampling::Full);
+	/// let mut c = &a * &a;
+	/// c[(0, 0)] += 1.0;
+	/// assert!(exact.accuracy(c.as_ref()).bits < 10.0);
+	/// assert_eq!(exact.accuracy_where(c.as_ref(), |i, _| i > 0).bits, f64::INFINITY);
+	/// ```
+	pub fn accuracy_where<T: Scalar>(&self, c: MatRef<'_, T>, keep: impl Fn(usize, usize) -> bool) -> Accuracy {
 		assert!(
 			(c.nrows(), c.ncols()) == (self.nrows(), self.ncols()),
 			"ExactProduct::accuracy: C is {}x{} but the product is {}x{}",
@@ -88,18 +109,21 @@ impl ExactProduct {
 		);
 		let mut worst = 0.0f64;
 		let mut rel = Vec::with_capacity(self.len());
-		for (k, &(i, j)) in self.positions().iter().enumerate() {
-			let ((re, im), scale) = (self.exact_double_double(k), self.scale(k));
-			let x = c[(i, j)];
-			let err = f64::hypot(part_error(x.re(), re), part_error(x.im(), im));
-			let ratio = if err == 0.0 {
+		let ratio = |err: f64, scale: f64| {
+			if err == 0.0 {
 				0.0
 			} else if scale == 0.0 || err == f64::INFINITY {
 				f64::INFINITY
 			} else {
 				err / scale
-			};
-			worst = worst.max(ratio);
+			}
+		};
+		for (k, &(i, j)) in self.positions().iter().enumerate().filter(|(_, (i, j))| keep(*i, *j)) {
+			let ((re, im), scale) = (self.exact_double_double(k), self.scale(k));
+			let x = c[(i, j)];
+			let (err_re, err_im) = (part_error(x.re(), re), part_error(x.im(), im));
+			worst = worst.max(ratio(err_re, scale.0)).max(ratio(err_im, scale.1));
+			let err = f64::hypot(err_re, err_im);
 			let magnitude = f64::hypot(re.0, im.0);
 			rel.push(if err == 0.0 || magnitude == 0.0 || err == f64::INFINITY {
 				err

@@ -5,13 +5,17 @@
 //!
 //! - [`random_matrix`] and [`adversarial_matrix`] generate deterministic test matrices: entries
 //!   `(u - 0.5) * exp(phi * z)` with a tunable exponent spread `phi`, and variants with scaled
-//!   rows/columns, zero rows/columns, a few huge entries, or subnormal entries;
+//!   rows/columns, zero rows/columns, a few huge entries, or subnormal entries; [`pair`] generates
+//!   pairs `(A, B)` whose difficulty lies in how they meet ([`Pair`]: inner-dimension scaling, a
+//!   dominant entry meeting a small one, bimodal rows, compensating scalings, cancellation,
+//!   complex parts of different sizes, ...);
 //! - [`ExactProduct::compute`] evaluates all or a sample ([`Sampling`]) of the entries of `A * B`
 //!   exactly, with a long fixed-point accumulator, and keeps each as a double-double pair together
-//!   with the scale `(|A| |B|)_ij`;
+//!   with the scale `(|A| |B|)_ij` of each part;
 //! - [`ExactProduct::accuracy`] compares a computed product with it and returns an [`Accuracy`]:
-//!   the correct bits relative to `|A| |B|` (the quantity that GEMM error bounds control) and the
-//!   largest and median elementwise relative errors.
+//!   the correct bits relative to `|A| |B|` (the quantity that GEMM error bounds control; per part
+//!   for complex products) and the largest and median elementwise relative errors;
+//!   [`ExactProduct::accuracy_where`] measures a subset of the entries.
 //!
 //! # example
 //! ```
@@ -32,7 +36,9 @@ mod exact;
 mod fixed;
 mod generate;
 mod metrics;
+mod pairs;
 
 pub use exact::{ExactProduct, Sampling};
 pub use generate::{Adversarial, adversarial_matrix, random_matrix, scale_cols, scale_rows};
 pub use metrics::Accuracy;
+pub use pairs::{InnerPattern, Pair, pair};

@@ -1,0 +1,337 @@
+//! a certified upper bound of every output entry's error, for every plan, from the operands
+//!
+//! the promise of [`crate::Precision`] is judged entry by entry against the natural scale of a
+//! GEMM, $D_{ij} = (|A||B|)_{ij}$ (per part for complex products: see [`crate::testing`]). this
+//! module bounds $|C_{ij} - (AB)_{ij}| / D_{ij}$ from above, for each row of the product and each
+//! candidate plan, with no statistics and no assumed cancellation:
+//!
+//! - **numerator.** a plan represents row $i$ of $A$ by integers $a'_{ih}$ on the grid
+//!   $2^{-\sigma_i}$ with $|a_{ih} 2^{\sigma_i} - a'_{ih}| \le \rho$ ($\rho = 1$ for scheme II's
+//!   truncation, $\frac12$ for scheme I's rounding), and column $j$ of $B$ on $2^{-\tau_j}$. the
+//!   integer product is exact, so the error is at most
+//!   $\rho 2^{-\sigma_i} \|b_j\|_1 + \rho 2^{-\tau_j} \|a_i\|_1 + \kappa 2^{-\sigma_i - \tau_j}$,
+//!   where $\kappa$ covers the products of two representation errors ($\rho^2 K'$, $K'$ the terms
+//!   per entry: $K$ real, $2K$ per part complex), scheme I's dropped digit products (at most
+//!   $K' c_p$ on the grid) and scheme II's CRT reconstruction ($2^{\Lambda - 69}$ on the grid, 16
+//!   times what `crt_recovers_integers` accepts); the L1 norms are integer upper bounds
+//!   ([`crate::stats::l1_term`])
+//! - **denominator.** $D_{ij} \ge 2^{-w_i - w'_j} L_{ij}$, where $L = QQ'$ is one exact integer
+//!   product of the magnitudes truncated to `b` bits on a per-row window, $q_{ih} = \lfloor |a_{ih}|
+//!   2^{w_i} \rfloor$, $w_i = b - 1 - E_i$ ([`magnitude`]). it pairs the rows of $A$ with the columns
+//!   of $B$ entry by entry: this is what sees an inner-dimension scaling (a row's weight far below
+//!   its maximum exactly where the column's weight is large) that no statistic of a row or a
+//!   column can see. entries lost below the window only make $L$ smaller: the bound stays safe and
+//!   the entry may be declared at risk
+//! - **output.** the final rounding ($2^{-\text{mantissa}}$, plus $2^{-53}$ for the `f64` stage of
+//!   `f32` outputs, plus scheme I's shift-reduce and pass sums) and half the smallest subnormal
+//!   over $D_{ij}$
+//!
+//! the shifts of a plan move by exact powers of two from plan to plan (scheme I: $8$ bits per
+//! slice; scheme II: $\sigma_i = \lfloor(\Lambda_p + c_i)/2\rfloor$ moves by $(\Lambda_p -
+//! \Lambda_{ref})/2$ from a reference plan whose $\Lambda$ has the same parity), so one pass over
+//! the entries keeps, per row, seven maxima ([`RowMaxima`]) from which the bound of every plan
+//! follows ([`Bound::row_error`]). the pass is integer-exact up to its IEEE operations, done in one
+//! fixed order here and in `cuda/bound.cu`, so every backend certifies the same plans.
+
+use crate::fp::{ceil_log2, scale_pow2};
+use crate::scheme1;
+use crate::scheme2::{CoarseMaxima, Crt};
+use crate::stats::RowStats;
+use crate::{Scheme, precision::pass_len};
+
+/// the shift families of the plans: scheme I, and scheme II with even and with odd $\Lambda$
+pub(crate) const FAMILIES: usize = 3;
+
+/// the largest number of bits the magnitude window keeps (int8 magnitudes are at most 127)
+const WINDOW_BITS: i32 = 7;
+
+/// the window's bits for `k_terms` products per entry: the most (at most 7) for which
+/// $(2^b - 1)^2 K'$ stays within INT32, so that $L$ is exact
+///
+/// (`k_terms` up to 133,144: 7 bits; up to 541,063: 6 bits; and so on)
+pub(crate) fn window_bits(k_terms: usize) -> i32 {
+	(1..=WINDOW_BITS)
+		.rev()
+		.find(|&b| ((1u64 << b) - 1).pow(2) * k_terms as u64 <= i32::MAX as u64)
+		.unwrap_or(0)
+}
+
+/// the window shift of a row whose largest magnitude has exponent `e_max`: magnitudes below
+/// $2^{e_{max} + 1}$ become integers below $2^b$
+#[inline]
+pub(crate) fn window_shift(e_max: i32, bits: i32) -> i32 {
+	bits - 1 - e_max
+}
+
+/// $\lfloor |x| 2^w \rfloor$ (a finite `x` of a row with window shift `w`)
+#[inline]
+pub(crate) fn magnitude(x: f64, w: i32) -> i8 {
+	scale_pow2(x.abs(), w).floor() as i8
+}
+
+/// the smallest moduli counts whose $\Lambda$ is even and odd: the reference plans of the scheme II
+/// families 1 and 2 (0 where no plan has that parity)
+fn scheme2_references() -> [u32; 2] {
+	let mut refs = [0u32; 2];
+	for p in 2..=scheme1_max_moduli() {
+		let parity = Crt::of(p).lambda.rem_euclid(2) as usize;
+		if refs[parity] == 0 {
+			refs[parity] = p;
+		}
+	}
+	refs
+}
+
+fn scheme1_max_moduli() -> u32 {
+	crate::scheme2::MAX_MODULI
+}
+
+/// where a row's scheme II shift comes from: $\sigma(p) = \lfloor (\Lambda_p + c) / 2 \rfloor$
+///
+/// fast scaling: $c = 32 - 2E - \lceil \log_2 T \rceil$ ([`crate::scheme2::fast_shift`]);
+/// accurate: $c = 2 s_0 - \lceil \log_2 R \rceil$ ([`crate::scheme2::accurate_shift`]). `None`
+/// for a row whose entries of the product are all exactly zero (a zero row, or, under accurate
+/// scaling, a row that meets no nonzero of the other operand)
+pub(crate) type ShiftOffset = Option<i32>;
+
+/// the fast-scaling offset of a row
+pub(crate) fn fast_offset(stats: &RowStats) -> ShiftOffset {
+	stats.norm.map(|(e, t)| 32 - 2 * e - ceil_log2(t))
+}
+
+/// the accurate-scaling offset of a row with coarse shift `s0` and largest coarse product `r`
+pub(crate) fn accurate_offset(s0: i32, r: i64) -> ShiftOffset {
+	(r > 0).then(|| 2 * s0 - ceil_log2(r as u64))
+}
+
+/// one row of `A` (or column of `B`) as the entry pass reads it: the layout of `BoundSide` in
+/// `cuda/bound.cu`
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct Side {
+	/// `S` of the row's L1 bound, $\|a_i\|_1 < S\, 2^{E_i - 15}$
+	pub l1: f64,
+	/// $E_i$, the exponent of the largest magnitude
+	pub e_max: i32,
+	/// $u_i = w_i - \sigma_i$ at each family's reference plan (scheme I: one slice, taking the
+	/// largest of the shift's corrections over the slice counts)
+	pub u: [i32; FAMILIES],
+	/// 1 when every entry of the product in this row is exactly zero
+	pub zero: i32,
+	pad: i32,
+}
+
+// SAFETY: plain old data, `repr(C)` with explicit padding
+unsafe impl bytemuck::Zeroable for Side {}
+unsafe impl bytemuck::Pod for Side {}
+
+const _: () = assert!(size_of::<Side>() == 32);
+
+impl Side {
+	/// the side of a row with statistics `stats`, largest magnitude `amax` and scheme II offset
+	/// `offset`, for a window of `bits`
+	pub fn new(stats: &RowStats, amax: f64, offset: ShiftOffset, bits: i32) -> Side {
+		let Some(c) = offset.filter(|_| !stats.is_zero()) else {
+			return Side {
+				zero: 1,
+				..Side::default()
+			};
+		};
+		let (e, w) = (stats.e_max, window_shift(stats.e_max, bits));
+		// scheme I: s(p) = 8p - 2 - E, one less where the rounded maximum would leave the digits
+		let corrected = (1..=scheme1::MAX_SLICES).any(|p| scheme1::shift(amax, p) < 8 * p as i32 - 2 - e);
+		let refs = scheme2_references();
+		let scheme2 = |parity: usize| {
+			let lambda = Crt::of(refs[parity].max(2)).lambda;
+			w - (lambda + c).div_euclid(2)
+		};
+		Side {
+			l1: stats.l1 as f64,
+			e_max: e,
+			u: [bits - 7 + corrected as i32, scheme2(0), scheme2(1)],
+			zero: 0,
+			pad: 0,
+		}
+	}
+}
+
+/// the scheme II offsets of the rows of `A` and the columns of `B`: from their statistics under
+/// fast scaling, from the coarse maxima under accurate scaling
+pub(crate) fn offsets(stats: (&[RowStats], &[RowStats]), coarse: Option<&CoarseMaxima>) -> (Vec<ShiftOffset>, Vec<ShiftOffset>) {
+	match coarse {
+		Some(c) => c.offsets(),
+		None => (stats.0.iter().map(fast_offset).collect(), stats.1.iter().map(fast_offset).collect()),
+	}
+}
+
+/// the sides of one operand's rows, from their statistics, largest magnitudes and offsets
+pub(crate) fn sides(stats: &[RowStats], amax: impl Fn(usize) -> f64, offsets: &[ShiftOffset], bits: i32) -> Vec<Side> {
+	(0..stats.len()).map(|i| Side::new(&stats[i], amax(i), offsets[i], bits)).collect()
+}
+
+/// the maxima over the entries of one row of the product that [`Bound::row_error`] reads (the
+/// layout of the kernel's output: seven `f64` per row)
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct RowMaxima {
+	/// per family: $\max_j (\rho S_j 2^{u_i + b - 16} + \rho S_i 2^{v_j + b - 16}) / L_{ij}$
+	pub grid: [f64; FAMILIES],
+	/// per family: $\max_j 2^{u_i + v_j} / L_{ij}$
+	pub pairs: [f64; FAMILIES],
+	/// $\max_j 2^{f + 2b - 2 - E_i - F_j} / L_{ij}$, `f` the exponent of half the smallest subnormal
+	pub floor: f64,
+}
+
+// SAFETY: plain old data, seven f64
+unsafe impl bytemuck::Zeroable for RowMaxima {}
+unsafe impl bytemuck::Pod for RowMaxima {}
+
+impl RowMaxima {
+	/// the running maxima with one more entry, whose row is `a`, column `b` and magnitude product
+	/// `l`, for a window of `bits` and outputs whose half smallest subnormal is `2^floor_exp`
+	///
+	/// normative: `cuda/bound.cu` performs the same IEEE operations in the same order
+	#[inline]
+	pub fn add(&mut self, a: &Side, b: &Side, l: i32, bits: i32, floor_exp: i32) {
+		if a.zero != 0 || b.zero != 0 {
+			return; // the entry is exactly zero in every plan
+		}
+		let inv = 1.0 / l as f64;
+		for f in 0..FAMILIES {
+			let rho = if f == 0 { 0.5 } else { 1.0 };
+			let t1 = scale_pow2(rho * b.l1, a.u[f] + bits - 16);
+			let t2 = scale_pow2(rho * a.l1, b.u[f] + bits - 16);
+			self.grid[f] = self.grid[f].max((t1 + t2) * inv);
+			self.pairs[f] = self.pairs[f].max(scale_pow2(inv, a.u[f] + b.u[f]));
+		}
+		self.floor = self.floor.max(scale_pow2(inv, floor_exp + 2 * bits - 2 - a.e_max - b.e_max));
+	}
+}
+
+/// the exponent of half the smallest subnormal of an output of `mantissa` bits
+pub(crate) fn floor_exponent(mantissa: u32) -> i32 {
+	if mantissa == 24 { -150 } else { -1075 }
+}
+
+/// the error bound of a product: per row of the product, the maxima of its entries
+pub(crate) struct Bound {
+	/// one per row of the product
+	pub rows: Vec<RowMaxima>,
+	/// `(m, n, k)`
+	pub shape: (usize, usize, usize),
+	pub complex: bool,
+	/// the output's significand bits
+	pub mantissa: u32,
+}
+
+impl Bound {
+	/// the terms per entry: `K` (real) or `2K` (per part, complex)
+	fn k_terms(&self) -> f64 {
+		self.shape.2 as f64 * if self.complex { 2.0 } else { 1.0 }
+	}
+
+	/// an upper bound of $|C_{ij} - (AB)_{ij}| / D_{ij}$ over the entries of row `i` under
+	/// `scheme`, before the final rounding of each entry to the output type (that is
+	/// [`Bound::output_error`]); `+inf` where the window lost the row's pairing, 0 for a row that
+	/// is exactly zero
+	pub fn row_error(&self, i: usize, scheme: Scheme) -> f64 {
+		let r = &self.rows[i];
+		let (family, h, kappa, extra) = match scheme {
+			Scheme::Native => return f64::NAN,
+			Scheme::SchemeI { slices: p } => {
+				let passes = self.shape.2.div_ceil(pass_len(p, self.complex)).max(1);
+				let dropped = dropped_digit_products(p);
+				(
+					0,
+					8 * (p as i32 - 1),
+					self.k_terms() * (0.25 + dropped),
+					(p as usize + passes + 1) as f64 * 2f64.powi(-52),
+				)
+			},
+			Scheme::SchemeII { moduli, .. } => {
+				let lambda = Crt::of(moduli).lambda;
+				let parity = lambda.rem_euclid(2) as usize;
+				let reference = Crt::of(scheme2_references()[parity]).lambda;
+				let crt = 2f64.powi(lambda - 69);
+				(1 + parity, (lambda - reference) / 2, self.k_terms() + crt, 0.0)
+			},
+		};
+		if r.grid[family] == 0.0 && r.floor == 0.0 {
+			return 0.0;
+		}
+		let emulation = 2f64.powi(-h) * r.grid[family] + 2f64.powi(-2 * h) * kappa * r.pairs[family] + r.floor;
+		emulation * (1.0 + 2f64.powi(-40)) + extra
+	}
+
+	/// the final rounding of an entry to the output type, over $D_{ij}$: at most
+	/// $2^{-\text{mantissa}}$ (plus $2^{-53}$ for the `f64` stage of `f32` outputs), since
+	/// $|C_{ij}| \le D_{ij}$. A native product rounds its outputs the same way
+	pub fn output_error(&self) -> f64 {
+		2f64.powi(-(self.mantissa as i32)) + if self.mantissa < 53 { 2f64.powi(-53) } else { 0.0 }
+	}
+}
+
+/// $c_p$: the largest sum of the digit products scheme I drops for one term, on the grid of the
+/// integer product: $\sum_{s=p}^{2p-2} (2p - 1 - s)\, 128^2\, 256^{2p-2-s}$
+fn dropped_digit_products(p: u32) -> f64 {
+	(p..=2 * p.saturating_sub(1))
+		.map(|s| (2 * p - 1 - s) as f64 * 16384.0 * 256f64.powi((2 * p - 2 - s) as i32))
+		.sum()
+}
+
+/// the bits a bound of the scaled error stands for
+pub(crate) fn bits(error: f64) -> f64 {
+	if error == 0.0 { f64::INFINITY } else { -error.log2() }
+}
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+
+	#[test]
+	fn window_keeps_products_exact() {
+		assert_eq!(window_bits(1), 7);
+		assert_eq!(window_bits(133_144), 7);
+		assert_eq!(window_bits(133_145), 6);
+		for k in [1usize, 1000, 133_144, 133_145, 541_063, 541_064, 3_000_000] {
+			let b = window_bits(k);
+			assert!(((1u64 << b) - 1).pow(2) * k as u64 <= i32::MAX as u64, "{k}");
+			assert!(b == 7 || ((1u64 << (b + 1)) - 1).pow(2) * k as u64 > i32::MAX as u64, "{k}");
+		}
+	}
+
+	#[test]
+	fn magnitudes_are_below_the_value_and_fit_the_window() {
+		for &x in &[1.0f64, -1.999_999_999_999_999_8, 0.75, 3e-310, -7e300, 5e-324, 1e-20] {
+			let e = crate::fp::exponent(x);
+			for bits in [1, 5, 7] {
+				let w = window_shift(e, bits);
+				let q = magnitude(x, w);
+				assert!((q as i32) < (1 << bits), "{x} {bits}");
+				assert!(
+					q as f64 <= scale_pow2(x.abs(), w) && scale_pow2(x.abs(), w) < q as f64 + 1.0,
+					"{x} {bits}"
+				);
+				assert!(q as i32 >= 1 << (bits - 1), "{x} {bits}: the maximum keeps its top bit");
+			}
+		}
+	}
+
+	#[test]
+	fn dropped_digit_products_of_small_plans() {
+		assert_eq!(dropped_digit_products(1), 0.0);
+		// p = 2: one pair (1, 1) with t + u = 2, weight 256^0
+		assert_eq!(dropped_digit_products(2), 16384.0);
+		// p = 3: two pairs at s = 3 (weight 256), one at s = 4
+		assert_eq!(dropped_digit_products(3), 2.0 * 16384.0 * 256.0 + 16384.0);
+	}
+
+	#[test]
+	fn references_cover_both_parities() {
+		let refs = scheme2_references();
+		for p in 2..=crate::scheme2::MAX_MODULI {
+			let parity = Crt::of(p).lambda.rem_euclid(2) as usize;
+			assert!(refs[parity] >= 2 && refs[parity] <= p, "{p}");
+		}
+	}
+}
