@@ -8,7 +8,7 @@
 //! `f64 cuBLAS FP64 emulation`, `i8 chassis bn256_s4_c2` or `f64 chassis bn128_s6_c1 SchemeII
 //! p=15`, contains one; `fused scheme I kernel` selects the kernel-alone rows of the fused scheme
 //! I kernel, `fused scheme I kernel p=3` one of them; `policy` selects the policy table, `policy
-//! f64 F32` one of its entries; when every pattern contains `chassis` or `policy`, only those rows
+//! f64 F32` one of its entries; when every pattern contains `chassis`, `policy` or `bound`, only those rows
 //! run, without the baselines and memory kernels). Times are medians of device-event timings after
 //! one warm-up; effective TF/s = 2n^3/t (complex 8n^3/t); the kernel-alone rows give INT8 TOPS =
 //! p(p+1)/2 2n^3/t in that column.
@@ -21,6 +21,11 @@
 //! and predicted bits in the first column and `chosen time / this time` in the `x native`
 //! column; then a `fastest` row: the fastest of them, and whether it is the chosen plan. For
 //! example `EMUGEMM_BENCH_ONLY=policy EMUGEMM_BENCH_SIZES=4096,8192 ./bench`.
+//!
+//! The bound table (`Bench::bound`, selected by `bound`, or `bound f64`, `bound c64`): `F64` against
+//! the native product and the explicit scheme II plans around its choice on phi = 0.5, 1, 4, 8 and
+//! on an inner-scaled input, with the error bound's time, for example
+//! `EMUGEMM_BENCH_ONLY=bound EMUGEMM_BENCH_SIZES=8192 ./bench`.
 //!
 //! The chassis rows (`profile::chassis`): every variant of the INT8 wgmma chassis as the plain
 //! INT8 GEMM (`i8 chassis <variant>`) and as the fused real scheme II product of 15 moduli
@@ -291,6 +296,105 @@ impl Bench {
 		}
 	}
 
+	/// the bound table for `T`: on phi = 0.5, 1, 4, 8 and on an inner-scaled input (`A D`, `D^-1 B`,
+	/// D of random powers of two in 2^[-20, 20]), the native product and `F64` (its plan, the rows it
+	/// leaves native, the bound's share of its time), then the explicit scheme II plans around its
+	/// choice; the last row names the fastest explicit plan that measures >= native - 1 bits and the
+	/// ratio of `F64`'s time to it. Bits on a sampled exact reference. Selected by `bound <type>`
+	fn bound<T: Scalar>(&mut self, n: usize) {
+		let head = format!("bound {}", T::NAME);
+		if !self.selected(&head) {
+			return;
+		}
+		let families: [(&str, f64, i32); 5] = [
+			("phi=0.5", 0.5, 0),
+			("phi=1", 1.0, 0),
+			("phi=4", 4.0, 0),
+			("phi=8", 8.0, 0),
+			("inner 2^20", 1.0, 20),
+		];
+		for (family, phi, range) in families {
+			let (mut a, mut b) = (generate::<T>(n, phi, 21), generate::<T>(n, phi, 22));
+			if range > 0 {
+				let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(23);
+				let d: Vec<i32> = (0..n).map(|_| rng.random_range(-range..=range)).collect();
+				emugemm::testing::scale_cols(&mut a, |h| d[h]);
+				emugemm::testing::scale_rows(&mut b, |h| -d[h]);
+			}
+			let exact = ExactProduct::compute(a.as_ref(), b.as_ref(), Sampling::Sampled { entries: 1000, seed: 3 });
+			let inputs = [(a, b, exact)];
+			let native = self.measure(n, (&inputs, 0), |dc, da, db| {
+				baseline::native_matmul(&self.emu, dc, da, db, NativeMath::Exact).map(|t| (t, ()))
+			});
+			let Ok((t_native, (), native_bits)) = native else {
+				continue;
+			};
+			let native_bits = native_bits[0];
+			self.row(format!(
+				"| {head} {family} | {} | native | {n} | {:.3} | {:.1} | 1.00 | {native_bits:.1} | | | | |",
+				T::NAME,
+				ms(t_native),
+				tflops::<T>(n, t_native)
+			));
+			let run = |s: &Self, precision: Precision| {
+				s.measure(n, (&inputs, 0), |dc, da, db| {
+					s.emu
+						.matmul_device(dc, Accum::Replace, da, db, T::from_parts(1.0, 0.0), precision)?;
+					let r = s.emu.last_report().unwrap();
+					// a native plan has no phases: its wall time
+					let t = if r.plan.scheme == Scheme::Native {
+						r.times.total
+					} else {
+						r.times.split + r.times.products + r.times.reconstruct
+					};
+					Ok((t, r))
+				})
+				.unwrap()
+			};
+			let (t_f64, r, bits) = run(self, Precision::F64);
+			self.row(format!(
+				"| {head} {family} | {} | F64 -> {} | {n} | {:.3} | {:.1} | {:.2} | {:.1} | bound {:.3} ms ({:.1}%) | | | |",
+				T::NAME,
+				r.plan,
+				ms(t_f64),
+				tflops::<T>(n, t_f64),
+				t_native.as_secs_f64() / t_f64.as_secs_f64(),
+				bits[0],
+				ms(r.times.bound),
+				100.0 * r.times.bound.as_secs_f64() / t_f64.as_secs_f64()
+			));
+			let chosen = match r.plan.scheme {
+				Scheme::SchemeII { moduli, .. } => moduli,
+				_ => 20,
+			};
+			let mut best: Option<(Duration, u32)> = None;
+			for moduli in (chosen.saturating_sub(5).max(10)..=chosen).rev() {
+				let (t, _, bits) = run(self, Precision::SchemeII { moduli });
+				let keeps = bits[0] >= native_bits - 1.0;
+				self.row(format!(
+					"| {head} {family} | {} | SchemeII {{ moduli: {moduli} }}{} | {n} | {:.3} | {:.1} | {:.2} | {:.1} | | | | |",
+					T::NAME,
+					if keeps { "" } else { " (below native - 1)" },
+					ms(t),
+					tflops::<T>(n, t),
+					t_native.as_secs_f64() / t.as_secs_f64(),
+					bits[0]
+				));
+				if keeps && best.is_none_or(|(b, _)| t < b) {
+					best = Some((t, moduli));
+				}
+			}
+			if let Some((t, moduli)) = best {
+				self.row(format!(
+					"| {head} {family} fastest | {} | SchemeII {{ moduli: {moduli} }} keeps native - 1; F64 takes {:.2}x its time | {n} | {:.3} | | | | | | | |",
+					T::NAME,
+					t_f64.as_secs_f64() / t.as_secs_f64(),
+					ms(t)
+				));
+			}
+		}
+	}
+
 	/// a cuBLAS product (native, or cuBLAS's own FP64 emulation) on the plans' inputs, measured as
 	/// the plans are (time on phi = 1, bits on phi = 1 and 4: the native bits are what the
 	/// precision promises are measured against); a row saying why when this cuBLAS cannot
@@ -342,7 +446,11 @@ impl Bench {
 	/// whether only chassis and policy rows are selected (every `EMUGEMM_BENCH_ONLY` pattern
 	/// contains `chassis` or `policy`)
 	fn sections_only(&self) -> bool {
-		!self.only.is_empty() && self.only.iter().all(|p| p.contains("chassis") || p.contains("policy"))
+		!self.only.is_empty()
+			&& self
+				.only
+				.iter()
+				.all(|p| ["chassis", "policy", "bound"].iter().any(|s| p.contains(s)))
 	}
 
 	/// the chassis variants alone (plain INT8 GEMM, fused scheme II of 15 moduli) against cuBLASLt
@@ -456,6 +564,8 @@ fn main() {
 		bench.policy::<f32>(n, &policy);
 		bench.policy::<f64>(n, &policy);
 		bench.policy::<c64>(n, &[Precision::F64]);
+		bench.bound::<f64>(n);
+		bench.bound::<c64>(n);
 		if bench.sections_only() {
 			continue;
 		}

@@ -13,7 +13,9 @@
 #   run.sh             scripts/gpu-run.sh: run `OUTDIR/run.sh RESULTS` on the GPU machine
 #   MANIFEST           git revision, nvcc and rustc versions, and the size and sha256 of every binary
 # Binaries are copied with their debug info stripped (symbols kept, so backtraces still name
-# functions). An OUTDIR from an earlier run is emptied first; any other non-empty OUTDIR is refused.
+# functions); with BUNDLE_XZ=1 each is compressed to <name>.xz (the embedded cubins shrink about
+# 10x: a bundle then fits the GPU machine's carry limit), and run.sh unpacks them there. An OUTDIR
+# from an earlier run is emptied first; any other non-empty OUTDIR is refused.
 set -euo pipefail
 
 [ $# -eq 1 ] || { echo "usage: $0 OUTDIR" >&2; exit 2; }
@@ -69,6 +71,10 @@ dups="$(cut -f1 "$list" | sort | uniq -d)"
 while IFS=$'\t' read -r name path; do
 	strip --strip-debug -o "$out/$name" "$path"
 done <"$list"
+if [ "${BUNDLE_XZ:-0}" = 1 ]; then
+	echo "=== xz" >&2
+	cut -f1 "$list" | (cd "$out" && xargs -P "$(nproc)" -n 1 xz -6 -T1)
+fi
 cp scripts/gpu-run.sh "$out/run.sh"
 chmod +x "$out/run.sh"
 
@@ -84,6 +90,7 @@ chmod +x "$out/run.sh"
 	echo "rustc: $(rustc --version)"
 	cd "$out"
 	for file in $(cut -f1 "$list" | sort); do
+		[ -f "$file" ] || file="$file.xz"
 		printf '%10s  %s  %s\n' "$(stat -c %s "$file")" "$(sha256sum "$file" | cut -c1-16)" "$file"
 	done
 } >"$out/MANIFEST"

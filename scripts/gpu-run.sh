@@ -13,13 +13,20 @@
 #        TEST_TIMEOUT  seconds allowed per test binary (default: no limit; see timeout(1))
 #        BENCH_ARGS    extra arguments for the benchmarks
 #        SKIP_BENCH=1  run the tests only
-# Exits non-zero when any test binary failed (a failed benchmark is reported, not fatal).
+#        SKIP_TESTS=1  accept a bundle without test binaries (a benchmark-only bundle)
+# Exits non-zero when any test binary failed, or when there is none to run (a failed benchmark is
+# reported, not fatal).
 set -uo pipefail
 
 results="${1:-${OUT:-}}"
 [ -n "$results" ] || { echo "usage: $0 RESULTS_DIR (or set OUT)" >&2; exit 2; }
 mkdir -p "$results" && results="$(cd "$results" && pwd)" || exit 2
 cd "$(dirname "$0")" || exit 2
+# a compressed bundle (BUNDLE_XZ=1) unpacks into a writable copy first
+if compgen -G "*.xz" >/dev/null; then
+	unpacked="$(mktemp -d)"
+	cp -- * "$unpacked"/ && cd "$unpacked" && xz -d -T0 -- *.xz || exit 2
+fi
 
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 read -ra test_args <<<"${TEST_ARGS:-}"
@@ -49,8 +56,10 @@ section "GPU"
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv 2>&1 | tee "$results/gpu.txt"
 
 failed=()
+tests_run=0
 for test in ./test-*; do
 	[ -x "$test" ] || continue
+	tests_run=$((tests_run + 1))
 	name="${test#./}"
 	run_logged "$results/tests.log" "$name" timeout "${TEST_TIMEOUT:-0}" "$test" --include-ignored --test-threads=1 "${test_args[@]}" ||
 		failed+=("$name")
@@ -69,6 +78,10 @@ fi
 
 section "summary"
 cat "$results/exit-codes.txt"
+if [ "$tests_run" -eq 0 ] && [ "${SKIP_TESTS:-0}" != 1 ]; then
+	echo "FAILED: the bundle holds no test binary (test-*)"
+	exit 1
+fi
 [ "${#bench_failed[@]}" -eq 0 ] || echo "FAILED benchmarks: ${bench_failed[*]}"
 if [ "${#failed[@]}" -gt 0 ]; then
 	echo "FAILED test binaries: ${failed[*]}"

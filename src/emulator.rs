@@ -41,7 +41,10 @@ pub enum Backend {
 /// wall-clock time of each phase of the last product
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PhaseTimes {
-	/// scaling and conversion of the operands to int8 slices or residues
+	/// the error bound that certifies the plan (target precisions only; part of `split`)
+	pub bound: Duration,
+	/// statistics, the error bound, and the scaling and conversion of the operands to int8
+	/// slices or residues
 	pub split: Duration,
 	/// the exact integer products (with the mod-m reduction for scheme II)
 	pub products: Duration,
@@ -335,13 +338,22 @@ impl Emulator {
 		let (a, b) = (Operand::lhs(lhs), Operand::rhs(rhs));
 		let (sa, sb) = (row_stats(&a), row_stats(&b));
 		let shape = (a.len, b.len, a.k);
+		let start = Instant::now();
 		let choice = if self.emulates(a.k) {
 			let bound = self.bound::<T>((&a, &b), (&sa, &sb), precision);
 			self.policy_input::<T>(bound.as_ref(), shape).choose(precision)
 		} else {
 			Choice::native(a.len)
 		};
-		Prepared { a, b, sa, sb, choice }
+		let bound_time = start.elapsed();
+		Prepared {
+			a,
+			b,
+			sa,
+			sb,
+			choice,
+			bound_time,
+		}
 	}
 
 	/// whether this context emulates a product of inner dimension `k` (not on
@@ -378,7 +390,15 @@ impl Emulator {
 		precision: Precision,
 	) -> Report {
 		let mut timer = Timer::start();
-		let Prepared { a, b, sa, sb, choice } = self.prepare(lhs, rhs, precision);
+		let Prepared {
+			a,
+			b,
+			sa,
+			sb,
+			choice,
+			bound_time,
+		} = self.prepare(lhs, rhs, precision);
+		timer.bound_took(bound_time);
 		let (plan, shape) = (choice.plan, (a.len, b.len, a.k));
 		if plan.scheme == Scheme::Native {
 			native_at(dst, accum, lhs, rhs, alpha, precision);
@@ -432,6 +452,8 @@ struct Prepared {
 	sa: Vec<RowStats>,
 	sb: Vec<RowStats>,
 	choice: Choice,
+	/// the error bound's and the policy's time
+	bound_time: Duration,
 }
 
 /// `alpha * c (+ old)` in `f64`, rounded once to `T`

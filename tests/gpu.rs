@@ -7,7 +7,7 @@
 mod common;
 
 use common::{cpu, emulated, same_bits};
-use emugemm::testing::{Adversarial, adversarial_matrix, random_matrix};
+use emugemm::testing::{Adversarial, InnerPattern, Pair, adversarial_matrix, pair, random_matrix};
 use emugemm::{Accum, Backend, EmuMatMul, Emulator, Error, Precision, Scalar, Scaling, Scheme};
 use faer::{Mat, MatRef, c32, c64};
 
@@ -23,12 +23,16 @@ fn same_as_oracle<T: Scalar>(gpu: &Emulator, oracle: &Emulator, a: MatRef<'_, T>
 	let gr = gpu.last_report().unwrap();
 	let c = emulated(oracle, a, b, precision);
 	let cr = oracle.last_report().unwrap();
-	assert_eq!(gr.plan.scheme, cr.plan.scheme, "{} {precision:?}: plans differ", T::NAME);
+	// the same bound: the same plan, the same certified bits, the same native rows
+	let plan = |r: &emugemm::Report| (r.plan.scheme, r.plan.predicted_bits.to_bits(), r.plan.k_passes, r.plan.native_rows);
+	assert_eq!(plan(&gr), plan(&cr), "{} {precision:?}: plans differ", T::NAME);
+	assert_eq!(gr.native_rows, cr.native_rows, "{} {precision:?}: native rows differ", T::NAME);
 	if gr.plan.scheme == Scheme::Native {
 		return; // cuBLAS and faer need not agree bit for bit
 	}
+	let emulated_rows: Vec<usize> = (0..g.nrows()).filter(|i| gr.native_rows.binary_search(i).is_err()).collect();
 	let mismatches = (0..g.ncols())
-		.flat_map(|j| (0..g.nrows()).map(move |i| (i, j)))
+		.flat_map(|j| emulated_rows.iter().map(move |&i| (i, j)))
 		.filter(|&(i, j)| g[(i, j)].re().to_bits() != c[(i, j)].re().to_bits() || g[(i, j)].im().to_bits() != c[(i, j)].im().to_bits())
 		.count();
 	assert_eq!(
@@ -68,6 +72,27 @@ fn bit_exact<T: Scalar>() {
 			for moduli in [8, 14] {
 				same_as_oracle(&ga, &oa, a.as_ref(), b.as_ref(), Precision::SchemeII { moduli });
 			}
+		}
+	}
+	for family in [
+		Pair::InnerScaled {
+			pattern: InnerPattern::Random,
+			range: 8,
+		},
+		Pair::Bimodal { gap: 30 },
+		Pair::SmallImaginary { log2_ratio: 4 },
+		Pair::Cancellation,
+		Pair::DominantMeetsSmall,
+	] {
+		let (a, b) = pair::<T>(family, 70, 300, 50, 5);
+		for precision in [
+			Precision::F64,
+			Precision::F32,
+			Precision::Bits(20),
+			Precision::SchemeII { moduli: 16 },
+		] {
+			same_as_oracle(&g, &o, a.as_ref(), b.as_ref(), precision);
+			same_as_oracle(&ga, &oa, a.as_ref(), b.as_ref(), precision);
 		}
 	}
 	for (x, y) in [

@@ -53,6 +53,11 @@ impl Timer {
 		d
 	}
 
+	/// the error bound took `d` (within the split phase)
+	pub fn bound_took(&mut self, d: std::time::Duration) {
+		self.times.bound = d;
+	}
+
 	pub fn split_done(&mut self) {
 		self.times.split = self.lap();
 	}

@@ -337,11 +337,14 @@ pub(crate) fn product<T: Scalar>(
 	} else {
 		None
 	};
+	// host time of the bound, which ends with a download that waits for its kernels
+	let bound_start = std::time::Instant::now();
 	let bound = if target {
 		Some(super::bound::bound::<T>(gpu, (&a, &b), (&sa, &sb), coarse.as_ref())?)
 	} else {
 		None
 	};
+	let bound_time = bound_start.elapsed();
 	let choice = PolicyInput {
 		bound: bound.as_ref(),
 		shape: (m, n, k),
@@ -404,6 +407,7 @@ pub(crate) fn product<T: Scalar>(
 	clock.mark(gpu)?;
 	let laps = clock.laps()?;
 	let times = PhaseTimes {
+		bound: bound_time,
 		split: laps[0],
 		products: laps[1],
 		reconstruct: laps[2] + laps[3],
@@ -727,7 +731,7 @@ pub(super) fn launch_fast_shifts(gpu: &Gpu, (a, b): (StatsRegion, StatsRegion), 
 
 /// what the accurate scaling of scheme II reads of `A B` (one extra INT8 product of coarse
 /// magnitudes, its row and column maxima downloaded)
-fn coarse_maxima<T: Scalar>(
+pub(super) fn coarse_maxima<T: Scalar>(
 	gpu: &Gpu,
 	(a, b): (&DeviceOperand, &DeviceOperand),
 	(sa, sb): (&OperandStats, &OperandStats),

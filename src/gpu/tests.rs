@@ -116,10 +116,10 @@ fn for_each_split_case<T: Scalar>(mut check: impl FnMut(&Gpu, &DeviceOperand, &O
 	}
 }
 
-/// the statistics kernel's rows (largest exponent, spread, norm bound) equal the CPU's, in both
-/// orientations (in the K-contiguous one a warp's lanes share a row and count its histogram
-/// together), for one operand alone and for two in one launch; and the fast shifts the device
-/// computes from them equal `fast_shift` of the CPU's
+/// the statistics kernel's rows (largest exponent, norm bound, L1 bound) equal the CPU's, in both
+/// orientations (in the K-contiguous one a warp's lanes share a row and sum its terms together),
+/// for one operand alone and for two in one launch; and the fast shifts the device computes from
+/// them equal `fast_shift` of the CPU's
 fn stats_match<T: Scalar>() {
 	use super::pipeline::{download_stats, launch_fast_shifts, launch_stats};
 	for_each_split_case::<T>(|g, op, cpu_op, what| {
@@ -720,4 +720,83 @@ fn a_product_frees_scratch_kept_in_other_slots_when_memory_runs_out() {
 		.flat_map(|j| (0..N).map(move |i| (i, j)))
 		.filter(|&(i, j)| g[(i, j)].to_bits() != c[(i, j)].to_bits());
 	assert_eq!(differ.count(), 0, "entries that differ from the CPU oracle");
+}
+
+/// the error bound's per-row maxima on the GPU (window magnitudes, their cuBLASLt INT8 products, the
+/// `bound_maxima` pass) equal the CPU's bit for bit, under both scalings, on shapes with ragged
+/// blocks and on inputs where the window loses pairings: so both backends certify the same plans
+fn bound_matches<T: Scalar>() {
+	use super::pipeline::{coarse_maxima, download_stats, launch_stats};
+	use crate::Scaling;
+	use crate::testing::{InnerPattern, Pair, pair};
+	let families = [
+		Pair::Phi(1.0),
+		Pair::Phi(4.0),
+		Pair::InnerScaled {
+			pattern: InnerPattern::Blocks,
+			range: 12,
+		},
+		Pair::SmallImaginary { log2_ratio: 6 },
+		Pair::Cancellation,
+	];
+	for (family, (m, k, n)) in families
+		.into_iter()
+		.zip([(1, 1, 1), (130, 70, 65), (129, 300, 200), (7, 33, 5), (64, 96, 257)])
+	{
+		let (a, b) = pair::<T>(family, m, k, n, 4);
+		let (da, db) = (DeviceMatrix::upload(a.as_ref()).unwrap(), DeviceMatrix::upload(b.as_ref()).unwrap());
+		let g = gpu().unwrap();
+		let oa = DeviceOperand {
+			ptr: da.ptr(&g),
+			rows: m,
+			k,
+			rs: 1,
+			cs: m as i64,
+		};
+		let ob = DeviceOperand {
+			ptr: db.ptr(&g),
+			rows: n,
+			k,
+			rs: k as i64,
+			cs: 1,
+		};
+		let stats = download_stats(&g, &launch_stats::<T>(&g, &[&oa, &ob]).unwrap()).unwrap();
+		let (ca, cb) = (Operand::lhs(a.as_ref()), Operand::rhs(b.as_ref()));
+		let (sa, sb) = (row_stats(&ca), row_stats(&cb));
+		for scaling in [Scaling::Fast, Scaling::Accurate] {
+			let coarse = (scaling == Scaling::Accurate).then(|| coarse_maxima::<T>(&g, (&oa, &ob), (&stats[0], &stats[1])).unwrap());
+			let got = super::bound::bound::<T>(&g, (&oa, &ob), (&stats[0], &stats[1]), coarse.as_ref()).unwrap();
+			let want = crate::cpu::bound::compute((&ca, &cb), (&sa, &sb), scaling, T::MANTISSA_BITS);
+			let bits = |rows: &[crate::bound::RowMaxima]| -> Vec<u64> {
+				rows.iter()
+					.flat_map(|r| r.grid.iter().chain(&r.pairs).chain([&r.floor]).map(|x| x.to_bits()))
+					.collect()
+			};
+			assert_eq!(bits(&got.rows), bits(&want.rows), "{family:?} {m}x{k}x{n} {scaling:?}");
+		}
+	}
+}
+
+#[test]
+#[ignore = "needs a Hopper GPU"]
+fn bound_matches_the_oracle_f64() {
+	bound_matches::<f64>();
+}
+
+#[test]
+#[ignore = "needs a Hopper GPU"]
+fn bound_matches_the_oracle_c64() {
+	bound_matches::<c64>();
+}
+
+#[test]
+#[ignore = "needs a Hopper GPU"]
+fn bound_matches_the_oracle_f32() {
+	bound_matches::<f32>();
+}
+
+#[test]
+#[ignore = "needs a Hopper GPU"]
+fn bound_matches_the_oracle_c32() {
+	bound_matches::<c32>();
 }
