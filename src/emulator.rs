@@ -415,7 +415,25 @@ impl Emulator {
 				dst[(i, j)] = combine(c, alpha, old);
 			}
 		}
-		native_entries(dst, accum, (lhs, rhs), alpha, precision, (&native_rows, &b.nonfinite));
+		let uncertified: Vec<usize> = choice
+			.native_rows
+			.iter()
+			.copied()
+			.filter(|i| a.nonfinite.binary_search(i).is_err())
+			.collect();
+		for &i in &uncertified {
+			let mut row = Mat::<T>::zeros(1, b.len);
+			native_at(row.as_mut(), Accum::Replace, lhs.subrows(i, 1), rhs, alpha, precision);
+			for j in (0..b.len).filter(|&j| !bad_cols[j]) {
+				let (old, v) = (dst[(i, j)], row[(0, j)]);
+				dst[(i, j)] = if accum == Accum::Add {
+					T::from_parts(old.re() + v.re(), old.im() + v.im())
+				} else {
+					v
+				};
+			}
+		}
+		nonfinite_entries(dst, accum, (lhs, rhs), alpha, (&a.nonfinite, &b.nonfinite));
 		let nonfinite = entries(m, b.len, a.nonfinite.len(), b.nonfinite.len());
 		self.report::<T>(choice, shape, nonfinite, timer.times())
 	}
@@ -518,27 +536,37 @@ fn native_at<T: Scalar>(mut dst: MatMut<'_, T>, accum: Accum, lhs: MatRef<'_, T>
 	}
 }
 
-/// recomputes natively at `precision` ([`native_at`]) the entries in `rows` (all columns) and
-/// `cols` (all rows), both ascending
-fn native_entries<T: Scalar>(
+/// the entries in `rows` (all columns) and `cols` (all rows), both ascending, of a product whose
+/// rows and columns there hold NaN or infinities: plain sums of products in `f64`, combined like
+/// the emulated entries, so that they carry the non-finite values a native product gives (`alpha
+/// = 1 + 0i` keeps an infinite part infinite and the other part as it is); the same operations in
+/// the same order as `native_fixup` in cuda/reconstruct.cu
+fn nonfinite_entries<T: Scalar>(
 	mut dst: MatMut<'_, T>,
 	accum: Accum,
 	(lhs, rhs): (MatRef<'_, T>, MatRef<'_, T>),
 	alpha: T,
-	precision: Precision,
 	(rows, cols): (&[usize], &[usize]),
 ) {
+	let mut entry = |i: usize, j: usize| {
+		let (mut re, mut im) = (0.0f64, 0.0f64);
+		for h in 0..lhs.ncols() {
+			let (x, y) = (lhs[(i, h)], rhs[(h, j)]);
+			re += x.re() * y.re() - if T::IS_COMPLEX { x.im() * y.im() } else { 0.0 };
+			if T::IS_COMPLEX {
+				im += x.re() * y.im() + x.im() * y.re();
+			}
+		}
+		let old = (accum == Accum::Add).then(|| dst[(i, j)]);
+		dst[(i, j)] = combine((re, im), alpha, old);
+	};
 	for &i in rows {
-		native_at(dst.as_mut().subrows_mut(i, 1), accum, lhs.subrows(i, 1), rhs, alpha, precision);
+		(0..rhs.ncols()).for_each(|j| entry(i, j));
 	}
 	for &j in cols {
-		let mut col = Mat::<T>::zeros(lhs.nrows(), 1);
-		native_at(col.as_mut(), Accum::Replace, lhs, rhs.subcols(j, 1), alpha, precision);
-		for i in (0..lhs.nrows()).filter(|i| rows.binary_search(i).is_err()) {
-			let v = col[(i, 0)];
-			let old = (accum == Accum::Add).then(|| dst[(i, j)]);
-			dst[(i, j)] = old.map_or(v, |o| T::from_parts(o.re() + v.re(), o.im() + v.im()));
-		}
+		(0..lhs.nrows())
+			.filter(|i| rows.binary_search(i).is_err())
+			.for_each(|i| entry(i, j));
 	}
 }
 

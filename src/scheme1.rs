@@ -125,7 +125,8 @@ mod tests {
 				let s = shift(amax, p);
 				let x = to_integer(amax, s);
 				assert!(x <= digit_range(p), "p={p} amax={amax}");
-				assert!(2 * x as i128 > digit_range(p) as i128 / 2, "p={p} amax={amax}: range badly used");
+				// the largest shift: one more would leave the digits, so x holds the range's top bit
+				assert!(2 * x as i128 + 1 >= digit_range(p) as i128, "p={p} amax={amax}: range badly used");
 				let mut d = vec![0i8; p as usize];
 				balanced_digits(x, &mut d);
 				balanced_digits(-x, &mut d);

@@ -154,7 +154,22 @@ fn pattern<T: Scalar>(c: MatRef<'_, T>) -> Vec<(bool, bool, bool)> {
 	v
 }
 
-/// NaN and infinities give the non-finite pattern of faer's native product; other entries are
+/// the textbook product: each entry the plain sum of `x y` in `f64` with the complex product
+/// `(xr yr - xi yi, xr yi + xi yr)`, the non-finite values an IEEE GEMM gives (cuBLAS's; faer's
+/// complex product turns some infinities into NaN where it scales by alpha)
+fn plain_product<T: Scalar>(a: MatRef<'_, T>, b: MatRef<'_, T>) -> Mat<T> {
+	Mat::from_fn(a.nrows(), b.ncols(), |i, j| {
+		let (mut re, mut im) = (0.0, 0.0);
+		for h in 0..a.ncols() {
+			let (x, y) = (a[(i, h)], b[(h, j)]);
+			re += x.re() * y.re() - x.im() * y.im();
+			im += x.re() * y.im() + x.im() * y.re();
+		}
+		T::from_parts(re, im)
+	})
+}
+
+/// NaN and infinities give the non-finite pattern of the textbook product; other entries are
 /// emulated as usual
 fn nonfinite<T: Scalar>() {
 	let emu = cpu();
@@ -166,7 +181,7 @@ fn nonfinite<T: Scalar>() {
 	b[(7, 1)] = T::from_parts(f64::INFINITY, 0.0);
 	for precision in [Precision::F64, Precision::Tf32, Precision::SchemeI { slices: 4 }] {
 		let c = emulated(&emu, a.as_ref(), b.as_ref(), precision);
-		let native = &a * &b;
+		let native = plain_product(a.as_ref(), b.as_ref());
 		assert_eq!(pattern(c.as_ref()), pattern(native.as_ref()), "{} {precision:?}", T::NAME);
 		assert!(c[(0, 0)].is_finite_value());
 		let report = emu.last_report().unwrap();
@@ -283,4 +298,69 @@ fn auto_backend_without_gpu_is_native() {
 	let report = emugemm::last_report().unwrap();
 	assert_eq!(report.backend, emugemm::Backend::Native);
 	assert!(same_bits(c.as_ref(), (&a * &a).as_ref()));
+}
+
+/// complex special values: `alpha = 1 + 0i` and accumulation never turn an infinite part into NaN
+/// or touch the other part: a finite product whose real part overflows gives `(inf, finite)`, as
+/// the textbook product does, not `(inf, NaN)`
+#[test]
+fn complex_overflow_keeps_the_finite_part() {
+	let emu = cpu();
+	let a = faer::mat![[c64::new(f64::powi(2.0, 1000), 0.0)]];
+	let b = faer::mat![[c64::new(f64::powi(2.0, 100), 1.0)]];
+	let native = plain_product(a.as_ref(), b.as_ref());
+	assert_eq!((native[(0, 0)].re, native[(0, 0)].im), (f64::INFINITY, f64::powi(2.0, 1000)));
+	for precision in [Precision::F64, Precision::SchemeII { moduli: 12 }, Precision::SchemeI { slices: 4 }] {
+		for (accum, old) in [(Accum::Replace, c64::new(0.0, 0.0)), (Accum::Add, c64::new(-3.0, 5.0))] {
+			let mut c = faer::mat![[old]];
+			emu.matmul(c.as_mut(), accum, a.as_ref(), b.as_ref(), c64::new(1.0, 0.0), precision)
+				.unwrap();
+			let plan = emu.last_report().unwrap().plan;
+			assert_eq!(c[(0, 0)].re, f64::INFINITY, "{precision:?} {accum:?} ({plan})");
+			assert!(c[(0, 0)].im.is_finite(), "{precision:?} {accum:?} ({plan}): {:?}", c[(0, 0)]);
+		}
+	}
+}
+
+/// the entries left to the native product (non-finite rows and columns) under `Accum::Add` and a
+/// complex alpha: the non-finite pattern of the textbook product, and every other entry equal to
+/// `old + alpha (A B)` against the exact reference (computed with the non-finite entries zeroed,
+/// which those entries do not meet)
+#[test]
+fn nonfinite_fixup_with_alpha_and_accumulation() {
+	let emu = cpu();
+	let (mut a, mut b) = (random_matrix::<c64>(9, 12, 1.0, 1), random_matrix::<c64>(12, 7, 1.0, 2));
+	let (finite_a, finite_b) = (a.clone(), b.clone());
+	a[(2, 3)] = c64::new(f64::NAN, 0.0);
+	b[(7, 1)] = c64::new(0.0, f64::INFINITY);
+	let exact = ExactProduct::compute(finite_a.as_ref(), finite_b.as_ref(), Sampling::Full);
+	let old = random_matrix::<c64>(9, 7, 1.0, 3);
+	let alpha = c64::new(0.75, -1.5);
+	for (precision, bits) in [(Precision::F64, 50), (Precision::Bits(30), 28)] {
+		let mut c = old.clone();
+		emu.matmul(c.as_mut(), Accum::Add, a.as_ref(), b.as_ref(), alpha, precision)
+			.unwrap();
+		let report = emu.last_report().unwrap();
+		assert_ne!(report.plan.scheme, Scheme::Native);
+		assert_eq!(report.nonfinite_entries, 7 + 9 - 1);
+		let mut expected = plain_product(a.as_ref(), b.as_ref());
+		for j in 0..7 {
+			for i in 0..9 {
+				let x = expected[(i, j)];
+				expected[(i, j)] = old[(i, j)] + x * alpha;
+			}
+		}
+		assert_eq!(pattern(c.as_ref()), pattern(expected.as_ref()), "{precision:?}");
+		for (k, &(i, j)) in exact.positions().iter().enumerate().filter(|(_, (i, j))| *i != 2 && *j != 1) {
+			let ((re, _), (im, _)) = exact.exact_double_double(k);
+			let want = old[(i, j)] + c64::new(re, im) * alpha;
+			let (s_re, s_im) = exact.scale(k);
+			let tol = 2f64.powi(-bits) * (alpha.norm() * (s_re + s_im) + old[(i, j)].norm());
+			assert!(
+				(c[(i, j)] - want).norm() <= tol,
+				"{precision:?} ({i}, {j}): {:?} against {want:?}",
+				c[(i, j)]
+			);
+		}
+	}
 }
