@@ -353,7 +353,7 @@ impl Bench {
 			};
 			let (t_f64, r, bits) = run(self, Precision::F64);
 			self.row(format!(
-				"| {head} {family} | {} | F64 -> {} | {n} | {:.3} | {:.1} | {:.2} | {:.1} | bound {:.3} ms ({:.1}%) | | | |",
+				"| {head} {family} | {} | F64 -> {} | {n} | {:.3} | {:.1} | {:.2} | {:.1} | bound and policy {:.3} ms ({:.1}%) | {:.3} | {:.3} | {:.3} |",
 				T::NAME,
 				r.plan,
 				ms(t_f64),
@@ -361,7 +361,10 @@ impl Bench {
 				t_native.as_secs_f64() / t_f64.as_secs_f64(),
 				bits[0],
 				ms(r.times.bound),
-				100.0 * r.times.bound.as_secs_f64() / t_f64.as_secs_f64()
+				100.0 * r.times.bound.as_secs_f64() / t_f64.as_secs_f64(),
+				ms(r.times.split),
+				ms(r.times.products),
+				ms(r.times.reconstruct)
 			));
 			let chosen = match r.plan.scheme {
 				Scheme::SchemeII { moduli, .. } => moduli,

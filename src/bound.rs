@@ -69,21 +69,14 @@ pub(crate) fn magnitude(x: f64, w: i32) -> i8 {
 	scale_pow2(x.abs(), w).floor() as i8
 }
 
-/// the smallest moduli counts whose $\Lambda$ is even and odd: the reference plans of the scheme II
-/// families 1 and 2 (0 where no plan has that parity)
-fn scheme2_references() -> [u32; 2] {
-	let mut refs = [0u32; 2];
-	for p in 2..=scheme1_max_moduli() {
-		let parity = Crt::of(p).lambda.rem_euclid(2) as usize;
-		if refs[parity] == 0 {
-			refs[parity] = p;
-		}
-	}
-	refs
-}
-
-fn scheme1_max_moduli() -> u32 {
-	crate::scheme2::MAX_MODULI
+/// $\Lambda$ of the reference plans of the scheme II families 1 and 2: the smallest moduli counts
+/// whose $\Lambda$ is even and odd (the first plan's where no plan has that parity)
+fn reference_lambdas() -> [i32; 2] {
+	static REFS: std::sync::OnceLock<[i32; 2]> = std::sync::OnceLock::new();
+	*REFS.get_or_init(|| {
+		let lambdas: Vec<i32> = (2..=crate::scheme2::MAX_MODULI).map(|p| Crt::of(p).lambda).collect();
+		[0, 1].map(|parity| *lambdas.iter().find(|l| l.rem_euclid(2) == parity).unwrap_or(&lambdas[0]))
+	})
 }
 
 /// where a row's scheme II shift comes from: $\sigma(p) = \lfloor (\Lambda_p + c) / 2 \rfloor$
@@ -140,11 +133,7 @@ impl Side {
 		let (e, w) = (stats.e_max, window_shift(stats.e_max, bits));
 		// scheme I: s(p) = 8p - 2 - E, one less where the rounded maximum would leave the digits
 		let corrected = (1..=scheme1::MAX_SLICES).any(|p| scheme1::shift(amax, p) < 8 * p as i32 - 2 - e);
-		let refs = scheme2_references();
-		let scheme2 = |parity: usize| {
-			let lambda = Crt::of(refs[parity].max(2)).lambda;
-			w - (lambda + c).div_euclid(2)
-		};
+		let scheme2 = |parity: usize| w - (reference_lambdas()[parity] + c).div_euclid(2);
 		Side {
 			l1: stats.l1 as f64,
 			e_max: e,
@@ -230,14 +219,10 @@ impl Bound {
 		self.shape.2 as f64 * if self.complex { 2.0 } else { 1.0 }
 	}
 
-	/// an upper bound of $|C_{ij} - (AB)_{ij}| / D_{ij}$ over the entries of row `i` under
-	/// `scheme`, before the final rounding of each entry to the output type (that is
-	/// [`Bound::output_error`]); `+inf` where the window lost the row's pairing, 0 for a row that
-	/// is exactly zero
-	pub fn row_error(&self, i: usize, scheme: Scheme) -> f64 {
-		let r = &self.rows[i];
+	/// the terms of `scheme`'s bound that do not depend on the row (`None` for the native product)
+	pub fn terms(&self, scheme: Scheme) -> Option<PlanTerms> {
 		let (family, h, kappa, extra) = match scheme {
-			Scheme::Native => return f64::NAN,
+			Scheme::Native => return None,
 			Scheme::SchemeI { slices: p } => {
 				let passes = self.shape.2.div_ceil(pass_len(p, self.complex)).max(1);
 				let dropped = dropped_digit_products(p);
@@ -251,16 +236,31 @@ impl Bound {
 			Scheme::SchemeII { moduli, .. } => {
 				let lambda = Crt::of(moduli).lambda;
 				let parity = lambda.rem_euclid(2) as usize;
-				let reference = Crt::of(scheme2_references()[parity]).lambda;
 				let crt = 2f64.powi(lambda - 69);
-				(1 + parity, (lambda - reference) / 2, self.k_terms() + crt, 0.0)
+				(1 + parity, (lambda - reference_lambdas()[parity]) / 2, self.k_terms() + crt, 0.0)
 			},
 		};
-		if r.grid[family] == 0.0 && r.floor == 0.0 {
+		Some(PlanTerms {
+			family,
+			grid: 2f64.powi(-h),
+			pairs: 2f64.powi(-2 * h) * kappa,
+			extra,
+		})
+	}
+
+	/// an upper bound of $|C_{ij} - (AB)_{ij}| / D_{ij}$ over the entries of row `i` under the plan
+	/// of `terms`, before the final rounding of each entry to the output type (that is
+	/// [`Bound::output_error`]); `+inf` where the window lost the row's pairing, 0 for a row that
+	/// is exactly zero
+	#[inline]
+	pub fn row_error(&self, i: usize, terms: &PlanTerms) -> f64 {
+		let r = &self.rows[i];
+		let f = terms.family;
+		if r.grid[f] == 0.0 && r.floor == 0.0 {
 			return 0.0;
 		}
-		let emulation = 2f64.powi(-h) * r.grid[family] + 2f64.powi(-2 * h) * kappa * r.pairs[family] + r.floor;
-		emulation * (1.0 + 2f64.powi(-40)) + extra
+		let emulation = terms.grid * r.grid[f] + terms.pairs * r.pairs[f] + r.floor;
+		emulation * (1.0 + 2f64.powi(-40)) + terms.extra
 	}
 
 	/// the final rounding of an entry to the output type, over $D_{ij}$: at most
@@ -269,6 +269,17 @@ impl Bound {
 	pub fn output_error(&self) -> f64 {
 		2f64.powi(-(self.mantissa as i32)) + if self.mantissa < 53 { 2f64.powi(-53) } else { 0.0 }
 	}
+}
+
+/// what a plan contributes to [`Bound::row_error`], the same for every row: the family of its
+/// shifts, the factors of the row's maxima ($2^{-h}$ and $2^{-2h} \kappa$, $h$ the shift's distance
+/// from the family's reference plan) and its reconstruction's own rounding
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PlanTerms {
+	family: usize,
+	grid: f64,
+	pairs: f64,
+	extra: f64,
 }
 
 /// $c_p$: the largest sum of the digit products scheme I drops for one term, on the grid of the
@@ -326,12 +337,14 @@ mod tests {
 		assert_eq!(dropped_digit_products(3), 2.0 * 16384.0 * 256.0 + 16384.0);
 	}
 
+	/// every plan's shifts lie an exact number of shift steps from its family's reference plan
 	#[test]
 	fn references_cover_both_parities() {
-		let refs = scheme2_references();
+		let refs = reference_lambdas();
 		for p in 2..=crate::scheme2::MAX_MODULI {
-			let parity = Crt::of(p).lambda.rem_euclid(2) as usize;
-			assert!(refs[parity] >= 2 && refs[parity] <= p, "{p}");
+			let lambda = Crt::of(p).lambda;
+			let parity = lambda.rem_euclid(2) as usize;
+			assert!(refs[parity] <= lambda && (lambda - refs[parity]) % 2 == 0, "{p}");
 		}
 	}
 }

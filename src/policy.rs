@@ -109,9 +109,10 @@ impl PolicyInput<'_> {
 		let m = self.shape.0;
 		let output = bound.output_error();
 		let threshold = (-target).exp2() - if matches!(precision, Precision::Bits(_)) { output } else { 0.0 };
+		let terms = bound.terms(scheme)?;
 		let (mut worst, mut native_rows) = (0.0f64, Vec::new());
 		for i in 0..m {
-			let e = bound.row_error(i, scheme);
+			let e = bound.row_error(i, &terms);
 			if e <= threshold {
 				worst = worst.max(e);
 			} else {

@@ -337,14 +337,13 @@ pub(crate) fn product<T: Scalar>(
 	} else {
 		None
 	};
-	// host time of the bound, which ends with a download that waits for its kernels
+	// host time of the bound (it ends with a download that waits for its kernels) and the policy
 	let bound_start = std::time::Instant::now();
 	let bound = if target {
 		Some(super::bound::bound::<T>(gpu, (&a, &b), (&sa, &sb), coarse.as_ref())?)
 	} else {
 		None
 	};
-	let bound_time = bound_start.elapsed();
 	let choice = PolicyInput {
 		bound: bound.as_ref(),
 		shape: (m, n, k),
@@ -353,6 +352,7 @@ pub(crate) fn product<T: Scalar>(
 		scaling,
 	}
 	.choose(precision);
+	let bound_time = bound_start.elapsed();
 	let plan = choice.plan;
 	// an FP32 product does not keep promises above FP32 level: f32/c32 outputs then take the native
 	// entries' kernel, which accumulates in f64, for every row
@@ -363,7 +363,10 @@ pub(crate) fn product<T: Scalar>(
 			plan,
 			nonfinite_entries: 0,
 			native_rows: choice.native_rows,
-			times: PhaseTimes::default(),
+			times: PhaseTimes {
+				bound: bound_time,
+				..PhaseTimes::default()
+			},
 		});
 	}
 	// rows the bound leaves to the native product join the non-finite ones
@@ -389,7 +392,10 @@ pub(crate) fn product<T: Scalar>(
 			plan,
 			nonfinite_entries: 0,
 			native_rows: choice.native_rows,
-			times: PhaseTimes::default(),
+			times: PhaseTimes {
+				bound: bound_time,
+				..PhaseTimes::default()
+			},
 		});
 	}
 	match plan.scheme {
