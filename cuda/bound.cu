@@ -14,12 +14,10 @@ constexpr int FAMILIES = 3, MAXIMA = 2 * FAMILIES + 1, ROWS = 128, COLUMNS = 64;
 
 // one row of A or column of B (`Side` in src/bound.rs, the same layout)
 struct BoundSide {
-	double l1;
-	int e_max;
-	int u[FAMILIES];
-	int zero, pad;
+	double norm[FAMILIES], step[FAMILIES];
+	int e_max, zero;
 };
-static_assert(sizeof(BoundSide) == 32, "Side in src/bound.rs has this layout");
+static_assert(sizeof(BoundSide) == 56, "Side in src/bound.rs has this layout");
 
 // RowMaxima::add
 __device__ __forceinline__ void add(double (&acc)[MAXIMA], const BoundSide& a, const BoundSide& b, int l, int bits, int floor_exp) {
@@ -27,11 +25,8 @@ __device__ __forceinline__ void add(double (&acc)[MAXIMA], const BoundSide& a, c
 	const double inv = __ddiv_rn(1.0, (double)l);
 #pragma unroll
 	for (int f = 0; f < FAMILIES; ++f) {
-		const double rho = f == 0 ? 0.5 : 1.0;
-		const double t1 = emu::scale_pow2(__dmul_rn(rho, b.l1), a.u[f] + bits - 16);
-		const double t2 = emu::scale_pow2(__dmul_rn(rho, a.l1), b.u[f] + bits - 16);
-		acc[f] = fmax(acc[f], __dmul_rn(__dadd_rn(t1, t2), inv));
-		acc[FAMILIES + f] = fmax(acc[FAMILIES + f], emu::scale_pow2(inv, a.u[f] + b.u[f]));
+		acc[f] = fmax(acc[f], __dmul_rn(__dadd_rn(__dmul_rn(b.norm[f], a.step[f]), __dmul_rn(a.norm[f], b.step[f])), inv));
+		acc[FAMILIES + f] = fmax(acc[FAMILIES + f], __dmul_rn(__dmul_rn(a.step[f], b.step[f]), inv));
 	}
 	acc[2 * FAMILIES] = fmax(acc[2 * FAMILIES], emu::scale_pow2(inv, floor_exp + 2 * bits - 2 - a.e_max - b.e_max));
 }

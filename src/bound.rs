@@ -98,27 +98,28 @@ pub(crate) fn accurate_offset(s0: i32, r: i64) -> ShiftOffset {
 }
 
 /// one row of `A` (or column of `B`) as the entry pass reads it: the layout of `BoundSide` in
-/// `cuda/bound.cu`
+/// `cuda/bound.cu`. With $S$ the row's L1 bound ($\|a_i\|_1 < S\, 2^{E_i - 15}$) and $u = w -
+/// \sigma$ the distance of its window from its grid at each family's reference plan (scheme I: one
+/// slice, with the largest of the shift's corrections over the slice counts), the entry bound of
+/// row `i` and column `j` reads $\rho S_j 2^{u_i + b - 16} = $ `b.norm[f] * a.step[f]`
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub(crate) struct Side {
-	/// `S` of the row's L1 bound, $\|a_i\|_1 < S\, 2^{E_i - 15}$
-	pub l1: f64,
+	/// per family: $\rho S 2^{b - 16}$ ($\rho$ = 1/2 for scheme I, 1 for scheme II)
+	pub norm: [f64; FAMILIES],
+	/// per family: $2^u$
+	pub step: [f64; FAMILIES],
 	/// $E_i$, the exponent of the largest magnitude
 	pub e_max: i32,
-	/// $u_i = w_i - \sigma_i$ at each family's reference plan (scheme I: one slice, taking the
-	/// largest of the shift's corrections over the slice counts)
-	pub u: [i32; FAMILIES],
 	/// 1 when every entry of the product in this row is exactly zero
 	pub zero: i32,
-	pad: i32,
 }
 
-// SAFETY: plain old data, `repr(C)` with explicit padding
+// SAFETY: plain old data, `repr(C)`, no padding (six f64, two i32)
 unsafe impl bytemuck::Zeroable for Side {}
 unsafe impl bytemuck::Pod for Side {}
 
-const _: () = assert!(size_of::<Side>() == 32);
+const _: () = assert!(size_of::<Side>() == 56);
 
 impl Side {
 	/// the side of a row with statistics `stats`, largest magnitude `amax` and scheme II offset
@@ -131,15 +132,17 @@ impl Side {
 			};
 		};
 		let (e, w) = (stats.e_max, window_shift(stats.e_max, bits));
-		// scheme I: s(p) = 8p - 2 - E, one less where the rounded maximum would leave the digits
-		let corrected = (1..=scheme1::MAX_SLICES).any(|p| scheme1::shift(amax, p) < 8 * p as i32 - 2 - e);
+		// scheme I: s(p) = 8p - 2 - E, one less where the rounded maximum would leave the digits,
+		// which needs a significand of at least 127.5 / 64 (p = 1) or 4 * 127 / 255 (p -> inf)
+		let corrected = scale_pow2(amax, -e) >= 1.99 && (1..=scheme1::MAX_SLICES).any(|p| scheme1::shift(amax, p) < 8 * p as i32 - 2 - e);
 		let scheme2 = |parity: usize| w - (reference_lambdas()[parity] + c).div_euclid(2);
+		let u = [bits - 7 + corrected as i32, scheme2(0), scheme2(1)];
+		let norm = scale_pow2(stats.l1 as f64, bits - 16);
 		Side {
-			l1: stats.l1 as f64,
+			norm: [0.5 * norm, norm, norm],
+			step: u.map(|u| scale_pow2(1.0, u)),
 			e_max: e,
-			u: [bits - 7 + corrected as i32, scheme2(0), scheme2(1)],
 			zero: 0,
-			pad: 0,
 		}
 	}
 }
@@ -154,8 +157,12 @@ pub(crate) fn offsets(stats: (&[RowStats], &[RowStats]), coarse: Option<&CoarseM
 }
 
 /// the sides of one operand's rows, from their statistics, largest magnitudes and offsets
-pub(crate) fn sides(stats: &[RowStats], amax: impl Fn(usize) -> f64, offsets: &[ShiftOffset], bits: i32) -> Vec<Side> {
-	(0..stats.len()).map(|i| Side::new(&stats[i], amax(i), offsets[i], bits)).collect()
+pub(crate) fn sides(stats: &[RowStats], amax: impl Fn(usize) -> f64 + Sync, offsets: &[ShiftOffset], bits: i32) -> Vec<Side> {
+	use rayon::prelude::*;
+	(0..stats.len())
+		.into_par_iter()
+		.map(|i| Side::new(&stats[i], amax(i), offsets[i], bits))
+		.collect()
 }
 
 /// the maxima over the entries of one row of the product that [`Bound::row_error`] reads (the
@@ -163,7 +170,8 @@ pub(crate) fn sides(stats: &[RowStats], amax: impl Fn(usize) -> f64, offsets: &[
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub(crate) struct RowMaxima {
-	/// per family: $\max_j (\rho S_j 2^{u_i + b - 16} + \rho S_i 2^{v_j + b - 16}) / L_{ij}$
+	/// per family: $\max_j (\rho S_j 2^{u_i + b - 16} + \rho S_i 2^{v_j + b - 16}) / L_{ij}$, the
+	/// representation errors over the window's pairing
 	pub grid: [f64; FAMILIES],
 	/// per family: $\max_j 2^{u_i + v_j} / L_{ij}$
 	pub pairs: [f64; FAMILIES],
@@ -187,11 +195,8 @@ impl RowMaxima {
 		}
 		let inv = 1.0 / l as f64;
 		for f in 0..FAMILIES {
-			let rho = if f == 0 { 0.5 } else { 1.0 };
-			let t1 = scale_pow2(rho * b.l1, a.u[f] + bits - 16);
-			let t2 = scale_pow2(rho * a.l1, b.u[f] + bits - 16);
-			self.grid[f] = self.grid[f].max((t1 + t2) * inv);
-			self.pairs[f] = self.pairs[f].max(scale_pow2(inv, a.u[f] + b.u[f]));
+			self.grid[f] = self.grid[f].max((b.norm[f] * a.step[f] + a.norm[f] * b.step[f]) * inv);
+			self.pairs[f] = self.pairs[f].max(a.step[f] * b.step[f] * inv);
 		}
 		self.floor = self.floor.max(scale_pow2(inv, floor_exp + 2 * bits - 2 - a.e_max - b.e_max));
 	}
