@@ -54,6 +54,33 @@ pub struct PhaseTimes {
 	pub total: Duration,
 }
 
+/// how a product's integer work ran
+///
+/// # example
+/// ```
+/// use emugemm::{Backend, EmuMatMul, Emulator, Precision, Route};
+/// let a = emugemm::testing::random_matrix::<f64>(8, 8, 1.0, 1);
+/// let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap();
+/// let mut c = faer::Mat::<f64>::zeros(8, 8);
+/// emu.matmul(c.as_mut(), faer::Accum::Replace, a.as_ref(), a.as_ref(), 1.0, Precision::F64).unwrap();
+/// assert_eq!(emu.last_report().unwrap().route, Route::Cpu);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Route {
+	/// the native product (faer, or cuBLAS on the GPU)
+	Native,
+	/// the CPU emulation
+	Cpu,
+	/// the GPU's fused kernels: products reduced (scheme II) or reconstructed (scheme I) in their
+	/// epilogue, one launch (complex scheme II: the three products of 3M in one launch)
+	Fused,
+	/// complex scheme II on the GPU's fused kernels, its three products in three launches with
+	/// int8 residues between them (large products)
+	FusedThreeLaunches,
+	/// the GPU's unfused pipeline: cuBLASLt INT8 products, then separate reduction kernels
+	Unfused,
+}
+
 /// what happened in one product
 ///
 /// # example
@@ -73,6 +100,8 @@ pub struct Report {
 	pub backend: Backend,
 	/// the plan that ran
 	pub plan: Plan,
+	/// how its integer work ran
+	pub route: Route,
 	/// `(m, n, k)`
 	pub shape: (usize, usize, usize),
 	/// the element type
@@ -92,8 +121,8 @@ impl fmt::Display for Report {
 		let t = &self.times;
 		write!(
 			f,
-			"{m}x{n}x{k} {} on {:?}: {} | split {:.3?}, products {:.3?}, reconstruct {:.3?}, total {:.3?}",
-			self.element, self.backend, self.plan, t.split, t.products, t.reconstruct, t.total
+			"{m}x{n}x{k} {} on {:?}: {} ({:?}) | split {:.3?}, products {:.3?}, reconstruct {:.3?}, total {:.3?}",
+			self.element, self.backend, self.plan, self.route, t.split, t.products, t.reconstruct, t.total
 		)?;
 		if self.nonfinite_entries > 0 {
 			write!(f, " | {} non-finite entries computed natively", self.nonfinite_entries)?;
@@ -318,14 +347,15 @@ impl Emulator {
 
 	fn report<T: Scalar>(&self, choice: Choice, shape: (usize, usize, usize), nonfinite_entries: usize, times: PhaseTimes) -> Report {
 		let Choice { plan, native_rows } = choice;
-		let backend = if plan.scheme == Scheme::Native {
-			Backend::Native
+		let (backend, route) = if plan.scheme == Scheme::Native {
+			(Backend::Native, Route::Native)
 		} else {
-			self.backend
+			(self.backend, Route::Cpu)
 		};
 		Report {
 			backend,
 			plan,
+			route,
 			shape,
 			element: T::NAME,
 			nonfinite_entries,

@@ -15,8 +15,10 @@
 //! - complex products run as 4M (scheme I, parts stacked along K) or 3M (scheme II, exact in
 //!   modular arithmetic)
 //!
-//! a [`Precision`] says what accuracy is wanted; a policy reads the inputs' exponent statistics and
-//! picks the cheapest [`Plan`] that keeps the promise (see [`precision`](crate::Precision)).
+//! a [`Precision`] says what accuracy is wanted; for each candidate [`Plan`] an error bound computed
+//! from the inputs certifies, row by row of the product, the scaled bits the plan delivers (per
+//! part for complex products), and the cheapest plan that meets the target runs; rows no plan can
+//! certify are computed natively, and the report says so (see [`Precision`] and [`Plan`]).
 //!
 //! ```
 //! use emugemm::{EmuMatMul, Precision};
@@ -73,7 +75,7 @@ pub mod scheme2;
 mod stats;
 pub mod testing;
 
-pub use emulator::{Backend, Emulator, PhaseTimes, Report, last_report};
+pub use emulator::{Backend, Emulator, PhaseTimes, Report, Route, last_report};
 pub use error::Error;
 pub use faer::Accum;
 #[cfg(feature = "cuda")]

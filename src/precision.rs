@@ -1,38 +1,38 @@
 //! what the user asks for ([`Precision`]) and what runs ([`Plan`]); the policy between them is
 //! in `src/policy.rs`, the error bound it relies on in `src/bound.rs`
-//!
-//! # the promise
-//!
-//! accuracy is measured in *scaled bits*, $-\log_2 \max_{ij} |C - AB|_{ij} / (|A||B|)_{ij}$, per
-//! part for complex products (the real part against $|A_{re}||B_{re}| + |A_{im}||B_{im}|$, the
-//! imaginary part against $|A_{re}||B_{im}| + |A_{im}||B_{re}|$): see [`crate::testing`].
-//!
-//! | precision | target (scaled bits) | against |
-//! |---|---|---|
-//! | [`Precision::Tf32`] | $\min(13 + \frac12 \log_2 K,\ 53)$ before the output's rounding | a TF32 tensor-core GEMM |
-//! | [`Precision::F32`] | $\min(26 + \frac12 \log_2 K,\ 53)$ before the output's rounding | a native FP32 GEMM |
-//! | [`Precision::F64`] | 53 before the output's rounding | a native FP64 GEMM |
-//! | [`Precision::Bits`]`(n)` | `n`, the output's rounding included | |
-//! | [`Precision::SchemeI`] / [`Precision::SchemeII`] | none: the plan is given | |
-//!
-//! the final rounding of each entry to the output type is relative to the entry, not to
-//! $(|A||B|)_{ij}$, and a native product shares it: the targets relative to a native product bound
-//! the error before it (an `f32` output of a cancelling product can carry 50 scaled bits, and
-//! `F64` keeps them). a native GEMM's rounding errors cancel like a random walk on most inputs, so
-//! its scaled bits grow by about $\frac12 \log_2 K$ above its unit roundoff (a TF32 GEMM reaches
-//! 13-14 bits at K = 640, not 11); the `Tf32` and `F32` targets follow that, with 2 bits for the
-//! lucky entries of small products. they are a model of the native product's accuracy, checked by
-//! the tests on every input family, not a bound of it: no bound exists (a TF32 product of small
-//! integers is exact). a plan is run only where the certified bound
-//! ([`crate::Plan::predicted_bits`], a lower bound of the measured bits, with no statistics
-//! involved) meets the target; rows of the product that no plan can certify are computed natively
-//! (and counted in the report), and where too many are, the whole product is.
 
 use crate::scheme1;
 use crate::scheme2::MAX_MODULI;
 use core::fmt;
 
 /// the accuracy a product is asked for
+///
+/// # the promise
+///
+/// accuracy is measured in *scaled bits*, $-\log_2 \max_{ij} |C - AB|_{ij} / (|A||B|)_{ij}$, per
+/// part for complex products (the real part against $|A_{re}||B_{re}| + |A_{im}||B_{im}|$, the
+/// imaginary part against $|A_{re}||B_{im}| + |A_{im}||B_{re}|$): see [`crate::testing`].
+///
+/// | precision | target (scaled bits) | against |
+/// |---|---|---|
+/// | [`Precision::Tf32`] | $\min(13 + \frac12 \log_2 K,\ 53)$ before the output's rounding | a TF32 tensor-core GEMM |
+/// | [`Precision::F32`] | $\min(26 + \frac12 \log_2 K,\ 53)$ before the output's rounding | a native FP32 GEMM |
+/// | [`Precision::F64`] | 53 before the output's rounding | a native FP64 GEMM |
+/// | [`Precision::Bits`]`(n)` | `n`, the output's rounding included | |
+/// | [`Precision::SchemeI`] / [`Precision::SchemeII`] | none: the plan is given | |
+///
+/// the final rounding of each entry to the output type is relative to the entry, not to
+/// $(|A||B|)_{ij}$, and a native product shares it: the targets relative to a native product bound
+/// the error before it (an `f32` output of a cancelling product can carry 50 scaled bits, and
+/// `F64` keeps them). a native GEMM's rounding errors cancel like a random walk on most inputs, so
+/// its scaled bits grow by about $\frac12 \log_2 K$ above its unit roundoff (a TF32 GEMM reaches
+/// 13-14 bits at K = 640, not 11); the `Tf32` and `F32` targets follow that, with 2 bits for the
+/// lucky entries of small products. they are a model of the native product's accuracy, checked by
+/// the tests on every input family, not a bound of it: no bound exists (a TF32 product of small
+/// integers is exact). a plan is run only where the certified bound
+/// ([`Plan::predicted_bits`], a lower bound of the measured bits, with no statistics
+/// involved) meets the target; rows of the product that no plan can certify are computed natively
+/// (and counted in the report), and where too many are, the whole product is.
 ///
 /// # example
 /// ```
@@ -44,13 +44,16 @@ use core::fmt;
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Precision {
-	/// at least the accuracy of a TF32 tensor-core GEMM on the same inputs (minus one bit)
+	/// at least the scaled bits of a TF32 tensor-core GEMM on the same inputs, minus one, for each
+	/// part of a complex product (see the module docs)
 	Tf32,
-	/// at least the accuracy of a native FP32 GEMM on the same inputs (minus one bit)
+	/// at least the scaled bits of a native FP32 GEMM on the same inputs, minus one, for each part
 	F32,
-	/// at least the accuracy of a native FP64 GEMM on the same inputs (minus one bit)
+	/// at least the scaled bits of a native FP64 GEMM on the same inputs, minus one, for each part:
+	/// certified to 53 bits before the output's rounding
 	F64,
-	/// at least this many scaled bits (see [`crate::testing::Accuracy`])
+	/// at least this many scaled bits (see [`crate::testing::Accuracy`]), for each part, the
+	/// output's rounding included
 	Bits(u32),
 	/// Ozaki scheme I with this many slices (1..=8), for experts and benchmarks
 	SchemeI {

@@ -10,7 +10,7 @@ mod common;
 
 use common::{cpu, same_bits};
 use emugemm::testing::{Adversarial, adversarial_matrix, random_matrix};
-use emugemm::{Accum, Backend, Emulator, Precision, Scalar, Scheme};
+use emugemm::{Accum, Backend, Emulator, Precision, Route, Scalar, Scheme};
 use faer::{Mat, MatRef, c32, c64};
 
 /// the fused route (the default) and the unfused one
@@ -46,6 +46,8 @@ fn agree<T: Scalar>(gpus: &(Emulator, Emulator), a: MatRef<'_, T>, b: MatRef<'_,
 	assert_eq!(report.plan.scheme, Scheme::SchemeI { slices: p });
 	let unfused = product(&gpus.1, a, b, p, alpha, old);
 	let unfused_report = gpus.1.last_report().unwrap();
+	// the routes that ran: a fallback from one to the other would compare a route with itself
+	assert_eq!((report.route, unfused_report.route), (Route::Fused, Route::Unfused));
 	let expected = product(&oracle, a, b, p, alpha, old);
 	let (m, k, n) = (a.nrows(), a.ncols(), b.ncols());
 	let (vs_cpu, vs_unfused) = (differing(&fused, &expected), differing(&fused, &unfused));

@@ -8,7 +8,7 @@ mod common;
 
 use common::{cpu, emulated, same_bits};
 use emugemm::testing::{Adversarial, InnerPattern, Pair, adversarial_matrix, pair, random_matrix};
-use emugemm::{Accum, Backend, EmuMatMul, Emulator, Error, Precision, Scalar, Scaling, Scheme};
+use emugemm::{Accum, Backend, EmuMatMul, Emulator, Error, Precision, Route, Scalar, Scaling, Scheme};
 use faer::{Mat, MatRef, c32, c64};
 
 const NEEDS_GPU: &str = "needs a Hopper GPU";
@@ -152,6 +152,14 @@ fn bit_exact_large_and_long() {
 	same_as_oracle(&g, &o, a.as_ref(), b.as_ref(), Precision::SchemeI { slices: 8 });
 	assert_eq!(g.last_report().unwrap().plan.k_passes, 3);
 	same_as_oracle(&g, &o, a.as_ref(), b.as_ref(), Precision::SchemeII { moduli: 16 });
+	// K above 8,192: complex scheme II takes its three products in three launches
+	assert_eq!(g.last_report().unwrap().route, Route::FusedThreeLaunches);
+	let small = random_matrix::<c64>(9, 300, 1.0, 9);
+	same_as_oracle(&g, &o, small.as_ref(), small.transpose(), Precision::SchemeII { moduli: 16 });
+	assert_eq!(g.last_report().unwrap().route, Route::Fused);
+	let unfused = gpu().with_fused_products(false);
+	same_as_oracle(&unfused, &o, small.as_ref(), small.transpose(), Precision::SchemeII { moduli: 16 });
+	assert_eq!(unfused.last_report().unwrap().route, Route::Unfused);
 }
 
 /// transposed and strided host views, alpha and accumulation

@@ -138,6 +138,7 @@ impl Emulator {
 			Report {
 				backend,
 				plan: outcome.plan,
+				route: outcome.route,
 				shape: (m, n, k),
 				element: T::NAME,
 				nonfinite_entries: outcome.nonfinite_entries,

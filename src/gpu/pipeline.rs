@@ -10,7 +10,7 @@ use super::wgmma_config::{self, Variant};
 use crate::policy::PolicyInput;
 use crate::scheme2::{self, CoarseMaxima, Crt};
 use crate::stats::RowStats;
-use crate::{Error, PhaseTimes, Plan, Precision, Scalar, Scaling, Scheme, scheme1};
+use crate::{Error, PhaseTimes, Plan, Precision, Route, Scalar, Scaling, Scheme, scheme1};
 use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits};
 use std::time::Duration;
 
@@ -35,6 +35,7 @@ pub(crate) struct Output {
 /// what a GPU product reports
 pub(crate) struct Outcome {
 	pub plan: Plan,
+	pub route: Route,
 	pub nonfinite_entries: usize,
 	/// ascending
 	pub native_rows: Vec<usize>,
@@ -325,6 +326,7 @@ pub(crate) fn product<T: Scalar>(
 		native::<T>(gpu, &a, &b, &out, alpha)?;
 		return Ok(Outcome {
 			plan: Plan::native(m),
+			route: Route::Native,
 			nonfinite_entries: 0,
 			native_rows: (0..m).collect(),
 			times: PhaseTimes::default(),
@@ -357,17 +359,19 @@ pub(crate) fn product<T: Scalar>(
 	// an FP32 product does not keep promises above FP32 level: f32/c32 outputs then take the native
 	// entries' kernel, which accumulates in f64, for every row
 	let wide_native = T::MANTISSA_BITS < 53 && !matches!(precision, Precision::Tf32 | Precision::F32);
+	let native_outcome = |native_rows| Outcome {
+		plan,
+		route: Route::Native,
+		nonfinite_entries: 0,
+		native_rows,
+		times: PhaseTimes {
+			bound: bound_time,
+			..PhaseTimes::default()
+		},
+	};
 	if plan.scheme == Scheme::Native && !wide_native {
 		native::<T>(gpu, &a, &b, &out, alpha)?;
-		return Ok(Outcome {
-			plan,
-			nonfinite_entries: 0,
-			native_rows: choice.native_rows,
-			times: PhaseTimes {
-				bound: bound_time,
-				..PhaseTimes::default()
-			},
-		});
+		return Ok(native_outcome(choice.native_rows));
 	}
 	// rows the bound leaves to the native product join the non-finite ones
 	let native_rows = (!choice.native_rows.is_empty())
@@ -388,16 +392,16 @@ pub(crate) fn product<T: Scalar>(
 	};
 	if plan.scheme == Scheme::Native {
 		fixup(&job)?;
-		return Ok(Outcome {
-			plan,
-			nonfinite_entries: 0,
-			native_rows: choice.native_rows,
-			times: PhaseTimes {
-				bound: bound_time,
-				..PhaseTimes::default()
-			},
-		});
+		return Ok(native_outcome(choice.native_rows));
 	}
+	let route = match plan.scheme {
+		Scheme::SchemeI { slices } if fused && scheme1_fused::supported(&job, slices) => Route::Fused,
+		Scheme::SchemeII { .. } if fused && T::IS_COMPLEX && Route3m::for_shape(m, n, pad16(k)) == Route3m::ThreeLaunches => {
+			Route::FusedThreeLaunches
+		},
+		Scheme::SchemeII { .. } if fused => Route::Fused,
+		_ => Route::Unfused,
+	};
 	match plan.scheme {
 		Scheme::SchemeI { slices } => scheme_one(&job, (&sa, &sb), (slices, fused), &plan, (keep_a, keep_b), &mut clock)?,
 		Scheme::SchemeII { moduli, .. } => scheme_two(&job, (&sa, &sb), (moduli, coarse.as_ref(), fused), (keep_a, keep_b), &mut clock)?,
@@ -421,6 +425,7 @@ pub(crate) fn product<T: Scalar>(
 	};
 	Ok(Outcome {
 		plan,
+		route,
 		nonfinite_entries: bad_m * n + bad_n * m - bad_m * bad_n,
 		native_rows: choice.native_rows,
 		times,

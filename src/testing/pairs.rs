@@ -84,7 +84,7 @@ pub enum Pair {
 /// assert_eq!(b.ncols(), 7);
 /// ```
 pub fn pair<T: Scalar>(family: Pair, m: usize, k: usize, n: usize, seed: u64) -> (Mat<T>, Mat<T>) {
-	let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5eed_0f_a1_1ce);
+	let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x05ee_d0fa_11ce);
 	let (a0, b0) = (random_matrix::<T>(m, k, 1.0, seed), random_matrix::<T>(k, n, 1.0, seed + 1));
 	let scaled = |x: &Mat<T>, e: &dyn Fn(usize, usize) -> i32| {
 		Mat::from_fn(x.nrows(), x.ncols(), |i, j| {
