@@ -259,6 +259,10 @@ impl Emulator {
 
 	/// the plan this context would run for `lhs * rhs` at `precision`
 	///
+	/// For a target precision this computes the error bound on the CPU, on every backend (one
+	/// exact integer product of the operands' window magnitudes, `m n k` operations; the GPU
+	/// computes the same bound, bit for bit, when it runs the product)
+	///
 	/// # example
 	/// ```
 	/// use emugemm::{Backend, Emulator, Precision, Scheme};
