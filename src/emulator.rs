@@ -29,7 +29,9 @@ pub enum Backend {
 	/// the GPU when a usable one is present, otherwise [`Backend::Native`] (said once through `log`)
 	#[default]
 	Auto,
-	/// faer's native product (no emulation): the fastest correct answer on a CPU
+	/// faer's native product (no emulation): the fastest correct answer on a CPU (accumulated in
+	/// `f64` for `f32`/`c32` outputs at a precision above FP32 level, which an FP32 product does
+	/// not keep)
 	Native,
 	/// the emulation on the CPU, bit for bit what the GPU computes: the oracle, and a way to get
 	/// the GPU's exact bits without a GPU
@@ -331,7 +333,7 @@ impl Emulator {
 			#[cfg(feature = "cuda")]
 			Backend::Gpu => self.matmul_staged(dst, accum, lhs, rhs, alpha, precision)?,
 			_ => {
-				native(dst, accum, lhs, rhs, alpha);
+				native_at(dst, accum, lhs, rhs, alpha, precision);
 				let (m, n, k) = (lhs.nrows(), rhs.ncols(), lhs.ncols());
 				self.report::<T>(Choice::native(m), (m, n, k), 0, PhaseTimes::default())
 			},

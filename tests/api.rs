@@ -364,3 +364,23 @@ fn nonfinite_fixup_with_alpha_and_accumulation() {
 		}
 	}
 }
+
+/// the native backend keeps the promise too: `f32` data at `F64` is accumulated in `f64` (an FP32
+/// product loses about log2(K)/2 + 2 bits against FP64 rounded to `f32`), at `F32` it is faer's FP32
+/// product
+#[test]
+fn native_backend_keeps_the_promise() {
+	let emu = emugemm::Emulator::with_backend(emugemm::Backend::Native).unwrap();
+	let (a, b) = (random_matrix::<f32>(40, 3000, 2.0, 1), random_matrix::<f32>(3000, 30, 2.0, 2));
+	let exact = ExactProduct::compute(a.as_ref(), b.as_ref(), Sampling::Full);
+	for precision in [Precision::F64, Precision::F32, Precision::Bits(22)] {
+		let got = exact.accuracy(emulated(&emu, a.as_ref(), b.as_ref(), precision).as_ref());
+		let native = exact.accuracy(native_product(a.as_ref(), b.as_ref(), precision).as_ref());
+		assert_eq!(emu.last_report().unwrap().plan.scheme, Scheme::Native);
+		println!("{precision:?}: {got} (native {native})");
+		match precision {
+			Precision::Bits(bits) => assert!(got.bits >= bits as f64, "{precision:?}: {got}"),
+			_ => assert!(got.bits >= native.bits - 1.0, "{precision:?}: {got} against {native}"),
+		}
+	}
+}
