@@ -1,5 +1,6 @@
 //! the explicit context: backend choice, the product itself, and the report of the last product
 
+use crate::balance;
 use crate::bound::Bound;
 use crate::cpu::{self, Timer};
 use crate::operand::Operand;
@@ -300,7 +301,7 @@ impl Emulator {
 	pub fn candidates<T: Scalar>(&self, lhs: MatRef<'_, T>, rhs: MatRef<'_, T>, precision: Precision) -> Result<Vec<Plan>, Error> {
 		check_shapes(lhs, rhs, None)?;
 		validate::<T>(precision)?;
-		let (a, b) = (Operand::lhs(lhs), Operand::rhs(rhs));
+		let (a, b) = self.operands(lhs, rhs, precision);
 		let (sa, sb) = (row_stats(&a), row_stats(&b));
 		let Some(bound) = self.bound::<T>((&a, &b), (&sa, &sb), precision) else {
 			return Ok(Vec::new());
@@ -370,8 +371,22 @@ impl Emulator {
 		}
 	}
 
+	/// the operands as the emulation sees them: for a target precision balanced along the inner
+	/// dimension ([`crate::balance`], exact: the product is unchanged)
+	fn operands<T: Scalar>(&self, lhs: MatRef<'_, T>, rhs: MatRef<'_, T>, precision: Precision) -> (Operand, Operand) {
+		let (mut a, mut b) = (Operand::lhs(lhs), Operand::rhs(rhs));
+		if self.emulates(a.k) && precision.target_bits(T::MANTISSA_BITS, a.k).is_some() {
+			let normal = balance::normal_exponents(T::MANTISSA_BITS);
+			if let Some(d) = balance::shifts(&a.inner_ranges(), &b.inner_ranges(), normal) {
+				a.scale_inner(&d, 1);
+				b.scale_inner(&d, -1);
+			}
+		}
+		(a, b)
+	}
+
 	fn prepare<T: Scalar>(&self, lhs: MatRef<'_, T>, rhs: MatRef<'_, T>, precision: Precision) -> Prepared {
-		let (a, b) = (Operand::lhs(lhs), Operand::rhs(rhs));
+		let (a, b) = self.operands(lhs, rhs, precision);
 		let (sa, sb) = (row_stats(&a), row_stats(&b));
 		let shape = (a.len, b.len, a.k);
 		let start = Instant::now();

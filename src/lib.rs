@@ -56,6 +56,7 @@
 
 #![warn(missing_docs)]
 
+mod balance;
 mod bound;
 mod cost;
 mod cpu;

@@ -2,6 +2,8 @@
 //! output column (of `B`), `K` contiguous ("K-major"), non-finite entries set aside
 
 use crate::Scalar;
+use crate::balance::Range;
+use crate::fp::scale_pow2;
 use faer::MatRef;
 use rayon::prelude::*;
 
@@ -90,5 +92,30 @@ impl Operand {
 	/// the largest magnitude of row `i` over all parts
 	pub fn amax(&self, i: usize) -> f64 {
 		self.parts(i).fold(0.0, |m, x| m.max(x.abs()))
+	}
+
+	/// the exponent range of the nonzero parts at each inner index `h`, over all rows
+	pub fn inner_ranges(&self) -> Vec<Range> {
+		let mut ranges = vec![Range::EMPTY; self.k];
+		for i in 0..self.len {
+			for (h, r) in ranges.iter_mut().enumerate() {
+				*r = r.with(self.re_row(i)[h]);
+				if let Some(&x) = self.im_row(i).get(h) {
+					*r = r.with(x);
+				}
+			}
+		}
+		ranges
+	}
+
+	/// every part at inner index `h` times `2^(sign d[h])` (exact for the clamped shifts of
+	/// [`crate::balance::shifts`])
+	pub fn scale_inner(&mut self, d: &[i32], sign: i32) {
+		let k = self.k;
+		for part in [&mut self.re, &mut self.im] {
+			part.par_chunks_mut(k.max(1)).for_each(|row| {
+				row.iter_mut().zip(d).for_each(|(x, &e)| *x = scale_pow2(*x, sign * e));
+			});
+		}
 	}
 }

@@ -79,6 +79,10 @@ fn bit_exact<T: Scalar>() {
 			pattern: InnerPattern::Random,
 			range: 8,
 		},
+		Pair::InnerScaled {
+			pattern: InnerPattern::Alternating,
+			range: 60,
+		},
 		Pair::Bimodal { gap: 30 },
 		Pair::SmallImaginary { log2_ratio: 4 },
 		Pair::Cancellation,

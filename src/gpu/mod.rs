@@ -25,6 +25,8 @@ mod matrix;
 #[macro_use]
 mod pipeline;
 #[cfg(feature = "cuda")]
+mod balance;
+#[cfg(feature = "cuda")]
 mod bound;
 #[cfg(feature = "cuda")]
 pub mod profile;

@@ -59,7 +59,7 @@ pub(super) fn ptr<T>(gpu: &Gpu, s: &CudaSlice<T>) -> u64 {
 }
 
 /// a grid-stride launch over `len` elements
-fn elementwise(len: usize) -> LaunchConfig {
+pub(super) fn elementwise(len: usize) -> LaunchConfig {
 	LaunchConfig {
 		grid_dim: (len.div_ceil(256).clamp(1, 132 * 16) as u32, 1, 1),
 		block_dim: (256, 1, 1),
@@ -332,8 +332,19 @@ pub(crate) fn product<T: Scalar>(
 			times: PhaseTimes::default(),
 		});
 	}
-	let (sa, sb) = operand_stats::<T>(gpu, (&a, &b), (keep_a.as_deref_mut(), keep_b.as_deref_mut()))?;
+	// a target precision reads the operands balanced along K (exact; kept statistics and splits
+	// are those of the unbalanced operands, so nothing is kept then)
 	let target = precision.target_bits(T::MANTISSA_BITS, k).is_some();
+	let balanced = if target {
+		super::balance::balance::<T>(gpu, (&a, &b))?
+	} else {
+		None
+	};
+	let (a, b) = balanced.as_ref().map_or((a, b), |x| (x.a, x.b));
+	if balanced.is_some() {
+		(keep_a, keep_b) = (None, None);
+	}
+	let (sa, sb) = operand_stats::<T>(gpu, (&a, &b), (keep_a.as_deref_mut(), keep_b.as_deref_mut()))?;
 	let coarse = if scaling == Scaling::Accurate && (target || matches!(precision, Precision::SchemeII { .. })) {
 		Some(coarse_maxima::<T>(gpu, (&a, &b), (&sa, &sb))?)
 	} else {

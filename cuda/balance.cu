@@ -1,0 +1,70 @@
+// emugemm: the exact inner-dimension balancing of an operand (src/balance.rs): the exponent range
+// of the nonzero finite parts at each inner index h (inner_ranges), and a K-major copy of the
+// operand with every part at h times 2^(sign d_h) (balance), exact for the clamped shifts.
+//
+// an operand "row" r has elements x[r * rs + h * cs], h < k, as in cuda/stats.cu. An entry with a
+// NaN or an infinity counts as zero in the ranges, as the CPU's operand stores it.
+#include "common.cuh"
+
+namespace {
+
+// a block of inner_ranges: 32 inner indices by 8 lanes over ROWS rows
+constexpr int INNER = 32, LANES = 8, ROWS = 256;
+
+template <typename T>
+__device__ void inner_ranges(const T* x, int rows, int k, long long rs, long long cs, int* out_max, int* out_min) {
+	using E = emu::Elem<T>;
+	__shared__ int s_max[LANES][INNER], s_min[LANES][INNER];
+	const int h = blockIdx.x * INNER + threadIdx.x;
+	const int r_end = min(rows, (int)(blockIdx.y + 1) * ROWS);
+	int hi = INT_MIN, lo = INT_MAX;
+	for (int r = blockIdx.y * ROWS + threadIdx.y; h < k && r < r_end; r += LANES) {
+		double part[2];
+		E::load(x, (long long)r * rs + (long long)h * cs, part[0], part[1]);
+		if (!(emu::finite(part[0]) && emu::finite(part[1]))) continue;
+		for (int q = 0; q < 2; ++q) {
+			if (part[q] == 0.0) continue;
+			const int e = emu::exponent(part[q]);
+			hi = max(hi, e);
+			lo = min(lo, e);
+		}
+	}
+	s_max[threadIdx.y][threadIdx.x] = hi;
+	s_min[threadIdx.y][threadIdx.x] = lo;
+	__syncthreads();
+	if (threadIdx.y != 0 || h >= k) return;
+	for (int y = 1; y < LANES; ++y) {
+		hi = max(hi, s_max[y][threadIdx.x]);
+		lo = min(lo, s_min[y][threadIdx.x]);
+	}
+	if (hi == INT_MIN) return;
+	atomicMax(out_max + h, hi);
+	atomicMin(out_min + h, lo);
+}
+
+template <typename T>
+__device__ void balance(const T* x, int rows, int k, long long rs, long long cs, const int* d, int sign, T* out) {
+	using E = emu::Elem<T>;
+	for (long long idx = blockIdx.x * 256ll + threadIdx.x; idx < (long long)rows * k; idx += (long long)gridDim.x * 256) {
+		const int r = (int)(idx / k), h = (int)(idx % k);
+		double re, im;
+		E::load(x, (long long)r * rs + (long long)h * cs, re, im);
+		const int e = sign * d[h];
+		E::store(out, idx, emu::scale_pow2(re, e), emu::scale_pow2(im, e));
+	}
+}
+
+}  // namespace
+
+// out_max and out_min (k each) hold INT_MIN and INT_MAX before the launch; grid (ceil(k / 32),
+// ceil(rows / 256)), block (32, 8)
+#define EMU_BALANCE(NAME, T)                                                                                          \
+	extern "C" __global__ void __launch_bounds__(INNER * LANES)                                                      \
+	    inner_ranges_##NAME(const T* x, int rows, int k, long long rs, long long cs, int* out_max, int* out_min) {  \
+		inner_ranges<T>(x, rows, k, rs, cs, out_max, out_min);                                                    \
+	}                                                                                                               \
+	extern "C" __global__ void __launch_bounds__(256)                                                                \
+	    balance_##NAME(const T* x, int rows, int k, long long rs, long long cs, const int* d, int sign, T* out) {   \
+		balance<T>(x, rows, k, rs, cs, d, sign, out);                                                             \
+	}
+EMU_FOR_EACH_TYPE(EMU_BALANCE)

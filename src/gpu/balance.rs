@@ -1,0 +1,84 @@
+//! the inner balancing on the GPU (`cuda/balance.cu`): the operands' exponent ranges per inner
+//! index, the shifts on the host (`crate::balance::shifts`, as the CPU computes them), and the
+//! balanced copies the pipeline then reads
+
+use super::device::{Gpu, driver};
+use super::pipeline::{DeviceOperand, elementwise, ptr, upload_i32};
+use crate::balance::{Range, normal_exponents, shifts};
+use crate::{Error, Scalar};
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+
+/// the balanced copies of both operands (K-major, in scratch) and the shifts they were made with
+pub(super) struct Balanced {
+	pub a: DeviceOperand,
+	pub b: DeviceOperand,
+	_shifts: CudaSlice<i32>,
+}
+
+/// the exponent range of the nonzero finite parts at each inner index of `op`
+fn ranges<T: Scalar>(gpu: &Gpu, op: &DeviceOperand) -> Result<Vec<Range>, Error> {
+	let k = op.k;
+	let (max, min) = (upload_i32(gpu, &vec![i32::MIN; k])?, upload_i32(gpu, &vec![i32::MAX; k])?);
+	if op.rows > 0 && k > 0 {
+		let cfg = LaunchConfig {
+			grid_dim: (k.div_ceil(32) as u32, op.rows.div_ceil(256) as u32, 1),
+			block_dim: (32, 8, 1),
+			shared_mem_bytes: 0,
+		};
+		let (rows, kk) = (op.rows as i32, k as i32);
+		launch!(
+			gpu,
+			format!("inner_ranges_{}", T::NAME),
+			cfg,
+			op.ptr,
+			rows,
+			kk,
+			op.rs,
+			op.cs,
+			ptr(gpu, &max),
+			ptr(gpu, &min)
+		)?;
+	}
+	let (max, min) = (
+		gpu.stream.clone_dtoh(&max).map_err(driver)?,
+		gpu.stream.clone_dtoh(&min).map_err(driver)?,
+	);
+	Ok(max.into_iter().zip(min).map(|(max, min)| Range { max, min }).collect())
+}
+
+/// `A D` and `D^-1 B` (`crate::balance`), or `None` when no inner index moves
+pub(super) fn balance<T: Scalar>(gpu: &Gpu, (a, b): (&DeviceOperand, &DeviceOperand)) -> Result<Option<Balanced>, Error> {
+	let Some(d) = shifts(&ranges::<T>(gpu, a)?, &ranges::<T>(gpu, b)?, normal_exponents(T::MANTISSA_BITS)) else {
+		return Ok(None);
+	};
+	let d = upload_i32(gpu, &d)?;
+	let copy = |slot: usize, op: &DeviceOperand, sign: i32| -> Result<DeviceOperand, Error> {
+		let out = gpu.scratch(slot, (op.rows * op.k).max(1) * size_of::<T>())?;
+		let (rows, k) = (op.rows as i32, op.k as i32);
+		launch!(
+			gpu,
+			format!("balance_{}", T::NAME),
+			elementwise(op.rows * op.k),
+			op.ptr,
+			rows,
+			k,
+			op.rs,
+			op.cs,
+			ptr(gpu, &d),
+			sign,
+			out
+		)?;
+		Ok(DeviceOperand {
+			ptr: out,
+			rows: op.rows,
+			k: op.k,
+			rs: op.k as i64,
+			cs: 1,
+		})
+	};
+	Ok(Some(Balanced {
+		a: copy(34, a, 1)?,
+		b: copy(35, b, -1)?,
+		_shifts: d,
+	}))
+}
