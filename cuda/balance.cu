@@ -1,6 +1,6 @@
 // emugemm: the exact inner-dimension balancing of an operand (src/balance.rs): the exponent range
-// of the nonzero finite parts at each inner index h (inner_ranges), and a K-major copy of the
-// operand with every part at h times 2^(sign d_h) (balance), exact for the clamped shifts.
+// of the nonzero finite parts at each inner index h (inner_ranges), and a copy of the operand with
+// every part at h times 2^(sign d_h) (balance), exact for the clamped shifts.
 //
 // an operand "row" r has elements x[r * rs + h * cs], h < k, as in cuda/stats.cu. An entry with a
 // NaN or an infinity counts as zero in the ranges, as the CPU's operand stores it.
@@ -42,15 +42,20 @@ __device__ void inner_ranges(const T* x, int rows, int k, long long rs, long lon
 	atomicMin(out_min + h, lo);
 }
 
+// the copy keeps the layout every later step of the pipeline assumes of an operand: rows of A
+// column-major (out_rs = 1, out_cs = rows), columns of B K-major (out_rs = k, out_cs = 1); the
+// index runs along the copy's contiguous dimension, so that the stores coalesce
 template <typename T>
-__device__ void balance(const T* x, int rows, int k, long long rs, long long cs, const int* d, int sign, T* out) {
+__device__ void balance(const T* x, int rows, int k, long long rs, long long cs, const int* d, int sign, T* out, long long out_rs,
+                        long long out_cs) {
 	using E = emu::Elem<T>;
+	const bool rows_fast = out_rs == 1;
 	for (long long idx = blockIdx.x * 256ll + threadIdx.x; idx < (long long)rows * k; idx += (long long)gridDim.x * 256) {
-		const int r = (int)(idx / k), h = (int)(idx % k);
+		const int r = (int)(rows_fast ? idx % rows : idx / k), h = (int)(rows_fast ? idx / rows : idx % k);
 		double re, im;
 		E::load(x, (long long)r * rs + (long long)h * cs, re, im);
 		const int e = sign * d[h];
-		E::store(out, idx, emu::scale_pow2(re, e), emu::scale_pow2(im, e));
+		E::store(out, (long long)r * out_rs + (long long)h * out_cs, emu::scale_pow2(re, e), emu::scale_pow2(im, e));
 	}
 }
 
@@ -63,8 +68,9 @@ __device__ void balance(const T* x, int rows, int k, long long rs, long long cs,
 	    inner_ranges_##NAME(const T* x, int rows, int k, long long rs, long long cs, int* out_max, int* out_min) {  \
 		inner_ranges<T>(x, rows, k, rs, cs, out_max, out_min);                                                    \
 	}                                                                                                               \
-	extern "C" __global__ void __launch_bounds__(256)                                                                \
-	    balance_##NAME(const T* x, int rows, int k, long long rs, long long cs, const int* d, int sign, T* out) {   \
-		balance<T>(x, rows, k, rs, cs, d, sign, out);                                                             \
+	extern "C" __global__ void __launch_bounds__(256) balance_##NAME(const T* x, int rows, int k, long long rs,     \
+	                                                                 long long cs, const int* d, int sign, T* out,  \
+	                                                                 long long out_rs, long long out_cs) {          \
+		balance<T>(x, rows, k, rs, cs, d, sign, out, out_rs, out_cs);                                             \
 	}
 EMU_FOR_EACH_TYPE(EMU_BALANCE)

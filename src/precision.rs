@@ -29,7 +29,9 @@ use core::fmt;
 /// 13-14 bits at K = 640, not 11); the `Tf32` and `F32` targets follow that, with 2 bits for the
 /// lucky entries of small products. they are a model of the native product's accuracy, checked by
 /// the tests on every input family, not a bound of it: no bound exists (a TF32 product of small
-/// integers is exact). a plan is run only where the certified bound
+/// integers is exact). the operands are first balanced along the inner dimension by exact powers
+/// of two (`A D`, `D^-1 B`, the product unchanged), which undoes inner-dimension scalings; then a
+/// plan is run only where the certified bound
 /// ([`Plan::predicted_bits`], a lower bound of the measured bits, with no statistics
 /// involved) meets the target; rows of the product that no plan can certify are computed natively
 /// (and counted in the report), and where too many are, the whole product is.

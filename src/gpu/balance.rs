@@ -8,7 +8,8 @@ use crate::balance::{Range, normal_exponents, shifts};
 use crate::{Error, Scalar};
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
-/// the balanced copies of both operands (K-major, in scratch) and the shifts they were made with
+/// the balanced copies of both operands (in scratch, A column-major, B K-major) and the shifts they
+/// were made with
 pub(super) struct Balanced {
 	pub a: DeviceOperand,
 	pub b: DeviceOperand,
@@ -52,13 +53,16 @@ pub(super) fn balance<T: Scalar>(gpu: &Gpu, (a, b): (&DeviceOperand, &DeviceOper
 		return Ok(None);
 	};
 	let d = upload_i32(gpu, &d)?;
-	let copy = |slot: usize, op: &DeviceOperand, sign: i32| -> Result<DeviceOperand, Error> {
+	// the layouts the pipeline assumes (the native product passes them to cuBLAS): the rows of A
+	// column-major, the columns of B K-major (B column-major)
+	let copy = |slot: usize, op: &DeviceOperand, sign: i32, (rs, cs): (i64, i64)| -> Result<DeviceOperand, Error> {
 		let out = gpu.scratch(slot, (op.rows * op.k).max(1) * size_of::<T>())?;
 		let (rows, k) = (op.rows as i32, op.k as i32);
+		let cfg = elementwise(op.rows * op.k);
 		launch!(
 			gpu,
 			format!("balance_{}", T::NAME),
-			elementwise(op.rows * op.k),
+			cfg,
 			op.ptr,
 			rows,
 			k,
@@ -66,19 +70,21 @@ pub(super) fn balance<T: Scalar>(gpu: &Gpu, (a, b): (&DeviceOperand, &DeviceOper
 			op.cs,
 			ptr(gpu, &d),
 			sign,
-			out
+			out,
+			rs,
+			cs
 		)?;
 		Ok(DeviceOperand {
 			ptr: out,
 			rows: op.rows,
 			k: op.k,
-			rs: op.k as i64,
-			cs: 1,
+			rs,
+			cs,
 		})
 	};
 	Ok(Some(Balanced {
-		a: copy(34, a, 1)?,
-		b: copy(35, b, -1)?,
+		a: copy(34, a, 1, (1, a.rows.max(1) as i64))?,
+		b: copy(35, b, -1, (b.k.max(1) as i64, 1))?,
 		_shifts: d,
 	}))
 }
