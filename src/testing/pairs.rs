@@ -8,6 +8,14 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 /// how [`Pair::InnerScaled`] draws the exponent `d_h` of the inner scaling `D = diag(2^d_h)`
+///
+/// # example
+/// ```
+/// use emugemm::testing::{InnerPattern, Pair, pair};
+/// let (a, _) = pair::<f64>(Pair::InnerScaled { pattern: InnerPattern::Ramp, range: 30 }, 2, 64, 2, 1);
+/// // the ramp runs from 2^-30 at the first column of A to 2^30 at the last
+/// assert!(a[(0, 0)].abs() < 1e-8 && a[(0, 63)].abs() > 1e6);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum InnerPattern {
 	/// uniform in `[-range, range]`
