@@ -6,6 +6,7 @@ use crate::cpu::{self, Timer};
 use crate::operand::Operand;
 use crate::policy::{Choice, PolicyInput};
 use crate::precision::validate;
+use crate::scheme2::CoarseMaxima;
 use crate::stats::{RowStats, row_stats};
 use crate::{Error, Plan, Precision, Scalar, Scaling, Scheme};
 use core::fmt;
@@ -303,7 +304,8 @@ impl Emulator {
 		validate::<T>(precision)?;
 		let (a, b) = self.operands(lhs, rhs, precision);
 		let (sa, sb) = (row_stats(&a), row_stats(&b));
-		let Some(bound) = self.bound::<T>((&a, &b), (&sa, &sb), precision) else {
+		let coarse = self.coarse(&a, &b, precision);
+		let Some(bound) = self.bound::<T>((&a, &b), (&sa, &sb), coarse.as_ref(), precision) else {
 			return Ok(Vec::new());
 		};
 		let input = self.policy_input::<T>(Some(&bound), (a.len, b.len, a.k));
@@ -390,8 +392,9 @@ impl Emulator {
 		let (sa, sb) = (row_stats(&a), row_stats(&b));
 		let shape = (a.len, b.len, a.k);
 		let start = Instant::now();
+		let coarse = self.coarse(&a, &b, precision);
 		let choice = if self.emulates(a.k) {
-			let bound = self.bound::<T>((&a, &b), (&sa, &sb), precision);
+			let bound = self.bound::<T>((&a, &b), (&sa, &sb), coarse.as_ref(), precision);
 			self.policy_input::<T>(bound.as_ref(), shape).choose(precision)
 		} else {
 			Choice::native(a.len)
@@ -402,6 +405,7 @@ impl Emulator {
 			b,
 			sa,
 			sb,
+			coarse,
 			choice,
 			bound_time,
 		}
@@ -415,9 +419,22 @@ impl Emulator {
 
 	/// the error bound of a product at a target `precision` (`None` for explicit plans, which
 	/// skip it, and where this context computes natively)
-	fn bound<T: Scalar>(&self, ops: (&Operand, &Operand), stats: (&[RowStats], &[RowStats]), precision: Precision) -> Option<Bound> {
+	fn bound<T: Scalar>(
+		&self,
+		ops: (&Operand, &Operand),
+		stats: (&[RowStats], &[RowStats]),
+		coarse: Option<&CoarseMaxima>,
+		precision: Precision,
+	) -> Option<Bound> {
 		(self.emulates(ops.0.k) && precision.target_bits(T::MANTISSA_BITS, ops.0.k).is_some())
-			.then(|| cpu::bound::compute(ops, stats, self.scaling, T::MANTISSA_BITS))
+			.then(|| cpu::bound::compute(ops, stats, coarse, T::MANTISSA_BITS))
+	}
+
+	/// the coarse maxima of accurate scaling, computed once for the bound and the product (as the
+	/// GPU pipeline does): under [`Scaling::Accurate`], for target precisions and scheme II plans
+	fn coarse(&self, a: &Operand, b: &Operand, precision: Precision) -> Option<CoarseMaxima> {
+		let needed = !matches!(precision, Precision::SchemeI { .. });
+		(self.scaling == Scaling::Accurate && self.emulates(a.k) && needed).then(|| cpu::coarse_maxima(a, b))
 	}
 
 	/// the policy's view of a product of `shape` with error bound `bound`
@@ -446,6 +463,7 @@ impl Emulator {
 			b,
 			sa,
 			sb,
+			coarse,
 			choice,
 			bound_time,
 		} = self.prepare(lhs, rhs, precision);
@@ -455,7 +473,7 @@ impl Emulator {
 			native_at(dst, accum, lhs, rhs, alpha, precision);
 			return self.report::<T>(choice, shape, 0, timer.times());
 		}
-		let parts = cpu::emulate(&a, &b, (&sa, &sb), &plan, &mut timer);
+		let parts = cpu::emulate(&a, &b, (&sa, &sb), coarse.as_ref(), &plan, &mut timer);
 		let m = a.len;
 		let native_rows = merged(&a.nonfinite, &choice.native_rows);
 		let (bad_rows, bad_cols) = (mask(m, &native_rows), mask(b.len, &b.nonfinite));
@@ -520,6 +538,8 @@ struct Prepared {
 	b: Operand,
 	sa: Vec<RowStats>,
 	sb: Vec<RowStats>,
+	/// the coarse maxima of accurate scaling, where it needs them
+	coarse: Option<CoarseMaxima>,
 	choice: Choice,
 	/// the error bound's and the policy's time
 	bound_time: Duration,

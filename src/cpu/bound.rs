@@ -1,10 +1,9 @@
 //! the error bound's pass on the CPU: magnitude planes, their exact product, the per-row maxima
 
 use super::igemm::{Planes, dot};
-use super::scheme2::coarse_maxima;
-use crate::Scaling;
 use crate::bound::{Bound, RowMaxima, Side, floor_exponent, magnitude, offsets, sides, window_bits, window_shift};
 use crate::operand::Operand;
+use crate::scheme2::CoarseMaxima;
 use crate::stats::RowStats;
 use rayon::prelude::*;
 
@@ -61,17 +60,17 @@ pub(crate) fn row_maxima(
 		.collect()
 }
 
-/// the error bound of `A B` on the CPU, for plans under `scaling`, for outputs of `mantissa` bits
+/// the error bound of `A B` on the CPU, for plans accurately scaled by `coarse` where given (fast
+/// scaling otherwise), for outputs of `mantissa` bits
 pub(crate) fn compute(
 	(a, b): (&Operand, &Operand),
 	(stats_a, stats_b): (&[RowStats], &[RowStats]),
-	scaling: Scaling,
+	coarse: Option<&CoarseMaxima>,
 	mantissa: u32,
 ) -> Bound {
 	let complex = a.is_complex();
 	let bits = window_bits(a.k * if complex { 2 } else { 1 });
-	let coarse = (scaling == Scaling::Accurate).then(|| coarse_maxima(a, b));
-	let (offsets_a, offsets_b) = offsets((stats_a, stats_b), coarse.as_ref());
+	let (offsets_a, offsets_b) = offsets((stats_a, stats_b), coarse);
 	let side_a = sides(stats_a, |i| a.amax(i), &offsets_a, bits);
 	let side_b = sides(stats_b, |j| b.amax(j), &offsets_b, bits);
 	Bound {

@@ -9,13 +9,14 @@ mod igemm;
 mod scheme1;
 mod scheme2;
 
+pub(crate) use scheme2::coarse_maxima;
 #[cfg(all(test, feature = "cuda"))]
 pub(crate) use {igemm::Planes, scheme1::digit_planes, scheme2::residue_planes};
 
 use crate::operand::Operand;
-use crate::scheme2::Crt;
+use crate::scheme2::{CoarseMaxima, Crt};
 use crate::stats::RowStats;
-use crate::{PhaseTimes, Plan, Scheme};
+use crate::{PhaseTimes, Plan, Scaling, Scheme};
 use std::time::Instant;
 
 /// an emulated product before `alpha` and accumulation: `f64` parts, column-major
@@ -75,11 +76,26 @@ impl Timer {
 	}
 }
 
-/// `A B` by `plan` (an emulated one), with the rows of `A` and the columns of `B` given
-pub(crate) fn emulate(a: &Operand, b: &Operand, stats: (&[RowStats], &[RowStats]), plan: &Plan, timer: &mut Timer) -> Parts {
+/// `A B` by `plan` (an emulated one), with the rows of `A` and the columns of `B` given, and the
+/// coarse maxima of accurate scaling (needed by its scheme II plans)
+pub(crate) fn emulate(
+	a: &Operand,
+	b: &Operand,
+	stats: (&[RowStats], &[RowStats]),
+	coarse: Option<&CoarseMaxima>,
+	plan: &Plan,
+	timer: &mut Timer,
+) -> Parts {
 	match plan.scheme {
 		Scheme::SchemeI { slices } => scheme1::product(a, b, slices, &plan.pass_ranges(a.k, a.is_complex()), timer),
-		Scheme::SchemeII { moduli, scaling } => scheme2::product(a, b, stats, Crt::of(moduli), scaling, timer),
+		Scheme::SchemeII { moduli, scaling } => {
+			debug_assert_eq!(
+				coarse.is_some(),
+				scaling == Scaling::Accurate,
+				"accurate scaling reads the coarse maxima"
+			);
+			scheme2::product(a, b, stats, Crt::of(moduli), coarse, timer)
+		},
 		Scheme::Native => unreachable!("native plans do not reach the emulation backend"),
 	}
 }

@@ -2,21 +2,21 @@
 
 use super::igemm::{Planes, dot_wide, fill_entries, map_entries};
 use super::{Parts, Timer};
-use crate::Scaling;
 use crate::fp::scale_pow2;
 use crate::operand::Operand;
 use crate::scheme2::{CoarseMaxima, Crt, ScaledInteger, coarse_magnitude, coarse_shift, fast_shift, sym_mod};
 use crate::stats::RowStats;
 use rayon::prelude::*;
 
-/// the shifts of both operands under `scaling`
-fn shifts(a: &Operand, b: &Operand, a_stats: &[RowStats], b_stats: &[RowStats], lambda: i32, scaling: Scaling) -> (Vec<i32>, Vec<i32>) {
-	match scaling {
-		Scaling::Fast => {
+/// the shifts of both operands: accurate ones from the coarse maxima where given, fast ones from
+/// the statistics otherwise
+fn shifts(a_stats: &[RowStats], b_stats: &[RowStats], lambda: i32, coarse: Option<&CoarseMaxima>) -> (Vec<i32>, Vec<i32>) {
+	match coarse {
+		Some(c) => c.shifts(lambda),
+		None => {
 			let fast = |stats: &[RowStats]| stats.iter().map(|r| fast_shift(r.norm, lambda)).collect();
 			(fast(a_stats), fast(b_stats))
 		},
-		Scaling::Accurate => coarse_maxima(a, b).shifts(lambda),
 	}
 }
 
@@ -90,16 +90,16 @@ pub(crate) fn residue_planes(op: &Operand, shifts: &[i32], moduli: &[u32]) -> Pl
 	planes
 }
 
-/// `A B` by scheme II with the constants of `crt` and the given scaling
+/// `A B` by scheme II with the constants of `crt`, accurately scaled by `coarse` where given
 pub(super) fn product(
 	a: &Operand,
 	b: &Operand,
 	stats: (&[RowStats], &[RowStats]),
 	crt: &Crt,
-	scaling: Scaling,
+	coarse: Option<&CoarseMaxima>,
 	timer: &mut Timer,
 ) -> Parts {
-	let (sa, sb) = shifts(a, b, stats.0, stats.1, crt.lambda, scaling);
+	let (sa, sb) = shifts(stats.0, stats.1, crt.lambda, coarse);
 	let ra = residue_planes(a, &sa, &crt.moduli);
 	let rb = residue_planes(b, &sb, &crt.moduli);
 	timer.split_done();
@@ -148,8 +148,8 @@ mod tests {
 		let (oa, ob) = (Operand::lhs(a.as_ref()), Operand::rhs(b.as_ref()));
 		let (sa, sb) = (row_stats(&oa), row_stats(&ob));
 		let lambda = crate::scheme2::lambda(12);
-		let fast = shifts(&oa, &ob, &sa, &sb, lambda, Scaling::Fast);
-		let accurate = shifts(&oa, &ob, &sa, &sb, lambda, Scaling::Accurate);
+		let fast = shifts(&sa, &sb, lambda, None);
+		let accurate = shifts(&sa, &sb, lambda, Some(&coarse_maxima(&oa, &ob)));
 		let gain: i32 = fast.0.iter().zip(&accurate.0).map(|(f, a)| a - f).sum();
 		println!("fast {:?}\naccurate {:?}\ngain {gain}", &fast.0[..10], &accurate.0[..10]);
 		assert!(gain > 0);

@@ -766,7 +766,8 @@ fn bound_matches<T: Scalar>() {
 		for scaling in [Scaling::Fast, Scaling::Accurate] {
 			let coarse = (scaling == Scaling::Accurate).then(|| coarse_maxima::<T>(&g, (&oa, &ob), (&stats[0], &stats[1])).unwrap());
 			let got = super::bound::bound::<T>(&g, (&oa, &ob), (&stats[0], &stats[1]), coarse.as_ref()).unwrap();
-			let want = crate::cpu::bound::compute((&ca, &cb), (&sa, &sb), scaling, T::MANTISSA_BITS);
+			let cpu_coarse = (scaling == Scaling::Accurate).then(|| crate::cpu::coarse_maxima(&ca, &cb));
+			let want = crate::cpu::bound::compute((&ca, &cb), (&sa, &sb), cpu_coarse.as_ref(), T::MANTISSA_BITS);
 			let bits = |rows: &[crate::bound::RowMaxima]| -> Vec<u64> {
 				rows.iter()
 					.flat_map(|r| r.grid.iter().chain(&r.pairs).chain([&r.floor]).map(|x| x.to_bits()))
