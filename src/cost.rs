@@ -26,6 +26,11 @@
 //! rows with their split/products/reconstruct shares, and the kernel-alone rows of the fused
 //! scheme I kernel); `docs/PERF.md`, "Issue 5, step 2", has the fit and its errors. The tests below
 //! check the model against those rows.
+//!
+//! the native products are priced at cuBLAS 13.1's rates on the same H200 at n = 8192 (DGEMM 19.8
+//! ms, ZGEMM 90.0 ms, SGEMM 21.7 ms, CGEMM 84.2 ms, TF32 SGEMM 2.67 ms), and the error bound of a
+//! target precision at its measured share on an H100 at n = 8192 (3 ms for `f64`, 7 ms for `c64`).
+//! The policy weighs native against emulated plans with them
 
 use crate::precision::{Scheme, pass_len};
 
@@ -49,6 +54,38 @@ pub(crate) struct CostModel {
 	pub rate_3m: f64,
 	/// scheme II CRT: $(r_0, r_1)$, seconds per output entry and per entry and modulus
 	pub crt: (f64, f64),
+	/// the error bound of a target precision: seconds per call, and the rate of its window
+	/// product in operations per second ($2 m n k$ per real product, twice that for complex)
+	pub bound: (f64, f64),
+	/// the native products' rates, real floating-point operations per second ($2 m n k$ real, $8
+	/// m n k$ complex), and a launch's seconds
+	pub native: NativeRates,
+}
+
+/// the rates of the native products on one device
+pub(crate) struct NativeRates {
+	/// DGEMM (`f64`), ZGEMM (`c64`)
+	pub fp64: (f64, f64),
+	/// SGEMM (`f32`), CGEMM (`c32`)
+	pub fp32: (f64, f64),
+	/// SGEMM and CGEMM with TF32 tensor-core math
+	pub tf32: f64,
+	/// the native entries' kernel (plain `f64` sums of products, for `f32`/`c32` outputs at
+	/// precisions above FP32 level and for rows the bound leaves native)
+	pub wide: f64,
+	/// seconds per native call
+	pub launch: f64,
+}
+
+/// the arithmetic of a native product, as the cost model prices it
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum NativeArithmetic {
+	/// the type's own GEMM
+	Own,
+	/// FP32 GEMM with TF32 tensor-core math
+	Tf32,
+	/// the native entries' kernel
+	Wide,
 }
 
 /// NVIDIA H200 (141 GB HBM3e, 700 W, CUDA 13.0), 2026-11-22: fitted to the phase times of
@@ -67,9 +104,37 @@ pub(crate) const H200: CostModel = CostModel {
 	rate_scheme2: 1380e12,
 	rate_3m: 0.92,
 	crt: (2.6e-12, 0.55e-12),
+	bound: (0.2e-3, 400e12),
+	native: NativeRates {
+		fp64: (55.5e12, 48.8e12),
+		fp32: (50.7e12, 52.2e12),
+		tf32: 411e12,
+		wide: 1e12,
+		launch: 10e-6,
+	},
 };
 
 impl CostModel {
+	/// the predicted seconds of the native product of `shape` in `arithmetic`, for an output of
+	/// `mantissa` significand bits
+	pub(crate) fn native(&self, (m, n, k): (usize, usize, usize), complex: bool, mantissa: u32, arithmetic: NativeArithmetic) -> f64 {
+		let r = &self.native;
+		let pick = |(real, complex_rate): (f64, f64)| if complex { complex_rate } else { real };
+		let rate = match arithmetic {
+			NativeArithmetic::Own if mantissa == 53 => pick(r.fp64),
+			NativeArithmetic::Own => pick(r.fp32),
+			NativeArithmetic::Tf32 => r.tf32,
+			NativeArithmetic::Wide => r.wide,
+		};
+		r.launch + if complex { 8.0 } else { 2.0 } * m as f64 * n as f64 * k as f64 / rate
+	}
+
+	/// the predicted seconds of a target precision's error bound for `shape`
+	pub(crate) fn bound(&self, (m, n, k): (usize, usize, usize), complex: bool) -> f64 {
+		let (t0, rate) = self.bound;
+		t0 + if complex { 4.0 } else { 2.0 } * m as f64 * n as f64 * k as f64 / rate
+	}
+
 	/// the predicted seconds of `scheme`'s phases (split, products, reconstruction) for an
 	/// `m x k` by `k x n` product; infinite for the native product (which the policy never weighs
 	/// against the emulation by time) and for slice counts outside `1..=8`

@@ -64,7 +64,8 @@ pub struct PhaseTimes {
 /// ```
 /// use emugemm::{Backend, EmuMatMul, Emulator, Precision, Route};
 /// let a = emugemm::testing::random_matrix::<f64>(8, 8, 1.0, 1);
-/// let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap();
+/// // the emulation even where the native product is faster, as here
+/// let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap().with_native_candidate(false);
 /// let mut c = faer::Mat::<f64>::zeros(8, 8);
 /// emu.matmul(c.as_mut(), faer::Accum::Replace, a.as_ref(), a.as_ref(), 1.0, Precision::F64).unwrap();
 /// assert_eq!(emu.last_report().unwrap().route, Route::Cpu);
@@ -169,9 +170,16 @@ pub fn last_report() -> Option<Report> {
 /// ```
 pub struct Emulator {
 	backend: Backend,
-	scaling: Scaling,
-	fused: bool,
+	settings: Settings,
 	last: Mutex<Option<Report>>,
+}
+
+/// a context's settings that the policy and the pipelines read
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Settings {
+	pub scaling: Scaling,
+	pub fused: bool,
+	pub native_candidate: bool,
 }
 
 impl Emulator {
@@ -198,8 +206,11 @@ impl Emulator {
 		};
 		Ok(Emulator {
 			backend,
-			scaling: Scaling::Fast,
-			fused: true,
+			settings: Settings {
+				scaling: Scaling::Fast,
+				fused: true,
+				native_candidate: true,
+			},
 			last: Mutex::new(None),
 		})
 	}
@@ -213,7 +224,7 @@ impl Emulator {
 	/// assert_eq!(emu.scaling(), Scaling::Accurate);
 	/// ```
 	pub fn with_scaling(mut self, scaling: Scaling) -> Self {
-		self.scaling = scaling;
+		self.settings.scaling = scaling;
 		self
 	}
 
@@ -231,13 +242,46 @@ impl Emulator {
 	/// assert!(!emu.fused_products());
 	/// ```
 	pub fn with_fused_products(mut self, fused: bool) -> Self {
-		self.fused = fused;
+		self.settings.fused = fused;
 		self
 	}
 
 	/// whether the GPU products are fused (see [`Emulator::with_fused_products`])
 	pub fn fused_products(&self) -> bool {
-		self.fused
+		self.settings.fused
+	}
+
+	/// the same context with the native product competing with the emulated plans of a target
+	/// precision by predicted time (on, the default), or computing only the products that no
+	/// emulated plan certifies (off: for tests and comparisons of the emulation itself). On, small
+	/// products, and `Tf32` products of `f32`/`c32` operands (a TF32 GEMM on the GPU), go native
+	/// where the native product is predicted faster
+	///
+	/// # example
+	/// ```
+	/// use emugemm::{Backend, Emulator, Precision, Scheme};
+	/// let a = emugemm::testing::random_matrix::<f64>(32, 32, 1.0, 1);
+	/// let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap();
+	/// // 32 x 32 x 32: the native product is faster than any emulation
+	/// assert_eq!(emu.plan(a.as_ref(), a.as_ref(), Precision::F64).unwrap().scheme, Scheme::Native);
+	/// let emulating = emu.with_native_candidate(false);
+	/// assert!(!emulating.native_candidate());
+	/// assert_ne!(emulating.plan(a.as_ref(), a.as_ref(), Precision::F64).unwrap().scheme, Scheme::Native);
+	/// ```
+	pub fn with_native_candidate(mut self, native_candidate: bool) -> Self {
+		self.settings.native_candidate = native_candidate;
+		self
+	}
+
+	/// whether the native product competes with the emulated plans by time (see
+	/// [`Emulator::with_native_candidate`])
+	pub fn native_candidate(&self) -> bool {
+		self.settings.native_candidate
+	}
+
+	/// the settings the policy and the pipelines read
+	pub(crate) fn settings(&self) -> Settings {
+		self.settings
 	}
 
 	/// the backend this context runs on (never [`Backend::Auto`])
@@ -247,7 +291,7 @@ impl Emulator {
 
 	/// the scheme II scaling rule
 	pub fn scaling(&self) -> Scaling {
-		self.scaling
+		self.settings.scaling
 	}
 
 	/// the report of this context's last product
@@ -271,7 +315,8 @@ impl Emulator {
 	/// ```
 	/// use emugemm::{Backend, Emulator, Precision, Scheme};
 	/// let a = emugemm::testing::random_matrix::<f32>(64, 64, 0.5, 1);
-	/// let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap();
+	/// // the emulation even where the native product is faster, as here
+	/// let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap().with_native_candidate(false);
 	/// let plan = emu.plan(a.as_ref(), a.as_ref(), Precision::Tf32).unwrap();
 	/// assert!(plan.predicted_bits >= 11.0); // the target of `Tf32`
 	/// // an explicit plan is taken as given
@@ -281,20 +326,27 @@ impl Emulator {
 	pub fn plan<T: Scalar>(&self, lhs: MatRef<'_, T>, rhs: MatRef<'_, T>, precision: Precision) -> Result<Plan, Error> {
 		check_shapes(lhs, rhs, None)?;
 		validate::<T>(precision)?;
+		let shape = (lhs.nrows(), rhs.ncols(), lhs.ncols());
+		if self.goes_native::<T>(shape, precision) {
+			return Ok(Plan::native(shape.0));
+		}
 		Ok(self.prepare(lhs, rhs, precision).choice.plan)
 	}
 
-	/// the plans the policy weighs for `lhs * rhs` at a target `precision` whose certified bits
-	/// meet the target on all but at most an eighth of the rows of the product, cheapest first:
-	/// the first is the plan [`Emulator::plan`] gives. Empty when there is none (the product is then
-	/// computed natively), for explicit plans ([`Precision::SchemeI`], [`Precision::SchemeII`]) and
-	/// where this context computes natively
+	/// the plans the policy weighs for `lhs * rhs` at a target `precision`, cheapest first (the
+	/// first is the plan [`Emulator::plan`] gives): the emulated plans whose certified bits meet the
+	/// target on all but at most an eighth of the rows of the product, and the native product
+	/// where it competes by time ([`Emulator::with_native_candidate`]); the native product alone
+	/// where it is predicted faster than any emulation plus the bound's cost. Empty for explicit
+	/// plans ([`Precision::SchemeI`], [`Precision::SchemeII`]), where this context computes
+	/// natively, and where no emulated plan certifies the target and the native product does not
+	/// compete (it is then computed natively)
 	///
 	/// # example
 	/// ```
 	/// use emugemm::{Backend, Emulator, Precision, Scheme};
 	/// let a = emugemm::testing::random_matrix::<f64>(64, 64, 1.0, 1);
-	/// let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap();
+	/// let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap().with_native_candidate(false);
 	/// let plans = emu.candidates(a.as_ref(), a.as_ref(), Precision::F64).unwrap();
 	/// assert_eq!(plans[0], emu.plan(a.as_ref(), a.as_ref(), Precision::F64).unwrap());
 	/// assert!(plans.iter().all(|p| p.predicted_bits >= 52.0));
@@ -302,6 +354,10 @@ impl Emulator {
 	pub fn candidates<T: Scalar>(&self, lhs: MatRef<'_, T>, rhs: MatRef<'_, T>, precision: Precision) -> Result<Vec<Plan>, Error> {
 		check_shapes(lhs, rhs, None)?;
 		validate::<T>(precision)?;
+		let shape = (lhs.nrows(), rhs.ncols(), lhs.ncols());
+		if self.emulates(shape.2) && self.goes_native::<T>(shape, precision) && precision.target_bits(T::MANTISSA_BITS, shape.2).is_some() {
+			return Ok(vec![Plan::native(shape.0)]);
+		}
 		let (a, b) = self.operands(lhs, rhs, precision);
 		let (sa, sb) = (row_stats(&a), row_stats(&b));
 		let coarse = self.coarse(&a, &b, precision);
@@ -393,12 +449,8 @@ impl Emulator {
 		let shape = (a.len, b.len, a.k);
 		let start = Instant::now();
 		let coarse = self.coarse(&a, &b, precision);
-		let choice = if self.emulates(a.k) {
-			let bound = self.bound::<T>((&a, &b), (&sa, &sb), coarse.as_ref(), precision);
-			self.policy_input::<T>(bound.as_ref(), shape).choose(precision)
-		} else {
-			Choice::native(a.len)
-		};
+		let bound = self.bound::<T>((&a, &b), (&sa, &sb), coarse.as_ref(), precision);
+		let choice = self.policy_input::<T>(bound.as_ref(), shape).choose(precision);
 		let bound_time = start.elapsed();
 		Prepared {
 			a,
@@ -409,6 +461,13 @@ impl Emulator {
 			choice,
 			bound_time,
 		}
+	}
+
+	/// whether a product of `shape` at `precision` is computed natively before any bound: where
+	/// this context does not emulate it, or where the native product is predicted faster than any
+	/// emulation plus the bound ([`PolicyInput::skips_bound`])
+	fn goes_native<T: Scalar>(&self, shape: (usize, usize, usize), precision: Precision) -> bool {
+		!self.emulates(shape.2) || self.policy_input::<T>(None, shape).skips_bound(precision)
 	}
 
 	/// whether this context emulates a product of inner dimension `k` (not on
@@ -434,7 +493,7 @@ impl Emulator {
 	/// GPU pipeline does): under [`Scaling::Accurate`], for target precisions and scheme II plans
 	fn coarse(&self, a: &Operand, b: &Operand, precision: Precision) -> Option<CoarseMaxima> {
 		let needed = !matches!(precision, Precision::SchemeI { .. });
-		(self.scaling == Scaling::Accurate && self.emulates(a.k) && needed).then(|| cpu::coarse_maxima(a, b))
+		(self.settings.scaling == Scaling::Accurate && self.emulates(a.k) && needed).then(|| cpu::coarse_maxima(a, b))
 	}
 
 	/// the policy's view of a product of `shape` with error bound `bound`
@@ -444,7 +503,8 @@ impl Emulator {
 			shape,
 			complex: T::IS_COMPLEX,
 			mantissa: T::MANTISSA_BITS,
-			scaling: self.scaling,
+			scaling: self.settings().scaling,
+			native_candidate: self.settings().native_candidate,
 		}
 	}
 
@@ -458,6 +518,11 @@ impl Emulator {
 		precision: Precision,
 	) -> Report {
 		let mut timer = Timer::start();
+		let shape = (lhs.nrows(), rhs.ncols(), lhs.ncols());
+		if self.goes_native::<T>(shape, precision) {
+			native_at(dst, accum, lhs, rhs, alpha, precision);
+			return self.report::<T>(Choice::native(shape.0), shape, 0, timer.times());
+		}
 		let Prepared {
 			a,
 			b,

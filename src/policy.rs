@@ -2,21 +2,20 @@
 //!
 //! an explicit precision ([`Precision::SchemeI`], [`Precision::SchemeII`]) runs its plan as given,
 //! without a bound. a target precision weighs every emulated plan (scheme I with 1..=8 slices,
-//! scheme II with 2..=20 moduli under the context's scaling): each row of the product whose
-//! bound ([`crate::bound::Bound::row_error`]) meets the target is emulated, the others are
-//! computed natively. a plan that leaves at most an eighth of the rows to the native product is
-//! a candidate; candidates are ranked by their predicted seconds ([`Scheme::cost`] plus the native
-//! rows at [`NATIVE_ROW_RATE`]), and where there is none the whole product is native. every
-//! backend runs the same policy on the same bound, so the CPU oracle picks the plan the GPU picks
+//! scheme II with 2..=20 moduli under the context's scaling) and the native product: each row of
+//! the product whose bound ([`crate::bound::Bound::row_error`]) meets the target is emulated, the
+//! others are computed natively. a plan that leaves at most an eighth of the rows to the native
+//! product is a candidate; the native product always is one (it keeps every target by
+//! definition), unless the context reserves it for products no plan certifies. candidates are
+//! ranked by their predicted seconds ([`Scheme::cost`], the native rows and the native product at
+//! the rates of [`crate::cost`]). where the native product is predicted faster than the cheapest
+//! emulated plan plus the bound's own cost, the bound is skipped. every backend runs the same
+//! policy on the same bound, so that the CPU oracle picks the plan the GPU picks
 
 use crate::bound::{Bound, bits};
+use crate::cost::{H200, NativeArithmetic};
 use crate::precision::k_passes;
 use crate::{Plan, Precision, Scaling, Scheme, scheme1, scheme2};
-
-/// the floating-point operations per second assumed of the native recomputation of uncertified
-/// rows (a plain sum of products per entry on the GPU): low on purpose, so that the policy prefers
-/// plans that certify more rows
-const NATIVE_ROW_RATE: f64 = 1e12;
 
 /// the largest share of the rows a candidate may leave to the native product
 const MAX_NATIVE_SHARE: usize = 8;
@@ -50,6 +49,9 @@ pub(crate) struct PolicyInput<'a> {
 	pub mantissa: u32,
 	/// the context's scheme II scaling
 	pub scaling: Scaling,
+	/// whether the native product competes with the emulated plans by predicted time; otherwise
+	/// it runs only where no emulated plan is a candidate
+	pub native_candidate: bool,
 }
 
 impl PolicyInput<'_> {
@@ -81,24 +83,52 @@ impl PolicyInput<'_> {
 			.unwrap_or_else(|| Choice::native(self.shape.0))
 	}
 
-	/// the plans that meet the target of `precision` on all but at most an eighth of the rows,
-	/// cheapest first (none for explicit precisions or without a bound)
+	/// whether a target `precision` goes native without its bound: the native product is a
+	/// candidate and predicted no slower than the cheapest emulated plan plus the bound's own cost
+	/// (small products, and `Tf32` against a TF32 GEMM)
+	pub fn skips_bound(&self, precision: Precision) -> bool {
+		if !self.native_candidate || precision.target_bits(self.mantissa, self.shape.2).is_none() {
+			return false;
+		}
+		let cheapest = self
+			.schemes()
+			.map(|s| s.cost(self.shape, self.complex))
+			.fold(f64::INFINITY, f64::min);
+		self.native_seconds(precision) <= cheapest + H200.bound(self.shape, self.complex)
+	}
+
+	/// the candidates for `precision`, cheapest first: the plans that meet its target on all but at
+	/// most an eighth of the rows, and the native product (where it competes by time). None for
+	/// explicit precisions or without a bound
 	pub fn candidates(&self, precision: Precision) -> Vec<Choice> {
 		let (Some(bound), Some(target)) = (self.bound, precision.target_bits(self.mantissa, self.shape.2)) else {
 			return Vec::new();
 		};
-		let schemes = (1..=scheme1::MAX_SLICES)
+		let mut ranked: Vec<(f64, Choice)> = self
+			.schemes()
+			.filter_map(|scheme| self.evaluate(bound, scheme, precision, target))
+			.map(|choice| (self.seconds(&choice), choice))
+			.collect();
+		if self.native_candidate {
+			ranked.push((self.native_seconds(precision), Choice::native(self.shape.0)));
+		}
+		ranked.sort_by(|x, y| x.0.total_cmp(&y.0));
+		ranked.into_iter().map(|(_, choice)| choice).collect()
+	}
+
+	/// the emulated plans a target precision weighs
+	fn schemes(&self) -> impl Iterator<Item = Scheme> + '_ {
+		(1..=scheme1::MAX_SLICES)
 			.map(|slices| Scheme::SchemeI { slices })
 			.chain((2..=scheme2::MAX_MODULI).map(|moduli| Scheme::SchemeII {
 				moduli,
 				scaling: self.scaling,
-			}));
-		let mut ranked: Vec<(f64, Choice)> = schemes
-			.filter_map(|scheme| self.evaluate(bound, scheme, precision, target))
-			.map(|choice| (self.seconds(&choice), choice))
-			.collect();
-		ranked.sort_by(|x, y| x.0.total_cmp(&y.0));
-		ranked.into_iter().map(|(_, choice)| choice).collect()
+			}))
+	}
+
+	/// the predicted seconds of the native product at `precision`
+	fn native_seconds(&self, precision: Precision) -> f64 {
+		H200.native(self.shape, self.complex, self.mantissa, native_arithmetic(precision, self.mantissa))
 	}
 
 	/// `scheme` with the rows its bound certifies for `precision` at `target` bits, or `None` when
@@ -133,10 +163,94 @@ impl PolicyInput<'_> {
 		})
 	}
 
-	/// the predicted seconds of a choice: its plan, and its native rows
+	/// the predicted seconds of an emulated choice: its plan, and its native rows
 	fn seconds(&self, choice: &Choice) -> f64 {
 		let (_, n, k) = self.shape;
-		let flops = if self.complex { 8.0 } else { 2.0 } * (choice.native_rows.len() * n * k) as f64;
-		choice.plan.scheme.cost(self.shape, self.complex) + flops / NATIVE_ROW_RATE
+		let rows = (choice.native_rows.len(), n, k);
+		choice.plan.scheme.cost(self.shape, self.complex) + H200.native(rows, self.complex, self.mantissa, NativeArithmetic::Wide)
+	}
+}
+
+/// the arithmetic of the native product at `precision` for an output of `mantissa` bits: a TF32
+/// GEMM for `f32`/`c32` at [`Precision::Tf32`], the type's own GEMM up to FP32 level, and the
+/// native entries' kernel (`f64` sums) for `f32`/`c32` above it
+pub(crate) fn native_arithmetic(precision: Precision, mantissa: u32) -> NativeArithmetic {
+	match precision {
+		_ if mantissa == 53 => NativeArithmetic::Own,
+		Precision::Tf32 => NativeArithmetic::Tf32,
+		Precision::F32 => NativeArithmetic::Own,
+		_ => NativeArithmetic::Wide,
+	}
+}
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+	use crate::bound::RowMaxima;
+
+	fn input(shape: (usize, usize, usize), complex: bool, mantissa: u32, native_candidate: bool) -> PolicyInput<'static> {
+		PolicyInput {
+			bound: None,
+			shape,
+			complex,
+			mantissa,
+			scaling: Scaling::Fast,
+			native_candidate,
+		}
+	}
+
+	const N8192: (usize, usize, usize) = (8192, 8192, 8192);
+
+	/// the bound is skipped where the native product beats any emulation plus the bound: small
+	/// products, and `Tf32` of `f32` against a TF32 GEMM (2.7 ms against at least 0.8 ms of INT8
+	/// products, a split and a 3 ms bound at n = 8192); it is computed where emulation can win
+	#[test]
+	fn skips_the_bound_where_native_wins_anyway() {
+		for complex in [false, true] {
+			for mantissa in [24, 53] {
+				assert!(input((96, 96, 96), complex, mantissa, true).skips_bound(Precision::F64));
+				assert!(!input((96, 96, 96), complex, mantissa, false).skips_bound(Precision::F64));
+			}
+			assert!(input(N8192, complex, 24, true).skips_bound(Precision::Tf32));
+			assert!(!input(N8192, complex, 53, true).skips_bound(Precision::F64));
+			assert!(!input(N8192, complex, 24, true).skips_bound(Precision::F32));
+			assert!(!input(N8192, complex, 24, true).skips_bound(Precision::F64));
+		}
+		// explicit plans never weigh the native product
+		assert!(!input((96, 96, 96), false, 53, true).skips_bound(Precision::SchemeII { moduli: 4 }));
+	}
+
+	/// the native product's arithmetic per precision and output
+	#[test]
+	fn native_arithmetic_keeps_the_target() {
+		assert_eq!(native_arithmetic(Precision::Tf32, 24), NativeArithmetic::Tf32);
+		assert_eq!(native_arithmetic(Precision::Tf32, 53), NativeArithmetic::Own);
+		assert_eq!(native_arithmetic(Precision::F32, 24), NativeArithmetic::Own);
+		assert_eq!(native_arithmetic(Precision::F64, 24), NativeArithmetic::Wide);
+		assert_eq!(native_arithmetic(Precision::Bits(40), 24), NativeArithmetic::Wide);
+		assert_eq!(native_arithmetic(Precision::F64, 53), NativeArithmetic::Own);
+	}
+
+	/// the native product is among the candidates, ranked by time, where it competes: at n = 8192
+	/// with every row certified (a zero bound) an emulated plan comes first and native later; off,
+	/// native is not listed
+	#[test]
+	fn native_is_ranked_with_the_plans() {
+		let bound = Bound {
+			rows: vec![RowMaxima::default(); 8192],
+			shape: N8192,
+			complex: false,
+			mantissa: 53,
+		};
+		for native_candidate in [true, false] {
+			let p = PolicyInput {
+				bound: Some(&bound),
+				..input(N8192, false, 53, native_candidate)
+			};
+			let ranked = p.candidates(Precision::F64);
+			let native = ranked.iter().position(|c| c.plan.scheme == Scheme::Native);
+			assert_ne!(ranked[0].plan.scheme, Scheme::Native);
+			assert_eq!(native.is_some(), native_candidate);
+		}
 	}
 }

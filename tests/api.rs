@@ -384,3 +384,36 @@ fn native_backend_keeps_the_promise() {
 		}
 	}
 }
+
+/// by default the native product competes with the emulated plans by time: a product this small
+/// runs natively and the report says so, bit for bit the native backend's result; with the native
+/// product reserved the same product is emulated, and the report names the plan
+#[test]
+fn native_product_competes_by_time() {
+	let default = emugemm::Emulator::with_backend(emugemm::Backend::CpuEmulation).unwrap();
+	let native = emugemm::Emulator::with_backend(emugemm::Backend::Native).unwrap();
+	let (a, b) = (random_matrix::<f64>(48, 40, 1.0, 1), random_matrix::<f64>(40, 32, 1.0, 2));
+	for precision in [Precision::F64, Precision::F32, Precision::Tf32, Precision::Bits(30)] {
+		let got = emulated(&default, a.as_ref(), b.as_ref(), precision);
+		let report = default.last_report().unwrap();
+		assert_eq!(
+			(report.plan.scheme, report.route),
+			(Scheme::Native, emugemm::Route::Native),
+			"{precision:?}"
+		);
+		assert_eq!(report.native_rows.len(), 48);
+		assert!(same_bits(
+			got.as_ref(),
+			emulated(&native, a.as_ref(), b.as_ref(), precision).as_ref()
+		));
+		let _ = emulated(&cpu(), a.as_ref(), b.as_ref(), precision);
+		assert_ne!(
+			cpu().plan(a.as_ref(), b.as_ref(), precision).unwrap().scheme,
+			Scheme::Native,
+			"{precision:?}"
+		);
+	}
+	// explicit plans run as given
+	let _ = emulated(&default, a.as_ref(), b.as_ref(), Precision::SchemeII { moduli: 6 });
+	assert_ne!(default.last_report().unwrap().plan.scheme, Scheme::Native);
+}

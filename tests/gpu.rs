@@ -13,8 +13,12 @@ use faer::{Mat, MatRef, c32, c64};
 
 const NEEDS_GPU: &str = "needs a Hopper GPU";
 
+/// the GPU backend, with the native product reserved for products no plan certifies (so that the
+/// tests' small products run the emulation they test)
 fn gpu() -> Emulator {
-	Emulator::with_backend(Backend::Gpu).unwrap_or_else(|e| panic!("these tests need a Hopper GPU and the cuda feature: {e}"))
+	Emulator::with_backend(Backend::Gpu)
+		.unwrap_or_else(|e| panic!("these tests need a Hopper GPU and the cuda feature: {e}"))
+		.with_native_candidate(false)
 }
 
 /// the GPU and the CPU oracle give the same plan and the same bits
@@ -266,8 +270,55 @@ fn out_of_memory_is_an_error() {
 fn auto_backend_picks_the_gpu() {
 	assert_eq!(Emulator::new().unwrap().backend(), Backend::Gpu, "{NEEDS_GPU}");
 	let a = random_matrix::<f64>(16, 16, 1.0, 3);
-	let _ = a.emu_mul(&a, Precision::F64);
+	// an explicit plan: a target precision computes a product this small natively
+	let _ = a.emu_mul(&a, Precision::SchemeII { moduli: 8 });
 	assert_eq!(emugemm::last_report().unwrap().backend, Backend::Gpu);
+}
+
+/// by default the native product competes by time: a small `F64` product runs DGEMM, and `Tf32`
+/// of `f32` operands a TF32 GEMM (faster than any emulation), bit for bit cuBLAS's own, and the
+/// report says so; with the native product reserved, both are emulated
+#[test]
+#[ignore = "needs a Hopper GPU"]
+fn native_products_compete_by_time() {
+	let default = Emulator::with_backend(Backend::Gpu).expect(NEEDS_GPU);
+	let reserved = gpu();
+	let small = random_matrix::<f64>(64, 64, 1.0, 1);
+	let _ = small.emu_mul_with(&default, &small, Precision::F64).unwrap();
+	let report = default.last_report().unwrap();
+	assert_eq!(
+		(report.plan.scheme, report.route, report.backend),
+		(Scheme::Native, Route::Native, Backend::Native)
+	);
+	let _ = small.emu_mul_with(&reserved, &small, Precision::F64).unwrap();
+	assert_ne!(reserved.last_report().unwrap().plan.scheme, Scheme::Native);
+
+	const N: usize = 4096;
+	let (a, b) = (random_matrix::<f32>(N, N, 1.0, 2), random_matrix::<f32>(N, N, 1.0, 3));
+	let (da, db) = (default.upload(a.as_ref()).unwrap(), default.upload(b.as_ref()).unwrap());
+	let mut got = default.zeros_on_device::<f32>(N, N).unwrap();
+	default
+		.matmul_device(&mut got, Accum::Replace, &da, &db, 1.0, Precision::Tf32)
+		.unwrap();
+	assert_eq!(default.last_report().unwrap().plan.scheme, Scheme::Native);
+	let mut tf32 = default.zeros_on_device::<f32>(N, N).unwrap();
+	emugemm::baseline::native_matmul(&default, &mut tf32, &da, &db, emugemm::baseline::NativeMath::Tf32).unwrap();
+	let mut fp32 = default.zeros_on_device::<f32>(N, N).unwrap();
+	emugemm::baseline::native_matmul(&default, &mut fp32, &da, &db, emugemm::baseline::NativeMath::Exact).unwrap();
+	let (got, tf32, fp32) = (got.download().unwrap(), tf32.download().unwrap(), fp32.download().unwrap());
+	assert!(same_bits(got.as_ref(), tf32.as_ref()), "Tf32 ran cuBLAS's TF32 GEMM");
+	assert!(!same_bits(got.as_ref(), fp32.as_ref()), "TF32 and FP32 GEMMs differ on random data");
+	reserved
+		.matmul_device(
+			&mut default.zeros_on_device::<f32>(N, N).unwrap(),
+			Accum::Replace,
+			&da,
+			&db,
+			1.0,
+			Precision::Tf32,
+		)
+		.unwrap();
+	assert_ne!(reserved.last_report().unwrap().plan.scheme, Scheme::Native);
 }
 
 /// operands that keep their splits: the same bits as without, for every scheme and side, and a

@@ -124,7 +124,7 @@ impl Emulator {
 			rhs.kept[1].lock().unwrap_or_else(|e| e.into_inner()),
 		);
 		let keep = (lhs.reuses().then_some(&mut *ka), rhs.reuses().then_some(&mut *kb));
-		let outcome = product(&g, a, b, out, alpha, (precision, self.scaling(), self.fused_products()), keep)?;
+		let outcome = product(&g, a, b, out, alpha, (precision, self.settings()), keep)?;
 		g.stream.synchronize().map_err(super::device::driver)?;
 		let mut times = outcome.times;
 		times.total = start.elapsed();

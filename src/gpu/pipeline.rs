@@ -7,7 +7,9 @@ use super::chassis;
 use super::device::{Gpu, driver};
 use super::scheme1_fused;
 use super::wgmma_config::{self, Variant};
-use crate::policy::PolicyInput;
+use crate::cost::NativeArithmetic;
+use crate::emulator::Settings;
+use crate::policy::{PolicyInput, native_arithmetic};
 use crate::scheme2::{self, CoarseMaxima, Crt};
 use crate::stats::RowStats;
 use crate::{Error, PhaseTimes, Plan, Precision, Route, Scalar, Scaling, Scheme, scheme1};
@@ -317,13 +319,32 @@ pub(crate) fn product<T: Scalar>(
 	b: DeviceOperand,
 	out: Output,
 	alpha: T,
-	(precision, scaling, fused): (Precision, Scaling, bool),
+	(precision, settings): (Precision, Settings),
 	(mut keep_a, mut keep_b): (Option<&mut Kept>, Option<&mut Kept>),
 ) -> Result<Outcome, Error> {
+	let Settings { scaling, fused, .. } = settings;
 	let mut clock = Clock::start(gpu)?;
 	let (m, n, k) = (a.rows, b.rows, a.k);
+	let policy = |bound| PolicyInput {
+		bound,
+		shape: (m, n, k),
+		complex: T::IS_COMPLEX,
+		mantissa: T::MANTISSA_BITS,
+		scaling,
+		native_candidate: settings.native_candidate,
+	};
 	if m == 0 || n == 0 || k == 0 {
-		native::<T>(gpu, &a, &b, &out, alpha)?;
+		native::<T>(gpu, &a, &b, &out, alpha, precision)?;
+		return Ok(Outcome {
+			plan: Plan::native(m),
+			route: Route::Native,
+			nonfinite_entries: 0,
+			native_rows: (0..m).collect(),
+			times: PhaseTimes::default(),
+		});
+	}
+	if policy(None).skips_bound(precision) {
+		whole_native::<T>(gpu, (a, b), out, alpha, precision)?;
 		return Ok(Outcome {
 			plan: Plan::native(m),
 			route: Route::Native,
@@ -357,32 +378,21 @@ pub(crate) fn product<T: Scalar>(
 	} else {
 		None
 	};
-	let choice = PolicyInput {
-		bound: bound.as_ref(),
-		shape: (m, n, k),
-		complex: T::IS_COMPLEX,
-		mantissa: T::MANTISSA_BITS,
-		scaling,
-	}
-	.choose(precision);
+	let choice = policy(bound.as_ref()).choose(precision);
 	let bound_time = bound_start.elapsed();
 	let plan = choice.plan;
-	// an FP32 product does not keep promises above FP32 level: f32/c32 outputs then take the native
-	// entries' kernel, which accumulates in f64, for every row
-	let wide_native = T::MANTISSA_BITS < 53 && !matches!(precision, Precision::Tf32 | Precision::F32);
-	let native_outcome = |native_rows| Outcome {
-		plan,
-		route: Route::Native,
-		nonfinite_entries: 0,
-		native_rows,
-		times: PhaseTimes {
-			bound: bound_time,
-			..PhaseTimes::default()
-		},
-	};
-	if plan.scheme == Scheme::Native && !wide_native {
-		native::<T>(gpu, &a, &b, &out, alpha)?;
-		return Ok(native_outcome(choice.native_rows));
+	if plan.scheme == Scheme::Native {
+		whole_native::<T>(gpu, (a, b), out, alpha, precision)?;
+		return Ok(Outcome {
+			plan,
+			route: Route::Native,
+			nonfinite_entries: 0,
+			native_rows: choice.native_rows,
+			times: PhaseTimes {
+				bound: bound_time,
+				..PhaseTimes::default()
+			},
+		});
 	}
 	// rows the bound leaves to the native product join the non-finite ones
 	let native_rows = (!choice.native_rows.is_empty())
@@ -401,10 +411,6 @@ pub(crate) fn product<T: Scalar>(
 		bad_rows: native_rows.as_ref().map_or(sa.device.nonfinite(), |f| ptr(gpu, f)),
 		bad_cols: sb.device.nonfinite(),
 	};
-	if plan.scheme == Scheme::Native {
-		fixup(&job)?;
-		return Ok(native_outcome(choice.native_rows));
-	}
 	let route = match plan.scheme {
 		Scheme::SchemeI { slices } if fused && scheme1_fused::supported(&job, slices) => Route::Fused,
 		Scheme::SchemeII { .. } if fused && T::IS_COMPLEX && Route3m::for_shape(m, n, pad16(k)) == Route3m::ThreeLaunches => {
@@ -443,9 +449,39 @@ pub(crate) fn product<T: Scalar>(
 	})
 }
 
-/// the native product through cuBLAS
-fn native<T: Scalar>(gpu: &Gpu, a: &DeviceOperand, b: &DeviceOperand, out: &Output, alpha: T) -> Result<(), Error> {
+/// the whole product natively at `precision`: through cuBLAS, or for `f32`/`c32` outputs above
+/// FP32 level (which an FP32 GEMM does not keep) through the native entries' kernel, which
+/// accumulates in `f64`, over every row
+fn whole_native<T: Scalar>(
+	gpu: &Gpu,
+	(a, b): (DeviceOperand, DeviceOperand),
+	out: Output,
+	alpha: T,
+	precision: Precision,
+) -> Result<(), Error> {
+	if native_arithmetic(precision, T::MANTISSA_BITS) != NativeArithmetic::Wide {
+		return native::<T>(gpu, &a, &b, &out, alpha, precision);
+	}
+	let (rows, cols) = (upload_i32(gpu, &vec![1; a.rows])?, upload_i32(gpu, &vec![0; b.rows])?);
+	fixup(&Job {
+		gpu,
+		a,
+		b,
+		out,
+		alpha,
+		bad_rows: ptr(gpu, &rows),
+		bad_cols: ptr(gpu, &cols),
+	})
+}
+
+/// the native product through cuBLAS: a TF32 GEMM for `f32`/`c32` at [`Precision::Tf32`], the
+/// type's own GEMM otherwise
+fn native<T: Scalar>(gpu: &Gpu, a: &DeviceOperand, b: &DeviceOperand, out: &Output, alpha: T, precision: Precision) -> Result<(), Error> {
 	let beta = T::from_parts(out.accumulate as u8 as f64, 0.0);
+	let math = match native_arithmetic(precision, T::MANTISSA_BITS) {
+		NativeArithmetic::Tf32 => NativeMath::Tf32,
+		_ => NativeMath::Exact,
+	};
 	let dims = (a.rows, b.rows, a.k);
 	native_gemm(
 		gpu,
@@ -455,7 +491,7 @@ fn native<T: Scalar>(gpu: &Gpu, a: &DeviceOperand, b: &DeviceOperand, out: &Outp
 		(out.ptr, out.ld),
 		alpha,
 		beta,
-		NativeMath::Exact,
+		math,
 	)
 }
 

@@ -678,7 +678,7 @@ impl Drop for FreesScratch {
 #[ignore = "needs a Hopper GPU"]
 fn a_product_frees_scratch_kept_in_other_slots_when_memory_runs_out() {
 	const N: usize = 2048;
-	let emu = Emulator::with_backend(Backend::Gpu).unwrap();
+	let emu = Emulator::with_backend(Backend::Gpu).unwrap().with_native_candidate(false);
 	let (a, b) = (random_matrix::<f64>(N, N, 1.0, 1), random_matrix::<f64>(N, N, 1.0, 2));
 	let (da, db) = (emu.upload(a.as_ref()).unwrap(), emu.upload(b.as_ref()).unwrap());
 	let mut dc = emu.zeros_on_device::<f64>(N, N).unwrap();
@@ -711,7 +711,7 @@ fn a_product_frees_scratch_kept_in_other_slots_when_memory_runs_out() {
 		.expect("the scratch kept in slots 30.. freed for the product");
 	assert!(free() > 1 << 30, "the product ran without needing the kept scratch freed");
 	let mut c = faer::Mat::<f64>::zeros(N, N);
-	let oracle = Emulator::with_backend(Backend::CpuEmulation).unwrap();
+	let oracle = Emulator::with_backend(Backend::CpuEmulation).unwrap().with_native_candidate(false);
 	oracle
 		.matmul(c.as_mut(), Accum::Replace, a.as_ref(), b.as_ref(), 1.0, Precision::F64)
 		.unwrap();

@@ -9,16 +9,21 @@ pub fn test_n() -> usize {
 	std::env::var("EMUGEMM_TEST_N").ok().and_then(|v| v.parse().ok()).unwrap_or(96)
 }
 
-/// the CPU emulation backend
+/// the CPU emulation backend, with the native product reserved for products no plan certifies
+/// (so that the tests' small products run the emulation they test)
 pub fn cpu() -> Emulator {
-	Emulator::with_backend(Backend::CpuEmulation).expect("the CPU emulation backend is always available")
+	Emulator::with_backend(Backend::CpuEmulation)
+		.expect("the CPU emulation backend is always available")
+		.with_native_candidate(false)
 }
 
 /// the backend of the accuracy tables: the CPU emulation, or the GPU when `EMUGEMM_TEST_BACKEND=gpu`
 /// (bit for bit the same results, see tests/gpu.rs; much faster for large `EMUGEMM_TEST_N`)
 pub fn table_backend() -> Emulator {
 	match std::env::var("EMUGEMM_TEST_BACKEND").as_deref() {
-		Ok("gpu") => Emulator::with_backend(Backend::Gpu).expect("EMUGEMM_TEST_BACKEND=gpu needs a GPU"),
+		Ok("gpu") => Emulator::with_backend(Backend::Gpu)
+			.expect("EMUGEMM_TEST_BACKEND=gpu needs a GPU")
+			.with_native_candidate(false),
 		_ => cpu(),
 	}
 }
