@@ -276,6 +276,51 @@ impl Bound {
 	}
 }
 
+/// the error bounds of a complex product computed as four real products of its parts, each part
+/// of the operands scaled on its own ([`crate::Plan::separate_parts`]): `Re A Re B`, `Im A Im B`,
+/// `Re A Im B`, `Im A Re B`, in this order
+pub(crate) struct PartBounds(pub [Bound; 4]);
+
+impl PartBounds {
+	/// the terms of `scheme` in each real product, and the rounding of the products before they
+	/// are combined: scheme II hands each product on with the CRT's remainder, so that only the
+	/// small terms of their sum round ([`crate::cpu::parts::combined`], a few $2^{-106}$, taken as
+	/// $2^{-100}$); scheme I rounds each product to `f64` ($2^{-53}$)
+	pub fn terms(&self, scheme: Scheme) -> Option<([PlanTerms; 4], f64)> {
+		let [a, b, c, d] = &self.0;
+		let rounding = if matches!(scheme, Scheme::SchemeII { .. }) {
+			2f64.powi(-100)
+		} else {
+			2f64.powi(-53)
+		};
+		Some(([a.terms(scheme)?, b.terms(scheme)?, c.terms(scheme)?, d.terms(scheme)?], rounding))
+	}
+
+	/// an upper bound of $|C_{ij} - (AB)_{ij}| / D_{ij}$ per part over the entries of row `i`,
+	/// before the final rounding to the output type. $\mathrm{Re}\, C = P_0 - P_1$ with
+	/// $D^{Re} = D_0 + D_1$ (the imaginary part alike with $P_2 + P_3$), so its error is at most the
+	/// larger relative error of the two products, plus their rounding before they are combined
+	/// (`rounding` of $D_0 + D_1$, and below the normal range half a subnormal each, at most
+	/// twice the larger floor term). The sum's last rounding is the output's
+	/// ([`Bound::output_error`])
+	pub fn row_error(&self, i: usize, (terms, rounding): &([PlanTerms; 4], f64)) -> f64 {
+		let (mut error, mut floor) = (0.0f64, 0.0f64);
+		for (bound, t) in self.0.iter().zip(terms) {
+			error = error.max(bound.row_error(i, t));
+			floor = floor.max(bound.rows[i].floor);
+		}
+		if error == 0.0 {
+			return 0.0; // every product's row is exactly zero
+		}
+		(error + rounding + 2.0 * floor) * (1.0 + 2f64.powi(-40))
+	}
+
+	/// the final rounding of an entry to the output type, over $D_{ij}$
+	pub fn output_error(&self) -> f64 {
+		self.0[0].output_error()
+	}
+}
+
 /// what a plan contributes to [`Bound::row_error`], the same for every row: the family of its
 /// shifts, the factors of the row's maxima ($2^{-h}$ and $2^{-2h} \kappa$, $h$ the shift's distance
 /// from the family's reference plan) and its reconstruction's own rounding

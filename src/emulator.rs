@@ -2,6 +2,7 @@
 
 use crate::balance;
 use crate::bound::Bound;
+use crate::cpu::parts::PartOperands;
 use crate::cpu::{self, Timer};
 use crate::operand::Operand;
 use crate::policy::{Choice, PolicyInput};
@@ -365,7 +366,18 @@ impl Emulator {
 			return Ok(Vec::new());
 		};
 		let input = self.policy_input::<T>(Some(&bound), (a.len, b.len, a.k));
-		Ok(input.candidates(precision).into_iter().map(|c| c.plan).collect())
+		let first = input.choose(precision);
+		let ranked = if input.weighs_separate_parts(&first, precision) {
+			let bounds = PartOperands::new(&a, &b, self.settings.scaling == Scaling::Accurate).bounds(T::MANTISSA_BITS);
+			PolicyInput {
+				parts: Some(&bounds),
+				..input
+			}
+			.candidates(precision)
+		} else {
+			input.candidates(precision)
+		};
+		Ok(ranked.into_iter().map(|c| c.plan).collect())
 	}
 
 	/// `dst = alpha * lhs * rhs` ([`Accum::Replace`]) or `dst += alpha * lhs * rhs` ([`Accum::Add`])
@@ -450,7 +462,19 @@ impl Emulator {
 		let start = Instant::now();
 		let coarse = self.coarse(&a, &b, precision);
 		let bound = self.bound::<T>((&a, &b), (&sa, &sb), coarse.as_ref(), precision);
-		let choice = self.policy_input::<T>(bound.as_ref(), shape).choose(precision);
+		let input = self.policy_input::<T>(bound.as_ref(), shape);
+		let mut choice = input.choose(precision);
+		let mut parts = None;
+		if input.weighs_separate_parts(&choice, precision) {
+			let ops = PartOperands::new(&a, &b, self.settings.scaling == Scaling::Accurate);
+			let bounds = ops.bounds(T::MANTISSA_BITS);
+			choice = PolicyInput {
+				parts: Some(&bounds),
+				..input
+			}
+			.choose(precision);
+			parts = choice.plan.separate_parts.then_some(ops);
+		}
 		let bound_time = start.elapsed();
 		Prepared {
 			a,
@@ -458,6 +482,7 @@ impl Emulator {
 			sa,
 			sb,
 			coarse,
+			parts,
 			choice,
 			bound_time,
 		}
@@ -500,6 +525,7 @@ impl Emulator {
 	fn policy_input<'s, T: Scalar>(&self, bound: Option<&'s Bound>, shape: (usize, usize, usize)) -> PolicyInput<'s> {
 		PolicyInput {
 			bound,
+			parts: None,
 			shape,
 			complex: T::IS_COMPLEX,
 			mantissa: T::MANTISSA_BITS,
@@ -529,6 +555,7 @@ impl Emulator {
 			sa,
 			sb,
 			coarse,
+			parts,
 			choice,
 			bound_time,
 		} = self.prepare(lhs, rhs, precision);
@@ -538,7 +565,10 @@ impl Emulator {
 			native_at(dst, accum, lhs, rhs, alpha, precision);
 			return self.report::<T>(choice, shape, 0, timer.times());
 		}
-		let parts = cpu::emulate(&a, &b, (&sa, &sb), coarse.as_ref(), &plan, &mut timer);
+		let parts = match &parts {
+			Some(ops) => ops.emulate(&plan, &mut timer),
+			None => cpu::emulate(&a, &b, (&sa, &sb), coarse.as_ref(), (&plan, false), &mut timer),
+		};
 		let m = a.len;
 		let native_rows = merged(&a.nonfinite, &choice.native_rows);
 		let (bad_rows, bad_cols) = (mask(m, &native_rows), mask(b.len, &b.nonfinite));
@@ -605,6 +635,8 @@ struct Prepared {
 	sb: Vec<RowStats>,
 	/// the coarse maxima of accurate scaling, where it needs them
 	coarse: Option<CoarseMaxima>,
+	/// the operands' parts, for a plan with separately scaled parts
+	parts: Option<PartOperands>,
 	choice: Choice,
 	/// the error bound's and the policy's time
 	bound_time: Duration,

@@ -65,6 +65,18 @@ impl Operand {
 		Operand { len, k, re, im, nonfinite }
 	}
 
+	/// the real parts (`imaginary` false) or the imaginary parts of a complex operand, as a real
+	/// operand (rows with a NaN or an infinity stay flagged, and zero)
+	pub fn part(&self, imaginary: bool) -> Operand {
+		Operand {
+			len: self.len,
+			k: self.k,
+			re: if imaginary { self.im.clone() } else { self.re.clone() },
+			im: Vec::new(),
+			nonfinite: self.nonfinite.clone(),
+		}
+	}
+
 	/// whether the operand has imaginary parts
 	pub fn is_complex(&self) -> bool {
 		!self.im.is_empty()

@@ -21,7 +21,7 @@
 //! extra INT8 product costs back), as many in 193 and more in 39. What its row shifts gain, a big
 //! entry meeting only small entries along K, inner balancing already removes
 
-use crate::bound::{Bound, bits};
+use crate::bound::{Bound, PartBounds, bits};
 use crate::cost::{H200, NativeArithmetic};
 use crate::precision::k_passes;
 use crate::{Plan, Precision, Scaling, Scheme, scheme1, scheme2};
@@ -48,9 +48,13 @@ impl Choice {
 }
 
 /// what the policy weighs for one product
+#[derive(Clone, Copy)]
 pub(crate) struct PolicyInput<'a> {
 	/// the product's error bound (needed for target precisions only)
 	pub bound: Option<&'a Bound>,
+	/// complex products: the bounds of the four real products of the parts, where the policy
+	/// weighs plans with separately scaled parts ([`PolicyInput::weighs_separate_parts`])
+	pub parts: Option<&'a PartBounds>,
 	/// `(m, n, k)`
 	pub shape: (usize, usize, usize),
 	pub complex: bool,
@@ -82,6 +86,7 @@ impl PolicyInput<'_> {
 					predicted_bits: f64::NAN,
 					k_passes: k_passes(scheme, self.shape.2, self.complex),
 					native_rows: 0,
+					separate_parts: false,
 				},
 				native_rows: Vec::new(),
 			};
@@ -113,11 +118,28 @@ impl PolicyInput<'_> {
 		let (Some(bound), Some(target)) = (self.bound, precision.target_bits(self.mantissa, self.shape.2)) else {
 			return Vec::new();
 		};
-		let mut ranked: Vec<(f64, Choice)> = self
-			.schemes()
-			.filter_map(|scheme| self.evaluate(bound, scheme, precision, target))
-			.map(|choice| (self.seconds(&choice), choice))
-			.collect();
+		let threshold = |output: f64| (-target).exp2() - if matches!(precision, Precision::Bits(_)) { output } else { 0.0 };
+		let shared = self.schemes().filter_map(|scheme| {
+			let terms = bound.terms(scheme)?;
+			self.evaluate(
+				scheme,
+				false,
+				|i| bound.row_error(i, &terms),
+				(threshold(bound.output_error()), bound.output_error()),
+			)
+		});
+		let separate = self.parts.into_iter().flat_map(|parts| {
+			self.schemes().filter_map(move |scheme| {
+				let terms = parts.terms(scheme)?;
+				self.evaluate(
+					scheme,
+					true,
+					|i| parts.row_error(i, &terms),
+					(threshold(parts.output_error()), parts.output_error()),
+				)
+			})
+		});
+		let mut ranked: Vec<(f64, Choice)> = shared.chain(separate).map(|choice| (self.seconds(&choice), choice)).collect();
 		if self.native_candidate {
 			ranked.push((self.native_seconds(precision), Choice::native(self.shape.0)));
 		}
@@ -140,18 +162,23 @@ impl PolicyInput<'_> {
 		H200.native(self.shape, self.complex, self.mantissa, native_arithmetic(precision, self.mantissa))
 	}
 
-	/// `scheme` with the rows its bound certifies for `precision` at `target` bits, or `None` when
-	/// it leaves more than an eighth of them to the native product. The target of [`Precision::Bits`]
-	/// covers the whole error; the targets relative to a native product cover the error before the
-	/// final rounding to the output type, which the native product shares
-	fn evaluate(&self, bound: &Bound, scheme: Scheme, precision: Precision, target: f64) -> Option<Choice> {
+	/// `scheme` (with separately scaled parts where `separate`) with the rows whose bound
+	/// `row_error` meets `threshold`, or `None` when it leaves more than an eighth of them to the
+	/// native product; `output` is the final rounding's error. The target of [`Precision::Bits`]
+	/// covers the whole error, so its threshold is the target less `output`; the targets relative
+	/// to a native product cover the error before the final rounding to the output type, which
+	/// the native product shares
+	fn evaluate(
+		&self,
+		scheme: Scheme,
+		separate: bool,
+		row_error: impl Fn(usize) -> f64,
+		(threshold, output): (f64, f64),
+	) -> Option<Choice> {
 		let m = self.shape.0;
-		let output = bound.output_error();
-		let threshold = (-target).exp2() - if matches!(precision, Precision::Bits(_)) { output } else { 0.0 };
-		let terms = bound.terms(scheme)?;
 		let (mut worst, mut native_rows) = (0.0f64, Vec::new());
 		for i in 0..m {
-			let e = bound.row_error(i, &terms);
+			let e = row_error(i);
 			if e <= threshold {
 				worst = worst.max(e);
 			} else {
@@ -165,18 +192,49 @@ impl PolicyInput<'_> {
 			plan: Plan {
 				scheme,
 				predicted_bits: if native_rows.len() == m { f64::NAN } else { bits(worst + output) },
-				k_passes: k_passes(scheme, self.shape.2, self.complex),
+				k_passes: k_passes(scheme, self.shape.2, self.complex && !separate),
 				native_rows: native_rows.len(),
+				separate_parts: separate,
 			},
 			native_rows,
 		})
 	}
 
-	/// the predicted seconds of an emulated choice: its plan, and its native rows
+	/// the predicted seconds of an emulated choice: its plan (four real products for separately
+	/// scaled parts), and its native rows
 	fn seconds(&self, choice: &Choice) -> f64 {
 		let (_, n, k) = self.shape;
 		let rows = (choice.native_rows.len(), n, k);
-		choice.plan.scheme.cost(self.shape, self.complex) + H200.native(rows, self.complex, self.mantissa, NativeArithmetic::Wide)
+		let plan = if choice.plan.separate_parts {
+			4.0 * choice.plan.scheme.cost(self.shape, false)
+		} else {
+			choice.plan.scheme.cost(self.shape, self.complex)
+		};
+		plan + H200.native(rows, self.complex, self.mantissa, NativeArithmetic::Wide)
+	}
+
+	/// whether a complex target precision also weighs plans with separately scaled parts after
+	/// `choice` (this input's, under the shared scale): where `choice` leaves rows to the native
+	/// product, and the cheapest such plan plus the four real bounds it needs is predicted faster
+	/// (with the native product reserved as the last resort, it is infinitely slow)
+	pub fn weighs_separate_parts(&self, choice: &Choice, precision: Precision) -> bool {
+		if !self.complex || choice.native_rows.is_empty() || precision.target_bits(self.mantissa, self.shape.2).is_none() {
+			return false;
+		}
+		let cheapest = self
+			.schemes()
+			.map(|s| 4.0 * s.cost(self.shape, false))
+			.fold(f64::INFINITY, f64::min);
+		let seconds = if choice.plan.scheme == Scheme::Native {
+			if self.native_candidate {
+				self.native_seconds(precision)
+			} else {
+				f64::INFINITY
+			}
+		} else {
+			self.seconds(choice)
+		};
+		cheapest + 4.0 * H200.bound(self.shape, false) < seconds
 	}
 }
 
@@ -200,6 +258,7 @@ mod tests {
 	fn input(shape: (usize, usize, usize), complex: bool, mantissa: u32, native_candidate: bool) -> PolicyInput<'static> {
 		PolicyInput {
 			bound: None,
+			parts: None,
 			shape,
 			complex,
 			mantissa,

@@ -210,6 +210,12 @@ pub struct Plan {
 	/// rows of the product computed natively because the bound could not certify them in this
 	/// plan (all of them for a native plan)
 	pub native_rows: usize,
+	/// complex products only: each part of the operands scaled on its own, and the product
+	/// computed as four real products (`Re A Re B`, `Im A Im B`, `Re A Im B`, `Im A Re B`, each by
+	/// `scheme`) combined in `f64`. Chosen where one scale per row for both parts cannot certify
+	/// the smaller part, such as `Re + i 2^-40 Im`. `false`: both parts share one scale per row
+	/// (3M for scheme II, 4M for scheme I)
+	pub separate_parts: bool,
 }
 
 impl fmt::Display for Plan {
@@ -218,6 +224,9 @@ impl fmt::Display for Plan {
 			return write!(f, "{}", self.scheme);
 		}
 		write!(f, "{}", self.scheme)?;
+		if self.separate_parts {
+			write!(f, ", parts scaled separately")?;
+		}
 		if !self.predicted_bits.is_nan() {
 			write!(f, ", certified {:.1} bits", self.predicted_bits)?;
 		}
@@ -239,6 +248,7 @@ impl Plan {
 			predicted_bits: f64::NAN,
 			k_passes: 1,
 			native_rows: rows,
+			separate_parts: false,
 		}
 	}
 }

@@ -233,6 +233,14 @@ impl Crt {
 	/// the operation order is normative: the GPU kernel performs the same sequence
 	#[inline]
 	pub(crate) fn reconstruct(&self, residues: &[i8]) -> f64 {
+		self.reconstruct_pair(residues).0
+	}
+
+	/// the value of [`Crt::reconstruct`] and its remainder: the CRT's value before its last
+	/// rounding is exactly their sum (`t + r` with `t` exact, split without error)
+	///
+	/// normative: `CrtSum::pair` in cuda/reconstruct.cu performs the same IEEE operations
+	pub(crate) fn reconstruct_pair(&self, residues: &[i8]) -> (f64, f64) {
 		debug_assert_eq!(residues.len(), self.len());
 		let mut s_hi = 0.0f64;
 		let mut s_lo = 0.0f64;
@@ -244,8 +252,15 @@ impl Crt {
 		let q = (s_hi * self.inv_p).round_ties_even();
 		let t = (-q).mul_add(self.p_hi, s_hi); // exact: the result lies on the grid
 		let r = s_lo - q * self.p_lo;
-		t + r
+		two_sum(t, r)
 	}
+}
+
+/// `(s, e)` with `s = fl(a + b)` and `s + e = a + b` exactly (Knuth's TwoSum)
+pub(crate) fn two_sum(a: f64, b: f64) -> (f64, f64) {
+	let s = a + b;
+	let bb = s - a;
+	(s, (a - (s - bb)) + (b - bb))
 }
 
 fn mod_inverse(a: u32, m: u32) -> u32 {

@@ -6,6 +6,7 @@
 
 pub(crate) mod bound;
 mod igemm;
+pub(crate) mod parts;
 mod scheme1;
 mod scheme2;
 
@@ -24,12 +25,15 @@ pub(crate) struct Parts {
 	pub re: Vec<f64>,
 	/// empty for real products
 	pub im: Vec<f64>,
+	/// where asked of a real scheme II product: the remainders of `re`, the scaled CRT value
+	/// before its last rounding being exactly `re + lo`; empty otherwise (read as zeros)
+	pub lo: Vec<f64>,
 }
 
 impl Parts {
 	fn from_pairs(pairs: Vec<(f64, f64)>) -> Self {
 		let (re, im) = pairs.into_iter().unzip();
-		Parts { re, im }
+		Parts { re, im, lo: Vec::new() }
 	}
 }
 
@@ -60,15 +64,18 @@ impl Timer {
 	}
 
 	pub fn split_done(&mut self) {
-		self.times.split = self.lap();
+		let d = self.lap();
+		self.times.split += d;
 	}
 
 	pub fn products_done(&mut self) {
-		self.times.products = self.lap();
+		let d = self.lap();
+		self.times.products += d;
 	}
 
 	pub fn reconstruct_done(&mut self) {
-		self.times.reconstruct = self.lap();
+		let d = self.lap();
+		self.times.reconstruct += d;
 	}
 
 	pub fn times(&self) -> PhaseTimes {
@@ -77,13 +84,14 @@ impl Timer {
 }
 
 /// `A B` by `plan` (an emulated one), with the rows of `A` and the columns of `B` given, and the
-/// coarse maxima of accurate scaling (needed by its scheme II plans)
+/// coarse maxima of accurate scaling (needed by its scheme II plans); with the CRT's remainders
+/// ([`Parts::lo`]) where `remainders` and the plan is scheme II on real operands
 pub(crate) fn emulate(
 	a: &Operand,
 	b: &Operand,
 	stats: (&[RowStats], &[RowStats]),
 	coarse: Option<&CoarseMaxima>,
-	plan: &Plan,
+	(plan, remainders): (&Plan, bool),
 	timer: &mut Timer,
 ) -> Parts {
 	match plan.scheme {
@@ -94,7 +102,7 @@ pub(crate) fn emulate(
 				scaling == Scaling::Accurate,
 				"accurate scaling reads the coarse maxima"
 			);
-			scheme2::product(a, b, stats, Crt::of(moduli), coarse, timer)
+			scheme2::product(a, b, stats, (Crt::of(moduli), remainders), coarse, timer)
 		},
 		Scheme::Native => unreachable!("native plans do not reach the emulation backend"),
 	}

@@ -88,6 +88,7 @@ pub(super) fn product(a: &Operand, b: &Operand, p: u32, passes: &[Range<usize>],
 			let parts = Parts {
 				re: reconstruct(&re_acc, m, p, passes.len(), exponent),
 				im: reconstruct(&im_acc, m, p, passes.len(), exponent),
+				lo: Vec::new(),
 			};
 			timer.reconstruct_done();
 			parts
@@ -98,6 +99,7 @@ pub(super) fn product(a: &Operand, b: &Operand, p: u32, passes: &[Range<usize>],
 			let parts = Parts {
 				re: reconstruct(&acc, m, p, passes.len(), exponent),
 				im: Vec::new(),
+				lo: Vec::new(),
 			};
 			timer.reconstruct_done();
 			parts

@@ -90,12 +90,13 @@ pub(crate) fn residue_planes(op: &Operand, shifts: &[i32], moduli: &[u32]) -> Pl
 	planes
 }
 
-/// `A B` by scheme II with the constants of `crt`, accurately scaled by `coarse` where given
+/// `A B` by scheme II with the constants of `crt`, accurately scaled by `coarse` where given, with
+/// the CRT's remainders where `remainders` (real operands)
 pub(super) fn product(
 	a: &Operand,
 	b: &Operand,
 	stats: (&[RowStats], &[RowStats]),
-	crt: &Crt,
+	(crt, remainders): (&Crt, bool),
 	coarse: Option<&CoarseMaxima>,
 	timer: &mut Timer,
 ) -> Parts {
@@ -125,10 +126,18 @@ pub(super) fn product(
 	let parts = if complex {
 		let pairs = map_entries(m, width, &residues, |i, j, r| (value(i, j, &r[..p]), value(i, j, &r[p..])));
 		Parts::from_pairs(pairs)
+	} else if remainders {
+		let pair = |i: usize, j: usize, r: &[i8]| {
+			let (s, e) = crt.reconstruct_pair(r);
+			(scale_pow2(s, -sa[i] - sb[j]), scale_pow2(e, -sa[i] - sb[j]))
+		};
+		let (re, lo) = map_entries(m, width, &residues, pair).into_iter().unzip();
+		Parts { re, im: Vec::new(), lo }
 	} else {
 		Parts {
 			re: map_entries(m, width, &residues, value),
 			im: Vec::new(),
+			lo: Vec::new(),
 		}
 	};
 	timer.reconstruct_done();

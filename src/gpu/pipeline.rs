@@ -327,6 +327,7 @@ pub(crate) fn product<T: Scalar>(
 	let (m, n, k) = (a.rows, b.rows, a.k);
 	let policy = |bound| PolicyInput {
 		bound,
+		parts: None,
 		shape: (m, n, k),
 		complex: T::IS_COMPLEX,
 		mantissa: T::MANTISSA_BITS,
