@@ -211,6 +211,14 @@ __device__ __forceinline__ T combined(const T& old, double cre, double cim, doub
 	return x;
 }
 
+// s = fl(a + b) and its error e, s + e = a + b exactly (Knuth's TwoSum; two_sum in src/scheme2.rs)
+__device__ __forceinline__ double two_sum(double a, double b, double& e) {
+	const double s = __dadd_rn(a, b);
+	const double bb = __dsub_rn(s, a);
+	e = __dadd_rn(__dsub_rn(a, __dsub_rn(s, bb)), __dsub_rn(b, bb));
+	return s;
+}
+
 // the entry dst[idx] combined with c (read first when accumulating)
 template <typename T>
 __device__ __forceinline__ void combine_store(T* dst, long long idx, double cre, double cim, double ar, double ai, int accumulate) {

@@ -4,6 +4,9 @@
 //                 order, scaled by 2^(16(p-1) - s_i - s_j)                          (src/cpu/scheme1.rs)
 //   crt           scheme II: CRT of the p residues with split constants, scaled by 2^(-s_i - s_j)
 //                 (Crt::reconstruct in src/scheme2.rs)
+//   crt_remainders  the same for f64, and the values' remainders (Crt::reconstruct_pair), scaled
+//                 alike, into rem (the separately scaled parts of complex products, cuda/parts.cu);
+//                 its own entry point, so that the registers of crt stay free of them
 //   native_fixup  entries whose row of A or column of B is non-finite: a plain sum of products,
 //                 which carries the non-finite values a native product gives
 // entries flagged by bad_rows[i] || bad_cols[j] are skipped by the first two and taken by the third.
@@ -46,12 +49,12 @@ struct CrtSum {
 		hi = __fma_rn(w_hi, c, hi);
 		lo = __fma_rn(w_lo, c, lo);
 	}
-	// the value before the shifts' scaling
-	__device__ double value(const CrtConstants& k) const {
+	// the value before the shifts' scaling, and its remainder: t + r = value + rem exactly
+	__device__ double value(const CrtConstants& k, double& rem) const {
 		double q = rint(__dmul_rn(hi, k.inv_p));
 		double t = __fma_rn(-q, k.p_hi, hi);
 		double r = __dsub_rn(lo, __dmul_rn(q, k.p_lo));
-		return __dadd_rn(t, r);
+		return emu::two_sum(t, r, rem);
 	}
 };
 
@@ -147,6 +150,8 @@ struct CrtOut {
 	const int *sa, *sb, *bad_rows, *bad_cols;
 	double ar, ai;
 	int accumulate;
+	// crt_remainders: the remainders of the values (scaled alike, leading dimension ldd)
+	double* rem;
 
 	__device__ CrtScaling scaling(int i, int j, int m, int n) const {
 		CrtScaling d;
@@ -170,8 +175,11 @@ struct CrtOut {
 	}
 
 	// the lane's entries from (i, j) on from their CRT values, scaled by 2^(-row shift - column
-	// shift); entries past the m n entries or with a flagged row or column keep what they hold
-	__device__ void store(const CrtScaling& d, int i, int j, int m, int n, const double (&re)[4], const double (&im)[4]) const {
+	// shift), and their remainders where asked; entries past the m n entries or with a flagged row
+	// or column keep what they hold
+	template <bool REM>
+	__device__ void store(const CrtScaling& d, int i, int j, int m, int n, const double (&re)[4], const double (&im)[4],
+	                      const double (&lo)[4]) const {
 		long long at[4];
 		if (d.one_column) {
 			const long long first = i + (long long)j * ldd;
@@ -191,19 +199,22 @@ struct CrtOut {
 			e[v] = -d.row_shift[v] - d.col_shift;
 			normal &= (unsigned)(e[v] + 1022) <= 2045u;
 		}
-		const auto put = [&](int v, double cre, double cim) {
+		const auto put = [&](int v, double cre, double cim, double clo) {
 			const T x = emu::combined(old[v], cre, cim, ar, ai, accumulate);
-			if (!(d.row_bad[v] | d.col_bad)) dst[at[v]] = x;
+			if (!(d.row_bad[v] | d.col_bad)) {
+				dst[at[v]] = x;
+				if (REM) rem[at[v]] = clo;
+			}
 		};
 		if (normal) {
 #pragma unroll
 			for (int v = 0; v < 4; ++v) {
 				const double s = emu::pow2(e[v]);
-				put(v, __dmul_rn(re[v], s), __dmul_rn(im[v], s));
+				put(v, __dmul_rn(re[v], s), __dmul_rn(im[v], s), __dmul_rn(lo[v], s));
 			}
 		} else {
 #pragma unroll
-			for (int v = 0; v < 4; ++v) put(v, emu::scale_pow2(re[v], e[v]), emu::scale_pow2(im[v], e[v]));
+			for (int v = 0; v < 4; ++v) put(v, emu::scale_pow2(re[v], e[v]), emu::scale_pow2(im[v], e[v]), emu::scale_pow2(lo[v], e[v]));
 		}
 	}
 };
@@ -212,9 +223,10 @@ struct CrtOut {
 // CRT_STAGES<T> stages of the planes [part][l][CRT_SEGMENT]. P: the modulus count, at compile time
 // (crt_entries picks the instance), so that the sums are unrolled whole and take their weights
 // from the constant bank
-template <typename T, int P>
+template <typename T, bool REM, int P>
 __device__ void crt_entries_of(const signed char* res_re, const signed char* res_im, long long stride, int m, int n,
                                const CrtConstants& k, const CrtOut<T>& out) {
+	static_assert(!REM || !emu::Elem<T>::complex, "remainders of real products only");
 	constexpr int p = P;
 	constexpr int PARTS = emu::Elem<T>::complex ? 2 : 1, S = CRT_STAGES<T>;
 	extern __shared__ __align__(16) unsigned char smem[];
@@ -253,13 +265,13 @@ __device__ void crt_entries_of(const signed char* res_re, const signed char* res
 		}
 		__syncwarp();  // the stage is read: the next fetch may refill it
 		read = read == last ? stages : read + stage_bytes;
-		double re[4], im[4];
+		double re[4], im[4], lo[4];
 #pragma unroll
 		for (int v = 0; v < 4; ++v) {
-			re[v] = sum[0][v].value(k);
-			im[v] = PARTS == 2 ? sum[PARTS - 1][v].value(k) : 0.0;
+			re[v] = sum[0][v].value(k, lo[v]);
+			im[v] = PARTS == 2 ? sum[PARTS - 1][v].value(k, lo[v]) : 0.0;
 		}
-		out.store(scaling, i, j, m, n, re, im);
+		out.template store<REM>(scaling, i, j, m, n, re, im, lo);
 		i += di;
 		j += dj;
 		if (i >= m) { i -= m; ++j; }
@@ -269,12 +281,12 @@ __device__ void crt_entries_of(const signed char* res_re, const signed char* res
 
 // the CRT over p = 2..CRT_MAX moduli (the cases below)
 static_assert(CRT_MAX == 20, "crt_entries has one case per modulus count 2..20");
-template <typename T>
+template <typename T, bool REM>
 __device__ void crt_entries(const signed char* res_re, const signed char* res_im, int p, long long stride, int m, int n,
                             const CrtConstants& k, const CrtOut<T>& out) {
 	switch (p) {
 #define EMU_CRT_CASE(P) \
-	case P: return crt_entries_of<T, P>(res_re, res_im, stride, m, n, k, out);
+	case P: return crt_entries_of<T, REM, P>(res_re, res_im, stride, m, n, k, out);
 		EMU_CRT_CASE(2) EMU_CRT_CASE(3) EMU_CRT_CASE(4) EMU_CRT_CASE(5) EMU_CRT_CASE(6) EMU_CRT_CASE(7) EMU_CRT_CASE(8)
 		EMU_CRT_CASE(9) EMU_CRT_CASE(10) EMU_CRT_CASE(11) EMU_CRT_CASE(12) EMU_CRT_CASE(13) EMU_CRT_CASE(14)
 		EMU_CRT_CASE(15) EMU_CRT_CASE(16) EMU_CRT_CASE(17) EMU_CRT_CASE(18) EMU_CRT_CASE(19) EMU_CRT_CASE(20)
@@ -313,8 +325,8 @@ __device__ void native_fixup(const T* a, long long lda, const T* b, long long ld
 	    const signed char* res_re, const signed char* res_im, int p, long long stride, int m, int n,                        \
 	    const __grid_constant__ CrtConstants k, const int* sa, const int* sb, const int* bad_rows, const int* bad_cols,      \
 	    T* dst, long long ldd, double ar, double ai, int accumulate) {                                                      \
-		const CrtOut<T> out{dst, ldd, sa, sb, bad_rows, bad_cols, ar, ai, accumulate};                                 \
-		crt_entries<T>(res_re, res_im, p, stride, m, n, k, out);                                                          \
+		const CrtOut<T> out{dst, ldd, sa, sb, bad_rows, bad_cols, ar, ai, accumulate, nullptr};                        \
+		crt_entries<T, false>(res_re, res_im, p, stride, m, n, k, out);                                                   \
 	}                                                                                                                       \
 	extern "C" __global__ void __launch_bounds__(256) native_fixup_##NAME(                                                 \
 	    const T* a, long long lda, const T* b, long long ldb, int m, int n, int k, const int* bad_rows,                     \
@@ -322,3 +334,12 @@ __device__ void native_fixup(const T* a, long long lda, const T* b, long long ld
 		native_fixup<T>(a, lda, b, ldb, m, n, k, bad_rows, bad_cols, dst, ldd, ar, ai, accumulate);                     \
 	}
 EMU_FOR_EACH_TYPE(EMU_RECONSTRUCT)
+
+// crt for f64 with the remainders in rem (3 blocks per SM: the remainders' registers)
+extern "C" __global__ void __launch_bounds__(256, 3)
+    crt_remainders_f64(const signed char* res_re, const signed char* res_im, int p, long long stride, int m, int n,
+                       const __grid_constant__ CrtConstants k, const int* sa, const int* sb, const int* bad_rows,
+                       const int* bad_cols, double* dst, long long ldd, double ar, double ai, int accumulate, double* rem) {
+	const CrtOut<double> out{dst, ldd, sa, sb, bad_rows, bad_cols, ar, ai, accumulate, rem};
+	crt_entries<double, true>(res_re, res_im, p, stride, m, n, k, out);
+}

@@ -296,8 +296,9 @@ impl Bench {
 		}
 	}
 
-	/// the bound table for `T`: on phi = 0.5, 1, 4, 8 and on an inner-scaled input (`A D`, `D^-1 B`,
-	/// D of random powers of two in 2^[-20, 20]), the native product and `F64` (its plan, the rows it
+	/// the bound table for `T`: on phi = 0.5, 1, 4, 8, on an inner-scaled input (`A D`, `D^-1 B`,
+	/// D of random powers of two in 2^[-20, 20]) and, complex, on imaginary parts 2^-40 of the real
+	/// ones (`Pair::SmallImaginary`), the native product and `F64` (its plan, the rows it
 	/// leaves native, the bound's share of its time), then the explicit scheme II plans around its
 	/// choice; the last row names the fastest explicit plan that measures >= native - 1 bits and the
 	/// ratio of `F64`'s time to it. Bits on a sampled exact reference. Selected by `bound <type>`
@@ -306,15 +307,23 @@ impl Bench {
 		if !self.selected(&head) {
 			return;
 		}
-		let families: [(&str, f64, i32); 5] = [
+		let families: [(&str, f64, i32); 6] = [
 			("phi=0.5", 0.5, 0),
 			("phi=1", 1.0, 0),
 			("phi=4", 4.0, 0),
 			("phi=8", 8.0, 0),
 			("inner 2^20", 1.0, 20),
+			("im 2^-40", 1.0, -40),
 		];
 		for (family, phi, range) in families {
-			let (mut a, mut b) = (generate::<T>(n, phi, 21), generate::<T>(n, phi, 22));
+			if range < 0 && !T::IS_COMPLEX {
+				continue;
+			}
+			let (mut a, mut b) = if range < 0 {
+				emugemm::testing::pair::<T>(emugemm::testing::Pair::SmallImaginary { log2_ratio: -range }, n, n, n, 21)
+			} else {
+				(generate::<T>(n, phi, 21), generate::<T>(n, phi, 22))
+			};
 			if range > 0 {
 				let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(23);
 				let d: Vec<i32> = (0..n).map(|_| rng.random_range(-range..=range)).collect();

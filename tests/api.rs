@@ -3,7 +3,7 @@
 mod common;
 
 use common::{cpu, emulated, native_product, same_bits, test_n};
-use emugemm::testing::{ExactProduct, Sampling, random_matrix};
+use emugemm::testing::{ExactProduct, Pair, Sampling, pair, random_matrix};
 use emugemm::{Accum, EmuMatMul, Error, Precision, Scalar, Scheme};
 use faer::{Mat, MatRef, c32, c64};
 
@@ -325,11 +325,22 @@ fn complex_overflow_keeps_the_finite_part() {
 /// the entries left to the native product (non-finite rows and columns) under `Accum::Add` and a
 /// complex alpha: the non-finite pattern of the textbook product, and every other entry equal to
 /// `old + alpha (A B)` against the exact reference (computed with the non-finite entries zeroed,
-/// which those entries do not meet)
+/// which those entries do not meet), with one scale for both parts and with separately scaled
+/// parts (imaginary parts 2^-40 of the real ones)
 #[test]
 fn nonfinite_fixup_with_alpha_and_accumulation() {
+	for separate in [false, true] {
+		let (a, b) = if separate {
+			pair::<c64>(Pair::SmallImaginary { log2_ratio: 40 }, 9, 12, 7, 1)
+		} else {
+			(random_matrix::<c64>(9, 12, 1.0, 1), random_matrix::<c64>(12, 7, 1.0, 2))
+		};
+		fixup_case(a, b, separate);
+	}
+}
+
+fn fixup_case(mut a: Mat<c64>, mut b: Mat<c64>, separate: bool) {
 	let emu = cpu();
-	let (mut a, mut b) = (random_matrix::<c64>(9, 12, 1.0, 1), random_matrix::<c64>(12, 7, 1.0, 2));
 	let (finite_a, finite_b) = (a.clone(), b.clone());
 	a[(2, 3)] = c64::new(f64::NAN, 0.0);
 	b[(7, 1)] = c64::new(0.0, f64::INFINITY);
@@ -342,6 +353,7 @@ fn nonfinite_fixup_with_alpha_and_accumulation() {
 			.unwrap();
 		let report = emu.last_report().unwrap();
 		assert_ne!(report.plan.scheme, Scheme::Native);
+		assert_eq!(report.plan.separate_parts, separate, "{}", report.plan);
 		assert_eq!(report.nonfinite_entries, 7 + 9 - 1);
 		let mut expected = plain_product(a.as_ref(), b.as_ref());
 		for j in 0..7 {

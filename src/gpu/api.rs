@@ -117,6 +117,7 @@ impl Emulator {
 			ptr: dst.ptr(&g),
 			ld: m.max(1),
 			accumulate: accum == Accum::Add,
+			remainder: 0,
 		};
 		dst.forget();
 		let (mut ka, mut kb) = (

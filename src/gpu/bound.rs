@@ -14,13 +14,15 @@ use cudarc::driver::{LaunchConfig, PushKernelArg};
 /// cuda/bound.cu)
 const BLOCK: (usize, usize) = (128, 64);
 
-/// the error bound of `A B` (operands `a`, `b` with statistics `sa`, `sb`; `coarse` under
-/// accurate scaling) for outputs of type `T`
+/// the error bound of `A B` (operands `a`, `b` of type `T` with statistics `sa`, `sb`; `coarse`
+/// under accurate scaling) for outputs of `mantissa` bits (`T`'s own, but for the real products of
+/// separately scaled parts, whose outputs are the complex product's)
 pub(super) fn bound<T: Scalar>(
 	gpu: &Gpu,
 	(a, b): (&DeviceOperand, &DeviceOperand),
 	(sa, sb): (&OperandStats, &OperandStats),
 	coarse: Option<&CoarseMaxima>,
+	mantissa: u32,
 ) -> Result<Bound, Error> {
 	let (m, n, k) = (a.rows, b.rows, a.k);
 	let parts = if T::IS_COMPLEX { 2 } else { 1 };
@@ -70,7 +72,7 @@ pub(super) fn bound<T: Scalar>(
 			block_dim: (BLOCK.0 as u32, 1, 1),
 			shared_mem_bytes: 0,
 		};
-		let floor_exp = floor_exponent(T::MANTISSA_BITS);
+		let floor_exp = floor_exponent(mantissa);
 		let (ma, mb) = (m as i32, n as i32);
 		launch!(
 			gpu,
@@ -93,6 +95,6 @@ pub(super) fn bound<T: Scalar>(
 		rows,
 		shape: (m, n, k),
 		complex: T::IS_COMPLEX,
-		mantissa: T::MANTISSA_BITS,
+		mantissa,
 	})
 }

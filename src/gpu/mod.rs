@@ -29,6 +29,8 @@ mod balance;
 #[cfg(feature = "cuda")]
 mod bound;
 #[cfg(feature = "cuda")]
+mod parts;
+#[cfg(feature = "cuda")]
 pub mod profile;
 #[cfg(feature = "cuda")]
 mod scheme1_fused;

@@ -32,6 +32,9 @@ pub(crate) struct Output {
 	pub ptr: u64,
 	pub ld: usize,
 	pub accumulate: bool,
+	/// real `f64` scheme II products: where not 0, the device address of the CRT values'
+	/// remainders (`f64`, laid out as the output; `crt_remainders_f64` in cuda/reconstruct.cu)
+	pub remainder: u64,
 }
 
 /// what a GPU product reports
@@ -375,11 +378,30 @@ pub(crate) fn product<T: Scalar>(
 	// host time of the bound (it ends with a download that waits for its kernels) and the policy
 	let bound_start = std::time::Instant::now();
 	let bound = if target {
-		Some(super::bound::bound::<T>(gpu, (&a, &b), (&sa, &sb), coarse.as_ref())?)
+		Some(super::bound::bound::<T>(
+			gpu,
+			(&a, &b),
+			(&sa, &sb),
+			coarse.as_ref(),
+			T::MANTISSA_BITS,
+		)?)
 	} else {
 		None
 	};
-	let choice = policy(bound.as_ref()).choose(precision);
+	let input = policy(bound.as_ref());
+	let mut choice = input.choose(precision);
+	// where one scale per row for both parts leaves rows native: the parts scaled separately
+	let mut parts = None;
+	if input.weighs_separate_parts(&choice, precision) {
+		let ops = super::parts::split::<T>(gpu, (&a, &b))?;
+		let bounds = ops.bounds(gpu, T::MANTISSA_BITS, scaling)?;
+		choice = PolicyInput {
+			parts: Some(&bounds),
+			..input
+		}
+		.choose(precision);
+		parts = choice.plan.separate_parts.then_some(ops);
+	}
 	let bound_time = bound_start.elapsed();
 	let plan = choice.plan;
 	if plan.scheme == Scheme::Native {
@@ -395,14 +417,18 @@ pub(crate) fn product<T: Scalar>(
 			},
 		});
 	}
-	// rows the bound leaves to the native product join the non-finite ones
-	let native_rows = (!choice.native_rows.is_empty())
+	// rows the bound leaves to the native product join the non-finite ones (in a buffer of their
+	// own where the real products of separate parts, whose statistics reuse the scratch of `sa`
+	// and `sb`, run before the fixup)
+	let own_flags = parts.is_some();
+	let native_rows = (own_flags || !choice.native_rows.is_empty())
 		.then(|| {
 			let mut flags = sa.nonfinite.clone();
 			choice.native_rows.iter().for_each(|&i| flags[i] = 1);
 			upload_i32(gpu, &flags)
 		})
 		.transpose()?;
+	let bad_cols = own_flags.then(|| upload_i32(gpu, &sb.nonfinite)).transpose()?;
 	let job = Job {
 		gpu,
 		a,
@@ -410,8 +436,29 @@ pub(crate) fn product<T: Scalar>(
 		out,
 		alpha,
 		bad_rows: native_rows.as_ref().map_or(sa.device.nonfinite(), |f| ptr(gpu, f)),
-		bad_cols: sb.device.nonfinite(),
+		bad_cols: bad_cols.as_ref().map_or(sb.device.nonfinite(), |f| ptr(gpu, f)),
 	};
+	let (bad_m, bad_n) = (
+		sa.nonfinite.iter().filter(|&&x| x != 0).count(),
+		sb.nonfinite.iter().filter(|&&x| x != 0).count(),
+	);
+	let nonfinite_entries = bad_m * n + bad_n * m - bad_m * bad_n;
+	if let Some(ops) = &parts {
+		let (route, times) = ops.product(&job, &plan, settings)?;
+		if bad_m + bad_n + plan.native_rows > 0 {
+			fixup(&job)?;
+		}
+		return Ok(Outcome {
+			plan,
+			route,
+			nonfinite_entries,
+			native_rows: choice.native_rows,
+			times: PhaseTimes {
+				bound: bound_time,
+				..times
+			},
+		});
+	}
 	let route = match plan.scheme {
 		Scheme::SchemeI { slices } if fused && scheme1_fused::supported(&job, slices) => Route::Fused,
 		Scheme::SchemeII { .. } if fused && T::IS_COMPLEX && Route3m::for_shape(m, n, pad16(k)) == Route3m::ThreeLaunches => {
@@ -425,10 +472,6 @@ pub(crate) fn product<T: Scalar>(
 		Scheme::SchemeII { moduli, .. } => scheme_two(&job, (&sa, &sb), (moduli, coarse.as_ref(), fused), (keep_a, keep_b), &mut clock)?,
 		Scheme::Native => unreachable!(),
 	}
-	let (bad_m, bad_n) = (
-		sa.nonfinite.iter().filter(|&&x| x != 0).count(),
-		sb.nonfinite.iter().filter(|&&x| x != 0).count(),
-	);
 	if bad_m + bad_n + plan.native_rows > 0 {
 		fixup(&job)?;
 	}
@@ -444,7 +487,7 @@ pub(crate) fn product<T: Scalar>(
 	Ok(Outcome {
 		plan,
 		route,
-		nonfinite_entries: bad_m * n + bad_n * m - bad_m * bad_n,
+		nonfinite_entries,
 		native_rows: choice.native_rows,
 		times,
 	})
@@ -576,7 +619,7 @@ pub(super) fn planes(
 /// the statistics of both operands: reused from `keep` where it holds them, the others computed
 /// in one launch and downloaded in one copy (and kept, in a device buffer of their own, where
 /// `keep` asks)
-fn operand_stats<T: Scalar>(
+pub(super) fn operand_stats<T: Scalar>(
 	gpu: &Gpu,
 	ops: (&DeviceOperand, &DeviceOperand),
 	keep: (Option<&mut Kept>, Option<&mut Kept>),
@@ -1094,7 +1137,13 @@ pub(super) fn launch_crt<T: Scalar>(job: &Job<'_, T>, crt: &Crt, planes: Residue
 	let (p, mi, ni) = (crt.len() as i32, m as i32, n as i32);
 	let parts = if T::IS_COMPLEX { 2 } else { 1 };
 	let smem = CRT_WARPS * crt_stages::<T>() * parts * crt.len() * CRT_SEGMENT;
-	let name = format!("crt_{}", T::NAME);
+	let remainder = job.out.remainder;
+	let name = if remainder != 0 {
+		assert!(T::NAME == "f64", "the CRT's remainders of real f64 products only");
+		"crt_remainders_f64".to_string()
+	} else {
+		format!("crt_{}", T::NAME)
+	};
 	let threads = 32 * CRT_WARPS as u32;
 	let fit = gpu.blocks_per_sm(&name, threads, smem)?;
 	let blocks = (m * n).div_ceil(CRT_SEGMENT * CRT_WARPS);
@@ -1104,6 +1153,33 @@ pub(super) fn launch_crt<T: Scalar>(job: &Job<'_, T>, crt: &Crt, planes: Residue
 		shared_mem_bytes: smem as u32,
 	};
 	let stride = planes.stride as i64;
+	if remainder != 0 {
+		let (out, (ar, ai)) = (job.out, (job.alpha.re(), job.alpha.im()));
+		let (ld, acc) = (out.ld as i64, out.accumulate as i32);
+		let (rows, cols) = (job.bad_rows, job.bad_cols);
+		return launch!(
+			gpu,
+			name,
+			cfg,
+			planes.re,
+			im,
+			p,
+			stride,
+			mi,
+			ni,
+			CrtParams::new(crt),
+			da,
+			db,
+			rows,
+			cols,
+			out.ptr,
+			ld,
+			ar,
+			ai,
+			acc,
+			remainder
+		);
+	}
 	launch_epilogue!(job, "crt", T, cfg, (da, db), planes.re, im, p, stride, mi, ni, CrtParams::new(crt))
 }
 

@@ -131,6 +131,7 @@ pub fn memory_kernels<T: Scalar>(emu: &Emulator, a: &DeviceMatrix<T>, moduli: u3
 			ptr: dst,
 			ld: n,
 			accumulate: false,
+			remainder: 0,
 		},
 		alpha: T::from_parts(1.0, 0.0),
 		bad_rows: ptr(&g, &no_flags),

@@ -575,6 +575,7 @@ fn crt_matches_the_oracle<T: Scalar>() {
 					ptr: 0,
 					ld: m,
 					accumulate: false,
+					remainder: 0,
 				},
 				alpha: T::from_parts(1.0, 0.0),
 				bad_rows: flags.0.device_ptr(&g.stream).0,
@@ -587,6 +588,7 @@ fn crt_matches_the_oracle<T: Scalar>() {
 					ptr: dst.device_ptr(&g.stream).0,
 					ld: m,
 					accumulate,
+					remainder: 0,
 				};
 				launch_crt(&job, &crt, planes, (da.device_ptr(&g.stream).0, db.device_ptr(&g.stream).0)).unwrap();
 				let mut got = vec![T::from_parts(0.0, 0.0); m * n];
@@ -765,7 +767,7 @@ fn bound_matches<T: Scalar>() {
 		let (sa, sb) = (row_stats(&ca), row_stats(&cb));
 		for scaling in [Scaling::Fast, Scaling::Accurate] {
 			let coarse = (scaling == Scaling::Accurate).then(|| coarse_maxima::<T>(&g, (&oa, &ob), (&stats[0], &stats[1])).unwrap());
-			let got = super::bound::bound::<T>(&g, (&oa, &ob), (&stats[0], &stats[1]), coarse.as_ref()).unwrap();
+			let got = super::bound::bound::<T>(&g, (&oa, &ob), (&stats[0], &stats[1]), coarse.as_ref(), T::MANTISSA_BITS).unwrap();
 			let cpu_coarse = (scaling == Scaling::Accurate).then(|| crate::cpu::coarse_maxima(&ca, &cb));
 			let want = crate::cpu::bound::compute((&ca, &cb), (&sa, &sb), cpu_coarse.as_ref(), T::MANTISSA_BITS);
 			let bits = |rows: &[crate::bound::RowMaxima]| -> Vec<u64> {

@@ -1,0 +1,142 @@
+//! complex products as four real products of their parts, each part of the operands scaled on
+//! its own ([`crate::Plan::separate_parts`]), on the GPU: `split_parts` (cuda/parts.cu) copies the
+//! parts into real `f64` operands, each real product runs the pipeline with the plan's scheme
+//! (scheme II handing on the CRT's remainders), and `combine_parts` writes the complex output;
+//! the same operations as src/cpu/parts.rs, so both give the same bits
+
+use super::device::{Gpu, driver};
+use super::pipeline::{DeviceOperand, Job, Output, alloc, coarse_maxima, elementwise, operand_stats, product, ptr};
+use crate::bound::PartBounds;
+use crate::cpu::parts::PRODUCTS;
+use crate::emulator::Settings;
+use crate::{Error, PhaseTimes, Plan, Precision, Route, Scalar, Scaling, Scheme};
+use cudarc::driver::{CudaSlice, PushKernelArg};
+
+/// the real and imaginary parts of both operands as real `f64` operands (`A` column-major, `B`
+/// K-major), in buffers of their own
+pub(super) struct PartOperands {
+	/// `Re A`, `Im A`, `Re B`, `Im B`
+	_buffers: [CudaSlice<f64>; 4],
+	a: [DeviceOperand; 2],
+	b: [DeviceOperand; 2],
+}
+
+/// the parts of the complex operands `a` and `b`
+pub(super) fn split<T: Scalar>(gpu: &Gpu, (a, b): (&DeviceOperand, &DeviceOperand)) -> Result<PartOperands, Error> {
+	let copy = |op: &DeviceOperand, (rs, cs): (i64, i64)| -> Result<([CudaSlice<f64>; 2], [DeviceOperand; 2]), Error> {
+		let len = op.rows * op.k;
+		let (re, im) = (alloc::<f64>(gpu, len)?, alloc::<f64>(gpu, len)?);
+		if len > 0 {
+			let (rows, k) = (op.rows as i32, op.k as i32);
+			let name = format!("split_parts_{}", T::NAME);
+			launch!(
+				gpu,
+				name,
+				elementwise(len),
+				op.ptr,
+				rows,
+				k,
+				op.rs,
+				op.cs,
+				ptr(gpu, &re),
+				ptr(gpu, &im),
+				rs,
+				cs
+			)?;
+		}
+		let part = |buffer: &CudaSlice<f64>| DeviceOperand {
+			ptr: ptr(gpu, buffer),
+			rs,
+			cs,
+			..*op
+		};
+		let ops = [part(&re), part(&im)];
+		Ok(([re, im], ops))
+	};
+	let ([ar, ai], a) = copy(a, (1, a.rows.max(1) as i64))?;
+	let ([br, bi], b) = copy(b, (b.k.max(1) as i64, 1))?;
+	Ok(PartOperands {
+		_buffers: [ar, ai, br, bi],
+		a,
+		b,
+	})
+}
+
+impl PartOperands {
+	/// the operands of product `q` of [`PRODUCTS`]
+	fn operands(&self, q: usize) -> (DeviceOperand, DeviceOperand) {
+		let (s, t) = PRODUCTS[q];
+		(self.a[s], self.b[t])
+	}
+
+	/// the error bounds of the four real products under `scaling`, for outputs of `mantissa` bits
+	pub fn bounds(&self, gpu: &Gpu, mantissa: u32, scaling: Scaling) -> Result<PartBounds, Error> {
+		let bound = |q: usize| {
+			let (a, b) = self.operands(q);
+			let (sa, sb) = operand_stats::<f64>(gpu, (&a, &b), (None, None))?;
+			let coarse = match scaling {
+				Scaling::Accurate => Some(coarse_maxima::<f64>(gpu, (&a, &b), (&sa, &sb))?),
+				Scaling::Fast => None,
+			};
+			super::bound::bound::<f64>(gpu, (&a, &b), (&sa, &sb), coarse.as_ref(), mantissa)
+		};
+		Ok(PartBounds([bound(0)?, bound(1)?, bound(2)?, bound(3)?]))
+	}
+
+	/// the complex product of `job` by `plan`: the entries of the rows and columns `job` flags are
+	/// left to the native fixup. The route and the phase times of the real products (summed)
+	pub fn product<T: Scalar>(&self, job: &Job<'_, T>, plan: &Plan, settings: Settings) -> Result<(Route, PhaseTimes), Error> {
+		let gpu = job.gpu;
+		let (m, n, _) = job.dims();
+		let mn = m * n;
+		// the four products, then their remainders (zero where scheme I runs)
+		let planes = alloc::<f64>(gpu, 8 * mn)?;
+		let plane = |q: usize| ptr(gpu, &planes) + (q * mn * size_of::<f64>()) as u64;
+		let (precision, scaling) = match plan.scheme {
+			Scheme::SchemeI { slices } => (Precision::SchemeI { slices }, settings.scaling),
+			Scheme::SchemeII { moduli, scaling } => (Precision::SchemeII { moduli }, scaling),
+			Scheme::Native => unreachable!("a native plan has no parts"),
+		};
+		let settings = Settings { scaling, ..settings };
+		let (mut route, mut times) = (Route::Native, PhaseTimes::default());
+		for q in 0..4 {
+			let (a, b) = self.operands(q);
+			let out = Output {
+				ptr: plane(q),
+				ld: m,
+				accumulate: false,
+				remainder: if matches!(plan.scheme, Scheme::SchemeII { .. }) {
+					plane(4 + q)
+				} else {
+					0
+				},
+			};
+			let outcome = product::<f64>(gpu, a, b, out, 1.0, (precision, settings), (None, None))?;
+			route = outcome.route;
+			times.split += outcome.times.split;
+			times.products += outcome.times.products;
+			times.reconstruct += outcome.times.reconstruct;
+			times.total += outcome.times.total;
+		}
+		let out = job.out;
+		let (ar, ai, acc) = (job.alpha.re(), job.alpha.im(), out.accumulate as i32);
+		let name = format!("combine_parts_{}", T::NAME);
+		let (mi, ni, ld) = (m as i32, n as i32, out.ld as i64);
+		launch!(
+			gpu,
+			name,
+			elementwise(mn),
+			ptr(gpu, &planes),
+			mi,
+			ni,
+			job.bad_rows,
+			job.bad_cols,
+			out.ptr,
+			ld,
+			ar,
+			ai,
+			acc
+		)?;
+		Ok((route, times))
+	}
+}
