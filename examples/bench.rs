@@ -25,7 +25,8 @@
 //! The bound table (`Bench::bound`, selected by `bound`, or `bound f64`, `bound c64`): `F64` against
 //! the native product and the explicit scheme II plans around its choice on phi = 0.5, 1, 4, 8 and
 //! on an inner-scaled input, with the error bound's time, for example
-//! `EMUGEMM_BENCH_ONLY=bound EMUGEMM_BENCH_SIZES=8192 ./bench`.
+//! `EMUGEMM_BENCH_ONLY=bound EMUGEMM_BENCH_SIZES=8192 ./bench`; `bound kernels f64` (`c64`) times
+//! the bound's stages alone.
 //!
 //! The chassis rows (`profile::chassis`): every variant of the INT8 wgmma chassis as the plain
 //! INT8 GEMM (`i8 chassis <variant>`) and as the fused real scheme II product of 15 moduli
@@ -499,6 +500,22 @@ impl Bench {
 		}
 	}
 
+	/// the error bound's stages alone (`profile::bound_kernels`), selected by `bound kernels <type>`
+	fn bound_kernels<T: Scalar>(&mut self, n: usize) {
+		if !self.selected(&format!("bound kernels {}", T::NAME)) {
+			return;
+		}
+		let a = self.emu.upload(generate::<T>(n, 1.0, 7).as_ref()).unwrap();
+		for k in profile::bound_kernels(&self.emu, &a, self.runs).unwrap() {
+			self.row(format!(
+				"| bound kernels | {} | {} | {n} | {:.3} | | | | | | | |",
+				T::NAME,
+				k.kernel,
+				ms(k.time)
+			));
+		}
+	}
+
 	/// the fused scheme I kernel alone (random interleaved digits, split excluded) for p = 1..8:
 	/// INT8 TOPS = p(p+1)/2 2n^3/t, against cuBLASLt's INT8 rate `int8` (TOPS)
 	fn fused_scheme1_kernels(&mut self, n: usize, int8: f64) {
@@ -578,6 +595,8 @@ fn main() {
 		bench.policy::<c64>(n, &[Precision::F64]);
 		bench.bound::<f64>(n);
 		bench.bound::<c64>(n);
+		bench.bound_kernels::<f64>(n);
+		bench.bound_kernels::<c64>(n);
 		if bench.sections_only() {
 			continue;
 		}

@@ -29,7 +29,8 @@
 //!
 //! the native products are priced at cuBLAS 13.1's rates on the same H200 at n = 8192 (DGEMM 19.8
 //! ms, ZGEMM 90.0 ms, SGEMM 21.7 ms, CGEMM 84.2 ms, TF32 SGEMM 2.67 ms), and the error bound of a
-//! target precision at its measured share on an H100 at n = 8192 (3 ms for `f64`, 7 ms for `c64`).
+//! target precision at its measured share on an H100 at n = 8192 (3 ms for `f64`, 7 ms for `c64`;
+//! the four real bounds of separately scaled complex parts with the parts' copies, 26.5 ms).
 //! The policy weighs native against emulated plans with them
 
 use crate::precision::{Scheme, pass_len};
@@ -57,6 +58,9 @@ pub(crate) struct CostModel {
 	/// the error bound of a target precision: seconds per call, and the rate of its window
 	/// product in operations per second ($2 m n k$ per real product, twice that for complex)
 	pub bound: (f64, f64),
+	/// the four bounds of a complex product's separately scaled parts with the parts' copies,
+	/// relative to four real bounds
+	pub part_bounds: f64,
 	/// the native products' rates, real floating-point operations per second ($2 m n k$ real, $8
 	/// m n k$ complex), and a launch's seconds
 	pub native: NativeRates,
@@ -105,6 +109,7 @@ pub(crate) const H200: CostModel = CostModel {
 	rate_3m: 0.92,
 	crt: (2.6e-12, 0.55e-12),
 	bound: (0.2e-3, 400e12),
+	part_bounds: 2.2,
 	native: NativeRates {
 		fp64: (55.5e12, 48.8e12),
 		fp32: (50.7e12, 52.2e12),
@@ -133,6 +138,11 @@ impl CostModel {
 	pub(crate) fn bound(&self, (m, n, k): (usize, usize, usize), complex: bool) -> f64 {
 		let (t0, rate) = self.bound;
 		t0 + if complex { 4.0 } else { 2.0 } * m as f64 * n as f64 * k as f64 / rate
+	}
+
+	/// the predicted seconds of the bounds of a complex product's separately scaled parts
+	pub(crate) fn part_bounds(&self, shape: (usize, usize, usize)) -> f64 {
+		4.0 * self.part_bounds * self.bound(shape, false)
 	}
 
 	/// the predicted seconds of `scheme`'s phases (split, products, reconstruction) for an

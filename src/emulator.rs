@@ -1,7 +1,7 @@
 //! the explicit context: backend choice, the product itself, and the report of the last product
 
 use crate::balance;
-use crate::bound::Bound;
+use crate::bound::{Bound, PartBounds};
 use crate::cpu::parts::PartOperands;
 use crate::cpu::{self, Timer};
 use crate::operand::Operand;
@@ -367,15 +367,13 @@ impl Emulator {
 		};
 		let input = self.policy_input::<T>(Some(&bound), (a.len, b.len, a.k));
 		let first = input.choose(precision);
-		let ranked = if input.weighs_separate_parts(&first, precision) {
-			let bounds = PartOperands::new(&a, &b, self.settings.scaling == Scaling::Accurate).bounds(T::MANTISSA_BITS);
-			PolicyInput {
+		let ranked = match self.separate_parts::<T>(&input, &first, (&a, &b), precision) {
+			Some((_, bounds)) => PolicyInput {
 				parts: Some(&bounds),
 				..input
 			}
-			.candidates(precision)
-		} else {
-			input.candidates(precision)
+			.candidates(precision),
+			None => input.candidates(precision),
 		};
 		Ok(ranked.into_iter().map(|c| c.plan).collect())
 	}
@@ -465,9 +463,7 @@ impl Emulator {
 		let input = self.policy_input::<T>(bound.as_ref(), shape);
 		let mut choice = input.choose(precision);
 		let mut parts = None;
-		if input.weighs_separate_parts(&choice, precision) {
-			let ops = PartOperands::new(&a, &b, self.settings.scaling == Scaling::Accurate);
-			let bounds = ops.bounds(T::MANTISSA_BITS);
+		if let Some((ops, bounds)) = self.separate_parts::<T>(&input, &choice, (&a, &b), precision) {
 			choice = PolicyInput {
 				parts: Some(&bounds),
 				..input
@@ -486,6 +482,26 @@ impl Emulator {
 			choice,
 			bound_time,
 		}
+	}
+
+	/// the parts of a complex product and their bounds, where the policy weighs plans with
+	/// separately scaled parts after `choice` and their screen passes
+	fn separate_parts<T: Scalar>(
+		&self,
+		input: &PolicyInput<'_>,
+		choice: &Choice,
+		(a, b): (&Operand, &Operand),
+		precision: Precision,
+	) -> Option<(PartOperands, PartBounds)> {
+		if !input.weighs_separate_parts(choice, precision) {
+			return None;
+		}
+		let mut ops = PartOperands::new(a, b, self.settings.scaling == Scaling::Accurate);
+		if !input.separate_parts_pay(choice, &ops.screen(T::MANTISSA_BITS), precision) {
+			return None;
+		}
+		let bounds = ops.bounds(T::MANTISSA_BITS);
+		Some((ops, bounds))
 	}
 
 	/// whether a product of `shape` at `precision` is computed natively before any bound: where

@@ -77,6 +77,18 @@ impl Operand {
 		}
 	}
 
+	/// the first `len` rows
+	pub fn leading(&self, len: usize) -> Operand {
+		let len = len.min(self.len);
+		Operand {
+			len,
+			k: self.k,
+			re: self.re[..len * self.k].to_vec(),
+			im: self.im.get(..len * self.k).map_or_else(Vec::new, <[f64]>::to_vec),
+			nonfinite: self.nonfinite.iter().copied().filter(|&i| i < len).collect(),
+		}
+	}
+
 	/// whether the operand has imaginary parts
 	pub fn is_complex(&self) -> bool {
 		!self.im.is_empty()

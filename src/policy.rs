@@ -26,6 +26,10 @@ use crate::cost::{H200, NativeArithmetic};
 use crate::precision::k_passes;
 use crate::{Plan, Precision, Scaling, Scheme, scheme1, scheme2};
 
+/// the rows of `A` and columns of `B` of the screen of separately scaled parts
+/// ([`PolicyInput::separate_parts_pay`])
+pub(crate) const SCREEN: usize = 256;
+
 /// the largest share of the rows a candidate may leave to the native product
 const MAX_NATIVE_SHARE: usize = 8;
 
@@ -213,10 +217,11 @@ impl PolicyInput<'_> {
 		plan + H200.native(rows, self.complex, self.mantissa, NativeArithmetic::Wide)
 	}
 
-	/// whether a complex target precision also weighs plans with separately scaled parts after
+	/// whether a complex target precision screens plans with separately scaled parts after
 	/// `choice` (this input's, under the shared scale): where `choice` leaves rows to the native
-	/// product, and the cheapest such plan plus the four real bounds it needs is predicted faster
-	/// (with the native product reserved as the last resort, it is infinitely slow)
+	/// product, and the cheapest such plan plus the bounds it needs is predicted faster (with the
+	/// native product reserved as the last resort, it is infinitely slow). The screen is the
+	/// bound of `Re A Re B` on the leading [`SCREEN`] rows and columns
 	pub fn weighs_separate_parts(&self, choice: &Choice, precision: Precision) -> bool {
 		if !self.complex || choice.native_rows.is_empty() || precision.target_bits(self.mantissa, self.shape.2).is_none() {
 			return false;
@@ -225,16 +230,39 @@ impl PolicyInput<'_> {
 			.schemes()
 			.map(|s| 4.0 * s.cost(self.shape, false))
 			.fold(f64::INFINITY, f64::min);
-		let seconds = if choice.plan.scheme == Scheme::Native {
-			if self.native_candidate {
-				self.native_seconds(precision)
-			} else {
-				f64::INFINITY
-			}
-		} else {
-			self.seconds(choice)
+		cheapest + H200.part_bounds(self.shape) < self.choice_seconds(choice, precision)
+	}
+
+	/// whether the screen's bound (`Re A Re B` on the leading rows and columns) leaves plans with
+	/// separately scaled parts worth their bounds: the cheapest plan that certifies the screen
+	/// (no plan certifies the whole product with less), four times over, plus the bounds, is
+	/// predicted faster than `choice`. Screens out inputs whose spread no scaling of the parts
+	/// removes (`phi` = 4 and beyond), at about 1/32 of one real bound's cost for n = 8192
+	pub fn separate_parts_pay(&self, choice: &Choice, screen: &Bound, precision: Precision) -> bool {
+		let screened = PolicyInput {
+			bound: Some(screen),
+			parts: None,
+			shape: screen.shape,
+			complex: false,
+			native_candidate: false,
+			..*self
 		};
-		cheapest + 4.0 * H200.bound(self.shape, false) < seconds
+		let cheapest = screened
+			.candidates(precision)
+			.iter()
+			.map(|c| 4.0 * c.plan.scheme.cost(self.shape, false))
+			.fold(f64::INFINITY, f64::min);
+		cheapest + H200.part_bounds(self.shape) < self.choice_seconds(choice, precision)
+	}
+
+	/// the predicted seconds of any choice at `precision`: infinite for the native product where
+	/// it is the last resort only
+	fn choice_seconds(&self, choice: &Choice, precision: Precision) -> f64 {
+		match choice.plan.scheme {
+			Scheme::Native if self.native_candidate => self.native_seconds(precision),
+			Scheme::Native => f64::INFINITY,
+			_ => self.seconds(choice),
+		}
 	}
 }
 
@@ -297,6 +325,34 @@ mod tests {
 		assert_eq!(native_arithmetic(Precision::F64, 24), NativeArithmetic::Wide);
 		assert_eq!(native_arithmetic(Precision::Bits(40), 24), NativeArithmetic::Wide);
 		assert_eq!(native_arithmetic(Precision::F64, 53), NativeArithmetic::Own);
+	}
+
+	/// plans with separately scaled parts: weighed for complex products whose shared-scale choice
+	/// leaves rows native, and paid for only where the screen certifies some plan
+	#[test]
+	fn separate_parts_are_screened() {
+		let screen = |maxima: RowMaxima| Bound {
+			rows: vec![maxima; SCREEN],
+			shape: (SCREEN, SCREEN, 8192),
+			complex: false,
+			mantissa: 53,
+		};
+		// the window lost every row's pairing
+		let hopeless = RowMaxima {
+			grid: [f64::INFINITY; 3],
+			pairs: [f64::INFINITY; 3],
+			floor: 0.0,
+		};
+		let native = Choice::native(8192);
+		for native_candidate in [false, true] {
+			let p = input(N8192, true, 53, native_candidate);
+			assert!(p.weighs_separate_parts(&native, Precision::F64));
+			assert!(!input(N8192, false, 53, native_candidate).weighs_separate_parts(&native, Precision::F64));
+			assert!(!p.separate_parts_pay(&native, &screen(hopeless), Precision::F64));
+		}
+		// an exact screen certifies every plan: worth it against a reserved native product
+		let reserved = input(N8192, true, 53, false);
+		assert!(reserved.separate_parts_pay(&native, &screen(RowMaxima::default()), Precision::F64));
 	}
 
 	/// the native product is among the candidates, ranked by time, where it competes: at n = 8192

@@ -3,8 +3,9 @@
 
 use super::{Parts, Timer, bound, coarse_maxima, emulate};
 use crate::Plan;
-use crate::bound::PartBounds;
+use crate::bound::{Bound, PartBounds};
 use crate::operand::Operand;
+use crate::policy::SCREEN;
 use crate::scheme2::{CoarseMaxima, two_sum};
 use crate::stats::{RowStats, row_stats};
 
@@ -24,13 +25,14 @@ type ProductInputs<'a> = (
 pub(crate) struct PartOperands {
 	a: [(Operand, Vec<RowStats>); 2],
 	b: [(Operand, Vec<RowStats>); 2],
-	/// per product, the coarse maxima of accurate scaling
+	accurate: bool,
+	/// per product, the coarse maxima of accurate scaling (computed with the bounds)
 	coarse: Option<[CoarseMaxima; 4]>,
 }
 
 impl PartOperands {
-	/// the parts of the complex operands `a` and `b`, with the coarse maxima of each product
-	/// where `accurate`
+	/// the parts of the complex operands `a` and `b`, for plans under accurate scaling where
+	/// `accurate`
 	pub fn new(a: &Operand, b: &Operand, accurate: bool) -> Self {
 		let split = |op: &Operand| {
 			[false, true].map(|imaginary| {
@@ -40,8 +42,21 @@ impl PartOperands {
 			})
 		};
 		let (a, b) = (split(a), split(b));
-		let coarse = accurate.then(|| PRODUCTS.map(|(s, t)| coarse_maxima(&a[s].0, &b[t].0)));
-		PartOperands { a, b, coarse }
+		PartOperands {
+			a,
+			b,
+			accurate,
+			coarse: None,
+		}
+	}
+
+	/// the screen of [`crate::policy::PolicyInput::separate_parts_pay`]: the bound of `Re A Re B`
+	/// on the leading [`SCREEN`] rows of `A` and columns of `B`, for outputs of `mantissa` bits
+	pub fn screen(&self, mantissa: u32) -> Bound {
+		let (a, b) = (self.a[0].0.leading(SCREEN), self.b[0].0.leading(SCREEN));
+		let stats = (row_stats(&a), row_stats(&b));
+		let coarse = self.accurate.then(|| coarse_maxima(&a, &b));
+		bound::compute((&a, &b), (&stats.0, &stats.1), coarse.as_ref(), mantissa)
 	}
 
 	/// the operands and statistics of product `q` of [`PRODUCTS`]
@@ -51,8 +66,12 @@ impl PartOperands {
 		((a, b), (sa, sb), self.coarse.as_ref().map(|c| &c[q]))
 	}
 
-	/// the error bounds of the four products, for outputs of `mantissa` bits
-	pub fn bounds(&self, mantissa: u32) -> PartBounds {
+	/// the error bounds of the four products, for outputs of `mantissa` bits (with their coarse
+	/// maxima under accurate scaling)
+	pub fn bounds(&mut self, mantissa: u32) -> PartBounds {
+		if self.accurate {
+			self.coarse = Some(PRODUCTS.map(|(s, t)| coarse_maxima(&self.a[s].0, &self.b[t].0)));
+		}
 		PartBounds([0, 1, 2, 3].map(|q| {
 			let (ops, stats, coarse) = self.product(q);
 			bound::compute(ops, stats, coarse, mantissa)
@@ -62,6 +81,7 @@ impl PartOperands {
 	/// the complex product by `plan` (each real product by its scheme, scheme II with the CRT's
 	/// remainders): `Re = P0 - P1`, `Im = P2 + P3`, by [`combined`]
 	pub fn emulate(&self, plan: &Plan, timer: &mut Timer) -> Parts {
+		debug_assert_eq!(self.coarse.is_some(), self.accurate, "the bounds computed the coarse maxima");
 		let [p0, p1, p2, p3] = [0, 1, 2, 3].map(|q| {
 			let ((a, b), stats, coarse) = self.product(q);
 			emulate(a, b, stats, coarse, (plan, true), timer)

@@ -5,10 +5,10 @@
 use super::blas::Int8Gemm;
 use super::device::{Gpu, driver};
 use super::pipeline::{DeviceOperand, Job, OperandStats, alloc, pad16, ptr};
-use crate::bound::{Bound, RowMaxima, floor_exponent, offsets, sides, window_bits};
+use crate::bound::{Bound, floor_exponent, offsets, sides};
 use crate::scheme2::CoarseMaxima;
 use crate::{Error, Scalar};
-use cudarc::driver::{LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
 /// the rows and columns of the product one block of `bound_maxima` takes (`ROWS`, `COLUMNS` in
 /// cuda/bound.cu)
@@ -25,21 +25,46 @@ pub(super) fn bound<T: Scalar>(
 	mantissa: u32,
 ) -> Result<Bound, Error> {
 	let (m, n, k) = (a.rows, b.rows, a.k);
-	let parts = if T::IS_COMPLEX { 2 } else { 1 };
-	let bits = window_bits(k * parts);
+	let bits = window_bits::<T>(k);
 	let (offsets_a, offsets_b) = offsets((&sa.rows, &sb.rows), coarse);
 	let side_a = sides(&sa.rows, |i| sa.amax[i], &offsets_a, bits);
 	let side_b = sides(&sb.rows, |j| sb.amax[j], &offsets_b, bits);
 	let upload = |v: &[crate::bound::Side]| gpu.stream.clone_htod(bytemuck::cast_slice::<_, u8>(v)).map_err(driver);
 	let (dev_a, dev_b) = (upload(&side_a)?, upload(&side_b)?);
-	let kpad = pad16(k);
-	let window = |slot: usize, op: &DeviceOperand, s: &OperandStats| -> Result<u64, Error> {
-		let out = gpu.scratch(slot, parts * op.rows * kpad)?;
-		launch_split!(gpu, "split_window", T, op, out, s.device.e_max(), bits)?;
-		Ok(out)
-	};
-	let (qa, qb) = (window(30, a, sa)?, window(31, b, sb)?);
-	// L per part: real QA QB; complex Re = QAr QBr + QAi QBi, Im = QAr QBi + QAi QBr
+	let (qa, qb) = (window::<T>(gpu, 30, a, sa, bits)?, window::<T>(gpu, 31, b, sb, bits)?);
+	let l = magnitude_products::<T>(gpu, (qa, qb), (m, n, pad16(k)))?;
+	let sides = (ptr(gpu, &dev_a), ptr(gpu, &dev_b));
+	let maxima = launch_maxima(gpu, l, (m, n), sides, (bits, floor_exponent(mantissa)))?;
+	let raw = gpu.stream.clone_dtoh(&maxima).map_err(driver)?;
+	Ok(Bound {
+		rows: bytemuck::cast_slice(&raw).to_vec(),
+		shape: (m, n, k),
+		complex: T::IS_COMPLEX,
+		mantissa,
+	})
+}
+
+/// the window's bits for inner dimension `k` (twice the terms for complex products)
+pub(super) fn window_bits<T: Scalar>(k: usize) -> i32 {
+	crate::bound::window_bits(k * if T::IS_COMPLEX { 2 } else { 1 })
+}
+
+/// the window magnitudes of `op` (`split_window`, one int8 plane per part, K padded to 16) in
+/// scratch `slot`
+pub(super) fn window<T: Scalar>(gpu: &Gpu, slot: usize, op: &DeviceOperand, stats: &OperandStats, bits: i32) -> Result<u64, Error> {
+	let parts = if T::IS_COMPLEX { 2 } else { 1 };
+	let out = gpu.scratch(slot, parts * op.rows * pad16(op.k))?;
+	launch_split!(gpu, "split_window", T, op, out, stats.device.e_max(), bits)?;
+	Ok(out)
+}
+
+/// the exact magnitude products L per part of the output (INT32, `m x n`, in scratch 32 and 33):
+/// real `QA QB`; complex `Re = QAr QBr + QAi QBi`, `Im = QAr QBi + QAi QBr` (0 for real products)
+pub(super) fn magnitude_products<T: Scalar>(
+	gpu: &Gpu,
+	(qa, qb): (u64, u64),
+	(m, n, kpad): (usize, usize, usize),
+) -> Result<(u64, u64), Error> {
 	let (plane_a, plane_b) = ((m * kpad) as u64, (n * kpad) as u64);
 	let product = |slot: usize, terms: &[(u64, u64)]| -> Result<u64, Error> {
 		let c = gpu.scratch(slot, 4 * m * n)?;
@@ -59,12 +84,24 @@ pub(super) fn bound<T: Scalar>(
 		}
 		Ok(c)
 	};
-	let (l_re, l_im) = if T::IS_COMPLEX {
+	if T::IS_COMPLEX {
 		let re = product(32, &[(qa, qb), (qa + plane_a, qb + plane_b)])?;
-		(re, product(33, &[(qa, qb + plane_b), (qa + plane_a, qb)])?)
+		Ok((re, product(33, &[(qa, qb + plane_b), (qa + plane_a, qb)])?))
 	} else {
-		(product(32, &[(qa, qb)])?, 0)
-	};
+		Ok((product(32, &[(qa, qb)])?, 0))
+	}
+}
+
+/// the seven maxima of each row (`bound_maxima`, cuda/bound.cu) from the magnitude products and
+/// the sides' device addresses, for a window of `bits` and outputs whose half smallest subnormal
+/// is `2^floor_exp`
+pub(super) fn launch_maxima(
+	gpu: &Gpu,
+	(l_re, l_im): (u64, u64),
+	(m, n): (usize, usize),
+	(side_a, side_b): (u64, u64),
+	(bits, floor_exp): (i32, i32),
+) -> Result<CudaSlice<u64>, Error> {
 	let maxima = alloc::<u64>(gpu, 7 * m)?;
 	if m > 0 && n > 0 {
 		let cfg = LaunchConfig {
@@ -72,7 +109,6 @@ pub(super) fn bound<T: Scalar>(
 			block_dim: (BLOCK.0 as u32, 1, 1),
 			shared_mem_bytes: 0,
 		};
-		let floor_exp = floor_exponent(mantissa);
 		let (ma, mb) = (m as i32, n as i32);
 		launch!(
 			gpu,
@@ -82,19 +118,12 @@ pub(super) fn bound<T: Scalar>(
 			l_im,
 			ma,
 			mb,
-			ptr(gpu, &dev_a),
-			ptr(gpu, &dev_b),
+			side_a,
+			side_b,
 			bits,
 			floor_exp,
 			ptr(gpu, &maxima)
 		)?;
 	}
-	let raw = gpu.stream.clone_dtoh(&maxima).map_err(driver)?;
-	let rows: Vec<RowMaxima> = bytemuck::cast_slice(&raw).to_vec();
-	Ok(Bound {
-		rows,
-		shape: (m, n, k),
-		complex: T::IS_COMPLEX,
-		mantissa,
-	})
+	Ok(maxima)
 }

@@ -6,9 +6,10 @@
 
 use super::device::{Gpu, driver};
 use super::pipeline::{DeviceOperand, Job, Output, alloc, coarse_maxima, elementwise, operand_stats, product, ptr};
-use crate::bound::PartBounds;
+use crate::bound::{Bound, PartBounds};
 use crate::cpu::parts::PRODUCTS;
 use crate::emulator::Settings;
+use crate::policy::SCREEN;
 use crate::{Error, PhaseTimes, Plan, Precision, Route, Scalar, Scaling, Scheme};
 use cudarc::driver::{CudaSlice, PushKernelArg};
 
@@ -19,6 +20,16 @@ pub(super) struct PartOperands {
 	_buffers: [CudaSlice<f64>; 4],
 	a: [DeviceOperand; 2],
 	b: [DeviceOperand; 2],
+}
+
+/// the bound of a real `f64` product under `scaling`, for outputs of `mantissa` bits
+fn real_bound(gpu: &Gpu, (a, b): (DeviceOperand, DeviceOperand), mantissa: u32, scaling: Scaling) -> Result<Bound, Error> {
+	let (sa, sb) = operand_stats::<f64>(gpu, (&a, &b), (None, None))?;
+	let coarse = match scaling {
+		Scaling::Accurate => Some(coarse_maxima::<f64>(gpu, (&a, &b), (&sa, &sb))?),
+		Scaling::Fast => None,
+	};
+	super::bound::bound::<f64>(gpu, (&a, &b), (&sa, &sb), coarse.as_ref(), mantissa)
 }
 
 /// the parts of the complex operands `a` and `b`
@@ -71,16 +82,19 @@ impl PartOperands {
 
 	/// the error bounds of the four real products under `scaling`, for outputs of `mantissa` bits
 	pub fn bounds(&self, gpu: &Gpu, mantissa: u32, scaling: Scaling) -> Result<PartBounds, Error> {
-		let bound = |q: usize| {
-			let (a, b) = self.operands(q);
-			let (sa, sb) = operand_stats::<f64>(gpu, (&a, &b), (None, None))?;
-			let coarse = match scaling {
-				Scaling::Accurate => Some(coarse_maxima::<f64>(gpu, (&a, &b), (&sa, &sb))?),
-				Scaling::Fast => None,
-			};
-			super::bound::bound::<f64>(gpu, (&a, &b), (&sa, &sb), coarse.as_ref(), mantissa)
-		};
+		let bound = |q: usize| real_bound(gpu, self.operands(q), mantissa, scaling);
 		Ok(PartBounds([bound(0)?, bound(1)?, bound(2)?, bound(3)?]))
+	}
+
+	/// the screen of [`crate::policy::PolicyInput::separate_parts_pay`]: the bound of `Re A Re B`
+	/// on the leading [`SCREEN`] rows of `A` and columns of `B`
+	pub fn screen(&self, gpu: &Gpu, mantissa: u32, scaling: Scaling) -> Result<Bound, Error> {
+		let (a, b) = self.operands(0);
+		let leading = |op: DeviceOperand| DeviceOperand {
+			rows: op.rows.min(SCREEN),
+			..op
+		};
+		real_bound(gpu, (leading(a), leading(b)), mantissa, scaling)
 	}
 
 	/// the complex product of `job` by `plan`: the entries of the rows and columns `job` flags are

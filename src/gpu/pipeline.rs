@@ -394,13 +394,15 @@ pub(crate) fn product<T: Scalar>(
 	let mut parts = None;
 	if input.weighs_separate_parts(&choice, precision) {
 		let ops = super::parts::split::<T>(gpu, (&a, &b))?;
-		let bounds = ops.bounds(gpu, T::MANTISSA_BITS, scaling)?;
-		choice = PolicyInput {
-			parts: Some(&bounds),
-			..input
+		if input.separate_parts_pay(&choice, &ops.screen(gpu, T::MANTISSA_BITS, scaling)?, precision) {
+			let bounds = ops.bounds(gpu, T::MANTISSA_BITS, scaling)?;
+			choice = PolicyInput {
+				parts: Some(&bounds),
+				..input
+			}
+			.choose(precision);
+			parts = choice.plan.separate_parts.then_some(ops);
 		}
-		.choose(precision);
-		parts = choice.plan.separate_parts.then_some(ops);
 	}
 	let bound_time = bound_start.elapsed();
 	let plan = choice.plan;
@@ -444,19 +446,29 @@ pub(crate) fn product<T: Scalar>(
 	);
 	let nonfinite_entries = bad_m * n + bad_n * m - bad_m * bad_n;
 	if let Some(ops) = &parts {
-		let (route, times) = ops.product(&job, &plan, settings)?;
+		// the phases: the statistics, bounds and policy before the real products join their
+		// splits; their reconstructions, the combination and the fixup are the reconstruction
+		clock.mark(gpu)?;
+		let (route, real) = ops.product(&job, &plan, settings)?;
 		if bad_m + bad_n + plan.native_rows > 0 {
 			fixup(&job)?;
 		}
+		clock.mark(gpu)?;
+		let laps = clock.laps()?;
+		let (before, after) = (laps[0], laps[1]);
+		let times = PhaseTimes {
+			bound: bound_time,
+			split: before + real.split,
+			products: real.products,
+			reconstruct: after.saturating_sub(real.split + real.products),
+			total: before + after,
+		};
 		return Ok(Outcome {
 			plan,
 			route,
 			nonfinite_entries,
 			native_rows: choice.native_rows,
-			times: PhaseTimes {
-				bound: bound_time,
-				..times
-			},
+			times,
 		});
 	}
 	let route = match plan.scheme {

@@ -3,6 +3,7 @@
 //! variant of the INT8 wgmma chassis beside cuBLASLt INT8 (feature `cuda`)
 
 use super::blas::Int8Gemm;
+use super::bound;
 use super::device::{Gpu, driver, gpu};
 use super::pipeline::{self, DeviceOperand, Job, Output, ResiduePlanes, alloc, pad16, ptr};
 use super::wgmma_config::{VARIANTS, choose};
@@ -148,6 +149,102 @@ pub fn memory_kernels<T: Scalar>(emu: &Emulator, a: &DeviceMatrix<T>, moduli: u3
 	let bytes = (parts * moduli as usize * n * n) as u64 + size;
 	record(format!("crt_{} p={moduli}", T::NAME), bytes, &mut || {
 		pipeline::launch_crt(&job, &crt, residue_planes, (ptr(&g, &shifts), ptr(&g, &shifts)))
+	})?;
+	Ok(out)
+}
+
+/// the error bound's stages alone, with device events (medians of `runs`), on the square device
+/// matrix `a` as both operands (`A` rows contiguous, `B` K contiguous, fast scaling): the
+/// statistics, the window magnitudes of each operand (`split_window`), their exact INT8 products
+/// (cuBLASLt), the per-row maxima (`bound_maxima`), and the whole bound as a product computes it
+/// (its host work and transfers included, the statistics not)
+///
+/// # example
+/// ```no_run
+/// use emugemm::{Backend, Emulator, profile};
+/// let emu = Emulator::with_backend(Backend::Gpu)?;
+/// let a = emu.upload(faer::Mat::<f64>::from_fn(4096, 4096, |i, j| (i + 2 * j) as f64).as_ref())?;
+/// for k in profile::bound_kernels(&emu, &a, 20)? {
+///     println!("{}: {:?}", k.kernel, k.time);
+/// }
+/// # Ok::<(), emugemm::Error>(())
+/// ```
+pub fn bound_kernels<T: Scalar>(emu: &Emulator, a: &DeviceMatrix<T>, runs: usize) -> Result<Vec<KernelTime>, Error> {
+	let _ = emu.zeros_on_device::<T>(0, 0)?; // the emulator must be on the GPU
+	let n = a.nrows();
+	if a.ncols() != n {
+		return Err(Error::ShapeMismatch {
+			lhs: (n, a.ncols()),
+			rhs: (n, a.ncols()),
+			dst: None,
+		});
+	}
+	let g = gpu()?;
+	let size = (n * n * size_of::<T>()) as u64;
+	let parts = if T::IS_COMPLEX { 2 } else { 1 };
+	let (lhs, rhs) = (
+		DeviceOperand {
+			ptr: a.ptr(&g),
+			rows: n,
+			k: n,
+			rs: 1,
+			cs: n as i64,
+		},
+		DeviceOperand {
+			ptr: a.ptr(&g),
+			rows: n,
+			k: n,
+			rs: n as i64,
+			cs: 1,
+		},
+	);
+	let median = |f: &mut dyn FnMut() -> Result<(), Error>| -> Result<Duration, Error> {
+		g.timed(&mut *f)?;
+		let mut t = (0..runs.max(1)).map(|_| g.timed(&mut *f)).collect::<Result<Vec<_>, _>>()?;
+		t.sort();
+		Ok(t[t.len() / 2])
+	};
+	let mut out = Vec::new();
+	let mut record = |kernel: String, bytes: u64, f: &mut dyn FnMut() -> Result<(), Error>| -> Result<(), Error> {
+		out.push(KernelTime {
+			kernel,
+			time: median(f)?,
+			bytes,
+		});
+		Ok(())
+	};
+	let regions = pipeline::launch_stats::<T>(&g, &[&lhs, &rhs])?;
+	let stats = pipeline::download_stats(&g, &regions)?;
+	record(format!("bound: statistics of both operands ({})", T::NAME), 4 * size, &mut || {
+		pipeline::launch_stats::<T>(&g, &[&lhs, &rhs]).map(|_| ())
+	})?;
+	let bits = bound::window_bits::<T>(n);
+	let window_bytes = size + (parts * n * pad16(n)) as u64;
+	let (mut qa, mut qb) = (0, 0);
+	record(format!("bound: split_window_{}, A", T::NAME), window_bytes, &mut || {
+		qa = bound::window::<T>(&g, 30, &lhs, &stats[0], bits)?;
+		Ok(())
+	})?;
+	record(format!("bound: split_window_{}, B", T::NAME), window_bytes, &mut || {
+		qb = bound::window::<T>(&g, 31, &rhs, &stats[1], bits)?;
+		Ok(())
+	})?;
+	let mut l = (0, 0);
+	record(
+		format!("bound: magnitude products ({} INT8 GEMMs)", 2 * parts - 1),
+		(4 * parts * n * n) as u64,
+		&mut || {
+			l = bound::magnitude_products::<T>(&g, (qa, qb), (n, n, pad16(n)))?;
+			Ok(())
+		},
+	)?;
+	let zero_sides = alloc::<u8>(&g, 56 * n)?;
+	record("bound: bound_maxima".into(), (4 * parts * n * n) as u64, &mut || {
+		let sides = (ptr(&g, &zero_sides), ptr(&g, &zero_sides));
+		bound::launch_maxima(&g, l, (n, n), sides, (bits, -1075)).map(|_| ())
+	})?;
+	record(format!("bound: whole, as a {} product computes it", T::NAME), 0, &mut || {
+		bound::bound::<T>(&g, (&lhs, &rhs), (&stats[0], &stats[1]), None, T::MANTISSA_BITS).map(|_| ())
 	})?;
 	Ok(out)
 }
