@@ -85,18 +85,26 @@ impl PartOperands {
 		let bound = |q: usize| real_bound(gpu, self.operands(q), mantissa, scaling);
 		Ok(PartBounds([bound(0)?, bound(1)?, bound(2)?, bound(3)?]))
 	}
+}
 
-	/// the screen of [`crate::policy::PolicyInput::separate_parts_pay`]: the bound of `Re A Re B`
-	/// on the leading [`SCREEN`] rows of `A` and columns of `B`
-	pub fn screen(&self, gpu: &Gpu, mantissa: u32, scaling: Scaling) -> Result<Bound, Error> {
-		let (a, b) = self.operands(0);
-		let leading = |op: DeviceOperand| DeviceOperand {
-			rows: op.rows.min(SCREEN),
-			..op
-		};
-		real_bound(gpu, (leading(a), leading(b)), mantissa, scaling)
-	}
+/// the screen of [`crate::policy::PolicyInput::separate_parts_pay`] for the complex operands `a`
+/// and `b`: the bound of `Re A Re B` on the leading [`SCREEN`] rows of `A` and columns of `B`
+/// (only those are split into parts), for outputs of `mantissa` bits
+pub(super) fn screen<T: Scalar>(
+	gpu: &Gpu,
+	(a, b): (&DeviceOperand, &DeviceOperand),
+	mantissa: u32,
+	scaling: Scaling,
+) -> Result<Bound, Error> {
+	let leading = |op: &DeviceOperand| DeviceOperand {
+		rows: op.rows.min(SCREEN),
+		..*op
+	};
+	let parts = split::<T>(gpu, (&leading(a), &leading(b)))?;
+	real_bound(gpu, parts.operands(0), mantissa, scaling)
+}
 
+impl PartOperands {
 	/// the complex product of `job` by `plan`: the entries of the rows and columns `job` flags are
 	/// left to the native fixup. The route and the phase times of the real products (summed)
 	pub fn product<T: Scalar>(&self, job: &Job<'_, T>, plan: &Plan, settings: Settings) -> Result<(Route, PhaseTimes), Error> {

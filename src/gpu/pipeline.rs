@@ -393,8 +393,9 @@ pub(crate) fn product<T: Scalar>(
 	// where one scale per row for both parts leaves rows native: the parts scaled separately
 	let mut parts = None;
 	if input.weighs_separate_parts(&choice, precision) {
-		let ops = super::parts::split::<T>(gpu, (&a, &b))?;
-		if input.separate_parts_pay(&choice, &ops.screen(gpu, T::MANTISSA_BITS, scaling)?, precision) {
+		let screen = super::parts::screen::<T>(gpu, (&a, &b), T::MANTISSA_BITS, scaling)?;
+		if input.separate_parts_pay(&choice, &screen, precision) {
+			let ops = super::parts::split::<T>(gpu, (&a, &b))?;
 			let bounds = ops.bounds(gpu, T::MANTISSA_BITS, scaling)?;
 			choice = PolicyInput {
 				parts: Some(&bounds),

@@ -231,7 +231,7 @@ pub fn bound_kernels<T: Scalar>(emu: &Emulator, a: &DeviceMatrix<T>, runs: usize
 	})?;
 	let mut l = (0, 0);
 	record(
-		format!("bound: magnitude products ({} INT8 GEMMs)", 2 * parts - 1),
+		format!("bound: magnitude products ({} INT8 GEMMs)", parts * parts),
 		(4 * parts * n * n) as u64,
 		&mut || {
 			l = bound::magnitude_products::<T>(&g, (qa, qb), (n, n, pad16(n)))?;
