@@ -34,7 +34,11 @@ use core::fmt;
 /// plan is run only where the certified bound
 /// ([`Plan::predicted_bits`], a lower bound of the measured bits, with no statistics
 /// involved) meets the target; rows of the product that no plan can certify are computed natively
-/// (and counted in the report), and where too many are, the whole product is.
+/// (and counted in the report), and where too many are, the whole product is. the native product
+/// keeps every target by definition, so it also runs where it is predicted faster (see
+/// [`crate::Emulator::with_native_candidate`]). complex products whose smaller part one scale per
+/// row cannot certify may run with separately scaled parts ([`Plan::separate_parts`]), so that
+/// each part keeps its own promise.
 ///
 /// # example
 /// ```
