@@ -48,15 +48,10 @@ __device__ void inner_ranges(const T* x, int rows, int k, long long rs, long lon
 template <typename T>
 __device__ void balance(const T* x, int rows, int k, long long rs, long long cs, const int* d, int sign, T* out, long long out_rs,
                         long long out_cs) {
-	using E = emu::Elem<T>;
-	const bool rows_fast = out_rs == 1;
-	for (long long idx = blockIdx.x * 256ll + threadIdx.x; idx < (long long)rows * k; idx += (long long)gridDim.x * 256) {
-		const int r = (int)(rows_fast ? idx % rows : idx / k), h = (int)(rows_fast ? idx / rows : idx % k);
-		double re, im;
-		E::load(x, (long long)r * rs + (long long)h * cs, re, im);
+	emu::for_each_copied(x, rows, k, rs, cs, out_rs, out_cs, [&](int h, double re, double im, long long at) {
 		const int e = sign * d[h];
-		E::store(out, (long long)r * out_rs + (long long)h * out_cs, emu::scale_pow2(re, e), emu::scale_pow2(im, e));
-	}
+		emu::Elem<T>::store(out, at, emu::scale_pow2(re, e), emu::scale_pow2(im, e));
+	});
 }
 
 }  // namespace

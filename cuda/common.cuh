@@ -211,6 +211,21 @@ __device__ __forceinline__ T combined(const T& old, double cre, double cim, doub
 	return x;
 }
 
+// every entry of the rows x k operand x (row r, inner index h at r rs + h cs, parts re and im) as
+// visit(h, re, im, at), at = r out_rs + h out_cs its place in a copy with strides out_rs and
+// out_cs, over a grid-stride loop of 256-thread blocks that walks the copy's contiguous dimension
+// (the rows where out_rs == 1, K otherwise), so that the copy's stores coalesce
+template <typename T, typename F>
+__device__ void for_each_copied(const T* x, int rows, int k, long long rs, long long cs, long long out_rs, long long out_cs, F&& visit) {
+	const bool rows_fast = out_rs == 1;
+	for (long long idx = blockIdx.x * 256ll + threadIdx.x; idx < (long long)rows * k; idx += (long long)gridDim.x * 256) {
+		const int r = (int)(rows_fast ? idx % rows : idx / k), h = (int)(rows_fast ? idx / rows : idx % k);
+		double re, im;
+		Elem<T>::load(x, (long long)r * rs + (long long)h * cs, re, im);
+		visit(h, re, im, (long long)r * out_rs + (long long)h * out_cs);
+	}
+}
+
 // s = fl(a + b) and its error e, s + e = a + b exactly (Knuth's TwoSum; two_sum in src/scheme2.rs)
 __device__ __forceinline__ double two_sum(double a, double b, double& e) {
 	const double s = __dadd_rn(a, b);

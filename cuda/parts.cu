@@ -14,17 +14,11 @@ namespace {
 template <typename T>
 __device__ void split_parts(const T* x, int rows, int k, long long rs, long long cs, double* re, double* im, long long out_rs,
                             long long out_cs) {
-	using E = emu::Elem<T>;
-	const bool rows_fast = out_rs == 1;
-	for (long long idx = blockIdx.x * 256ll + threadIdx.x; idx < (long long)rows * k; idx += (long long)gridDim.x * 256) {
-		const int r = (int)(rows_fast ? idx % rows : idx / k), h = (int)(rows_fast ? idx / rows : idx % k);
-		double xr, xi;
-		E::load(x, (long long)r * rs + (long long)h * cs, xr, xi);
-		if (!(emu::finite(xr) && emu::finite(xi))) xr = xi = 0.0;
-		const long long at = (long long)r * out_rs + (long long)h * out_cs;
-		re[at] = xr;
-		im[at] = xi;
-	}
+	emu::for_each_copied(x, rows, k, rs, cs, out_rs, out_cs, [&](int, double xr, double xi, long long at) {
+		const bool finite = emu::finite(xr) && emu::finite(xi);
+		re[at] = finite ? xr : 0.0;
+		im[at] = finite ? xi : 0.0;
+	});
 }
 
 // x + sign y for two products given with their remainders (x + xl, y + yl), rounded once

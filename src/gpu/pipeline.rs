@@ -337,18 +337,13 @@ pub(crate) fn product<T: Scalar>(
 		scaling,
 		native_candidate: settings.native_candidate,
 	};
-	if m == 0 || n == 0 || k == 0 {
-		native::<T>(gpu, &a, &b, &out, alpha, precision)?;
-		return Ok(Outcome {
-			plan: Plan::native(m),
-			route: Route::Native,
-			nonfinite_entries: 0,
-			native_rows: (0..m).collect(),
-			times: PhaseTimes::default(),
-		});
-	}
-	if policy(None).skips_bound(precision) {
-		whole_native::<T>(gpu, (a, b), out, alpha, precision)?;
+	let empty = m == 0 || n == 0 || k == 0;
+	if empty || policy(None).skips_bound(precision) {
+		if empty {
+			native::<T>(gpu, &a, &b, &out, alpha, precision)?;
+		} else {
+			whole_native::<T>(gpu, (a, b), out, alpha, precision)?;
+		}
 		return Ok(Outcome {
 			plan: Plan::native(m),
 			route: Route::Native,

@@ -46,62 +46,19 @@ impl KernelTime {
 /// # Ok::<(), emugemm::Error>(())
 /// ```
 pub fn memory_kernels<T: Scalar>(emu: &Emulator, a: &DeviceMatrix<T>, moduli: u32, runs: usize) -> Result<Vec<KernelTime>, Error> {
-	let _ = emu.zeros_on_device::<T>(0, 0)?; // the emulator must be on the GPU
-	let n = a.nrows();
-	if a.ncols() != n {
-		return Err(Error::ShapeMismatch {
-			lhs: (n, a.ncols()),
-			rhs: (n, a.ncols()),
-			dst: None,
-		});
-	}
-	let g = gpu()?;
+	let (g, [lhs, rhs]) = square_operands(emu, a)?;
+	let n = lhs.rows;
 	let size = (n * n * size_of::<T>()) as u64;
 	let per = if T::IS_COMPLEX { 3 } else { 1 };
 	let planes = (per * moduli as usize * n * pad16(n)) as u64;
-	let median = |f: &mut dyn FnMut() -> Result<(), Error>| -> Result<Duration, Error> {
-		g.timed(&mut *f)?;
-		let mut t = (0..runs.max(1)).map(|_| g.timed(&mut *f)).collect::<Result<Vec<_>, _>>()?;
-		t.sort();
-		Ok(t[t.len() / 2])
-	};
-	let mut out = Vec::new();
-	let mut record = |kernel: String, bytes: u64, f: &mut dyn FnMut() -> Result<(), Error>| -> Result<(), Error> {
-		out.push(KernelTime {
-			kernel,
-			time: median(f)?,
-			bytes,
-		});
-		Ok(())
-	};
-	let src = a.ptr(&g);
+	let mut timings = Timings::new(&g, runs);
+	let src = lhs.ptr;
 	let copy = g.scratch(19, size as usize)?;
-	record("copy (cuMemcpyDtoDAsync)".into(), 2 * size, &mut || {
+	timings.record("copy (cuMemcpyDtoDAsync)".into(), 2 * size, &mut || {
 		// SAFETY: both ranges are `size` bytes of live device memory
 		unsafe { cudarc::driver::result::memcpy_dtod_async(copy, src, size as usize, g.stream.cu_stream()) }.map_err(driver)
 	})?;
-	let sides = [
-		(
-			"rows contiguous",
-			DeviceOperand {
-				ptr: src,
-				rows: n,
-				k: n,
-				rs: 1,
-				cs: n as i64,
-			},
-		),
-		(
-			"k contiguous",
-			DeviceOperand {
-				ptr: src,
-				rows: n,
-				k: n,
-				rs: n as i64,
-				cs: 1,
-			},
-		),
-	];
+	let sides = [("rows contiguous", lhs), ("k contiguous", rhs)];
 	let crt = Crt::new(moduli);
 	let residues = g.scratch(20, planes as usize)?;
 	for (what, op) in &sides {
@@ -109,15 +66,15 @@ pub fn memory_kernels<T: Scalar>(emu: &Emulator, a: &DeviceMatrix<T>, moduli: u3
 		// realistic magnitudes for the split
 		let region = pipeline::launch_stats::<T>(&g, &[op])?[0];
 		let (shifts, _) = pipeline::launch_fast_shifts(&g, (region, region), crt.lambda)?;
-		record(format!("row_stats_{} (two passes), {what}", T::NAME), 2 * size, &mut || {
+		timings.record(format!("row_stats_{} (two passes), {what}", T::NAME), 2 * size, &mut || {
 			pipeline::launch_stats::<T>(&g, &[op]).map(|_| ())
 		})?;
-		record(format!("split_residues_{} p={moduli}, {what}", T::NAME), size + planes, &mut || {
+		timings.record(format!("split_residues_{} p={moduli}, {what}", T::NAME), size + planes, &mut || {
 			pipeline::split_residues::<T>(&g, residues, op, shifts, moduli).map(|_| ())
 		})?;
 	}
 	// as a product takes them: A's rows (contiguous) and B's columns (K contiguous) in one launch
-	record(
+	timings.record(
 		format!("row_stats_{} (two passes), both orientations in one launch", T::NAME),
 		4 * size,
 		&mut || pipeline::launch_stats::<T>(&g, &[&sides[0].1, &sides[1].1]).map(|_| ()),
@@ -147,10 +104,10 @@ pub fn memory_kernels<T: Scalar>(emu: &Emulator, a: &DeviceMatrix<T>, moduli: u3
 		stride,
 	};
 	let bytes = (parts * moduli as usize * n * n) as u64 + size;
-	record(format!("crt_{} p={moduli}", T::NAME), bytes, &mut || {
+	timings.record(format!("crt_{} p={moduli}", T::NAME), bytes, &mut || {
 		pipeline::launch_crt(&job, &crt, residue_planes, (ptr(&g, &shifts), ptr(&g, &shifts)))
 	})?;
-	Ok(out)
+	Ok(timings.rows)
 }
 
 /// the error bound's stages alone, with device events (medians of `runs`), on the square device
@@ -170,6 +127,53 @@ pub fn memory_kernels<T: Scalar>(emu: &Emulator, a: &DeviceMatrix<T>, moduli: u3
 /// # Ok::<(), emugemm::Error>(())
 /// ```
 pub fn bound_kernels<T: Scalar>(emu: &Emulator, a: &DeviceMatrix<T>, runs: usize) -> Result<Vec<KernelTime>, Error> {
+	let (g, [lhs, rhs]) = square_operands(emu, a)?;
+	let n = lhs.rows;
+	let size = (n * n * size_of::<T>()) as u64;
+	let parts = if T::IS_COMPLEX { 2 } else { 1 };
+	let mut timings = Timings::new(&g, runs);
+	let regions = pipeline::launch_stats::<T>(&g, &[&lhs, &rhs])?;
+	let stats = pipeline::download_stats(&g, &regions)?;
+	timings.record(format!("bound: statistics of both operands ({})", T::NAME), 4 * size, &mut || {
+		pipeline::launch_stats::<T>(&g, &[&lhs, &rhs]).map(|_| ())
+	})?;
+	let bits = bound::window_bits::<T>(n);
+	let window_bytes = size + (parts * n * pad16(n)) as u64;
+	let (mut qa, mut qb) = (0, 0);
+	timings.record(format!("bound: split_window_{}, A", T::NAME), window_bytes, &mut || {
+		qa = bound::window::<T>(&g, 30, &lhs, &stats[0], bits)?;
+		Ok(())
+	})?;
+	timings.record(format!("bound: split_window_{}, B", T::NAME), window_bytes, &mut || {
+		qb = bound::window::<T>(&g, 31, &rhs, &stats[1], bits)?;
+		Ok(())
+	})?;
+	let mut l = (0, 0);
+	timings.record(
+		format!("bound: magnitude products ({} INT8 GEMMs)", parts * parts),
+		(4 * parts * n * n) as u64,
+		&mut || {
+			l = bound::magnitude_products::<T>(&g, (qa, qb), (n, n, pad16(n)))?;
+			Ok(())
+		},
+	)?;
+	let zero_sides = alloc::<u8>(&g, 56 * n)?;
+	timings.record("bound: bound_maxima".into(), (4 * parts * n * n) as u64, &mut || {
+		let sides = (ptr(&g, &zero_sides), ptr(&g, &zero_sides));
+		bound::launch_maxima(&g, l, (n, n), sides, (bits, -1075)).map(|_| ())
+	})?;
+	timings.record(format!("bound: whole, as a {} product computes it", T::NAME), 0, &mut || {
+		bound::bound::<T>(&g, (&lhs, &rhs), (&stats[0], &stats[1]), None, T::MANTISSA_BITS).map(|_| ())
+	})?;
+	Ok(timings.rows)
+}
+
+/// the GPU, and the square device matrix `a` as the left operand of a product (rows contiguous)
+/// and as the right one (K contiguous)
+fn square_operands<T: Scalar>(
+	emu: &Emulator,
+	a: &DeviceMatrix<T>,
+) -> Result<(std::sync::MutexGuard<'static, Gpu>, [DeviceOperand; 2]), Error> {
 	let _ = emu.zeros_on_device::<T>(0, 0)?; // the emulator must be on the GPU
 	let n = a.nrows();
 	if a.ncols() != n {
@@ -180,73 +184,47 @@ pub fn bound_kernels<T: Scalar>(emu: &Emulator, a: &DeviceMatrix<T>, runs: usize
 		});
 	}
 	let g = gpu()?;
-	let size = (n * n * size_of::<T>()) as u64;
-	let parts = if T::IS_COMPLEX { 2 } else { 1 };
-	let (lhs, rhs) = (
-		DeviceOperand {
-			ptr: a.ptr(&g),
-			rows: n,
-			k: n,
-			rs: 1,
-			cs: n as i64,
-		},
-		DeviceOperand {
-			ptr: a.ptr(&g),
-			rows: n,
-			k: n,
-			rs: n as i64,
-			cs: 1,
-		},
-	);
-	let median = |f: &mut dyn FnMut() -> Result<(), Error>| -> Result<Duration, Error> {
-		g.timed(&mut *f)?;
-		let mut t = (0..runs.max(1)).map(|_| g.timed(&mut *f)).collect::<Result<Vec<_>, _>>()?;
-		t.sort();
-		Ok(t[t.len() / 2])
+	let lhs = DeviceOperand {
+		ptr: a.ptr(&g),
+		rows: n,
+		k: n,
+		rs: 1,
+		cs: n as i64,
 	};
-	let mut out = Vec::new();
-	let mut record = |kernel: String, bytes: u64, f: &mut dyn FnMut() -> Result<(), Error>| -> Result<(), Error> {
-		out.push(KernelTime {
+	let rhs = DeviceOperand {
+		rs: n as i64,
+		cs: 1,
+		..lhs
+	};
+	Ok((g, [lhs, rhs]))
+}
+
+/// kernel timings: medians of device-event timings, one row per kernel
+struct Timings<'g> {
+	g: &'g Gpu,
+	runs: usize,
+	rows: Vec<KernelTime>,
+}
+
+impl<'g> Timings<'g> {
+	fn new(g: &'g Gpu, runs: usize) -> Self {
+		Timings { g, runs, rows: Vec::new() }
+	}
+
+	/// the median of `runs` timings of `f` (after one warm-up), as `kernel` moving `bytes`
+	fn record(&mut self, kernel: String, bytes: u64, f: &mut dyn FnMut() -> Result<(), Error>) -> Result<(), Error> {
+		self.g.timed(&mut *f)?;
+		let mut t = (0..self.runs.max(1))
+			.map(|_| self.g.timed(&mut *f))
+			.collect::<Result<Vec<_>, _>>()?;
+		t.sort();
+		self.rows.push(KernelTime {
 			kernel,
-			time: median(f)?,
+			time: t[t.len() / 2],
 			bytes,
 		});
 		Ok(())
-	};
-	let regions = pipeline::launch_stats::<T>(&g, &[&lhs, &rhs])?;
-	let stats = pipeline::download_stats(&g, &regions)?;
-	record(format!("bound: statistics of both operands ({})", T::NAME), 4 * size, &mut || {
-		pipeline::launch_stats::<T>(&g, &[&lhs, &rhs]).map(|_| ())
-	})?;
-	let bits = bound::window_bits::<T>(n);
-	let window_bytes = size + (parts * n * pad16(n)) as u64;
-	let (mut qa, mut qb) = (0, 0);
-	record(format!("bound: split_window_{}, A", T::NAME), window_bytes, &mut || {
-		qa = bound::window::<T>(&g, 30, &lhs, &stats[0], bits)?;
-		Ok(())
-	})?;
-	record(format!("bound: split_window_{}, B", T::NAME), window_bytes, &mut || {
-		qb = bound::window::<T>(&g, 31, &rhs, &stats[1], bits)?;
-		Ok(())
-	})?;
-	let mut l = (0, 0);
-	record(
-		format!("bound: magnitude products ({} INT8 GEMMs)", parts * parts),
-		(4 * parts * n * n) as u64,
-		&mut || {
-			l = bound::magnitude_products::<T>(&g, (qa, qb), (n, n, pad16(n)))?;
-			Ok(())
-		},
-	)?;
-	let zero_sides = alloc::<u8>(&g, 56 * n)?;
-	record("bound: bound_maxima".into(), (4 * parts * n * n) as u64, &mut || {
-		let sides = (ptr(&g, &zero_sides), ptr(&g, &zero_sides));
-		bound::launch_maxima(&g, l, (n, n), sides, (bits, -1075)).map(|_| ())
-	})?;
-	record(format!("bound: whole, as a {} product computes it", T::NAME), 0, &mut || {
-		bound::bound::<T>(&g, (&lhs, &rhs), (&stats[0], &stats[1]), None, T::MANTISSA_BITS).map(|_| ())
-	})?;
-	Ok(out)
+	}
 }
 
 /// one row of [`chassis`]: a kernel's median device time on an n x n x n product
