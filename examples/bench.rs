@@ -8,7 +8,7 @@
 //! `f64 cuBLAS FP64 emulation`, `i8 chassis bn256_s4_c2` or `f64 chassis bn128_s6_c1 SchemeII
 //! p=15`, contains one; `fused scheme I kernel` selects the kernel-alone rows of the fused scheme
 //! I kernel, `fused scheme I kernel p=3` one of them; `policy` selects the policy table, `policy
-//! f64 F32` one of its entries; when every pattern contains `chassis`, `policy` or `bound`, only those rows
+//! f64 F32` one of its entries; when every pattern contains `chassis`, `policy`, `bound` or `host`, only those rows
 //! run, without the baselines and memory kernels). Times are medians of device-event timings after
 //! one warm-up; effective TF/s = 2n^3/t (complex 8n^3/t); the kernel-alone rows give INT8 TOPS =
 //! p(p+1)/2 2n^3/t in that column.
@@ -27,6 +27,12 @@
 //! on an inner-scaled input, with the error bound's time, for example
 //! `EMUGEMM_BENCH_ONLY=bound EMUGEMM_BENCH_SIZES=8192 ./bench`; `bound kernels f64` (`c64`) times
 //! the bound's stages alone.
+//!
+//! The host rows (`Bench::host`, selected by `host`, or `host f64`, `host c64`, `host f32`): host
+//! matrices in and out, f64 and c64 at `F64`, f32 at `F32`, against faer on all host cores, the same
+//! staging with cuBLAS as the product, and the transfer floor at the page-locked rates measured
+//! first (`profile::transfer_rates`); the first rows give the process's cold start (context,
+//! kernels, first 64 x 64 product). For example `EMUGEMM_BENCH_ONLY=host ./bench`.
 //!
 //! The chassis rows (`profile::chassis`): every variant of the INT8 wgmma chassis as the plain
 //! INT8 GEMM (`i8 chassis <variant>`) and as the fused real scheme II product of 15 moduli
@@ -463,7 +469,7 @@ impl Bench {
 			&& self
 				.only
 				.iter()
-				.all(|p| ["chassis", "policy", "bound"].iter().any(|s| p.contains(s)))
+				.all(|p| ["chassis", "policy", "bound", "host"].iter().any(|s| p.contains(s)))
 	}
 
 	/// the chassis variants alone (plain INT8 GEMM, fused scheme II of 15 moduli) against cuBLASLt
@@ -534,22 +540,68 @@ impl Bench {
 		}
 	}
 
-	/// host matrices in and out: `emu_mul` on the GPU against upload + DGEMM + download
-	fn host_to_host(&mut self, n: usize) {
-		let a = generate::<f64>(n, 1.0, 3);
-		let start = Instant::now();
-		let _ = a.emu_mul_with(&self.emu, &a, Precision::F64).unwrap();
-		let emu = start.elapsed();
-		let start = Instant::now();
-		let da = self.emu.upload(a.as_ref()).unwrap();
-		let mut dc = self.emu.zeros_on_device::<f64>(n, n).unwrap();
-		baseline::native_matmul(&self.emu, &mut dc, &da, &da, NativeMath::Exact).unwrap();
-		let _ = dc.download().unwrap();
-		let native = start.elapsed();
+	/// host matrices in and out (`host <type>`): `matmul` on host matrices at `precision` (the
+	/// median of the warm runs, with its upload and download phases) against faer's native product
+	/// on all host cores (one run; not at n = 16384 for complex types), the same staging with
+	/// cuBLAS as the product (`baseline::native_staged`), and the transfer floor: the bytes in and
+	/// out over the page-locked rates measured in this process
+	fn host<T: Scalar>(&mut self, n: usize, precision: Precision, rates: (f64, f64)) {
+		if !self.selected(&format!("host {}", T::NAME)) {
+			return;
+		}
+		let (a, b) = (generate::<T>(n, 1.0, 3), generate::<T>(n, 1.0, 4));
+		let mut c = Mat::<T>::zeros(n, n);
+		let runs = if n >= 8192 { 3 } else { 7 };
+		let median = |f: &mut dyn FnMut() -> Duration| {
+			f();
+			let mut t: Vec<Duration> = (0..runs).map(|_| f()).collect();
+			t.sort();
+			t[t.len() / 2]
+		};
+		let mut reports = Vec::new();
+		let t_emu = median(&mut || {
+			let start = Instant::now();
+			self.emu
+				.matmul(
+					c.as_mut(),
+					Accum::Replace,
+					a.as_ref(),
+					b.as_ref(),
+					T::from_parts(1.0, 0.0),
+					precision,
+				)
+				.unwrap();
+			let t = start.elapsed();
+			reports.push(self.emu.last_report().unwrap());
+			t
+		});
+		reports.sort_by_key(|r| r.times.total);
+		let r = &reports[reports.len() / 2];
+		let t_cublas = median(&mut || baseline::native_staged(&self.emu, c.as_mut(), a.as_ref(), b.as_ref(), NativeMath::Exact).unwrap());
+		let t_faer = (!(T::IS_COMPLEX && n > 8192)).then(|| {
+			let start = Instant::now();
+			let _ = &a * &b;
+			start.elapsed()
+		});
+		let bytes = (n * n * size_of::<T>()) as f64;
+		let floor = Duration::from_secs_f64(2.0 * bytes / rates.0 + bytes / rates.1);
+		let ratio = |t: Duration| t.as_secs_f64() / t_emu.as_secs_f64();
 		self.row(format!(
-			"| host-to-host | f64 | emu_mul(F64) vs upload+DGEMM+download | {n} | {:.3} | | {:.2} | | | | | |",
-			ms(emu),
-			native.as_secs_f64() / emu.as_secs_f64()
+			"| host {} | {} | {precision:?} -> {} | {n} | {:.3} | {:.1} | {} faer, {:.2}x staged cuBLAS ({:.3} ms) | {:.2}x the transfer floor ({:.3} ms) | page-locked {} MiB | upload {:.3} | split+products+reconstruct {:.3} | download {:.3} |",
+			T::NAME,
+			T::NAME,
+			r.plan,
+			ms(t_emu),
+			tflops::<T>(n, t_emu),
+			t_faer.map_or("-".to_string(), |t| format!("{:.2}x", ratio(t))),
+			ratio(t_cublas),
+			ms(t_cublas),
+			t_emu.as_secs_f64() / floor.as_secs_f64(),
+			ms(floor),
+			(4 * self.emu.staging_buffers()) >> 20,
+			ms(r.times.upload),
+			ms(r.times.split + r.times.products + r.times.reconstruct),
+			ms(r.times.download)
 		));
 	}
 }
@@ -564,7 +616,13 @@ fn tflops<T: Scalar>(n: usize, t: Duration) -> f64 {
 }
 
 fn main() {
+	// the process's first product: the context, the kernels' modules, the handles
+	let start = Instant::now();
 	let emu = Emulator::with_backend(Backend::Gpu).expect("the benchmark needs a Hopper GPU");
+	let context = start.elapsed();
+	let small = generate::<f64>(64, 1.0, 1);
+	let _ = small.emu_mul_with(&emu, &small, Precision::F64).unwrap();
+	let first = start.elapsed();
 	let csv = std::env::var("EMUGEMM_BENCH_CSV")
 		.ok()
 		.map(|p| std::fs::File::create(p).expect("csv file"));
@@ -580,7 +638,22 @@ fn main() {
 	};
 	println!("| what | type | plan | n | median ms | TF/s | x native | bits phi=1 | bits phi=4 | split | products | reconstruct |");
 	println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
+	bench.row(format!(
+		"| cold start | f64 | Emulator::with_backend(Gpu) {:.1} ms, then the first 64x64 product: {:.1} ms in all | 64 | {:.3} | | | | | | | |",
+		ms(context),
+		ms(first),
+		ms(first)
+	));
+	let rates = profile::transfer_rates(&bench.emu).unwrap();
+	bench.row(format!(
+		"| transfer rates | u8 | page-locked: {:.1} GB/s host to device, {:.1} GB/s device to host | | | | | | | | | |",
+		rates.0 / 1e9,
+		rates.1 / 1e9
+	));
 	for n in env_list("EMUGEMM_BENCH_SIZES", "4096,8192,16384") {
+		bench.host::<f64>(n, Precision::F64, rates);
+		bench.host::<c64>(n, Precision::F64, rates);
+		bench.host::<f32>(n, Precision::F32, rates);
 		bench.chassis(n);
 		let policy = [
 			Precision::Tf32,
@@ -655,9 +728,6 @@ fn main() {
 		}
 		for slices in [2, 4] {
 			bench.plan(n, Precision::SchemeI { slices }, natives.f32, &s, false);
-		}
-		if n == 8192 {
-			bench.host_to_host(n);
 		}
 	}
 }

@@ -46,6 +46,9 @@ pub enum Backend {
 /// wall-clock time of each phase of the last product
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PhaseTimes {
+	/// host products on the GPU: the operands' (and for [`Accum::Add`] the destination's) way to
+	/// the device, host copies and DMAs
+	pub upload: Duration,
 	/// the error bound that certifies the plan (target precisions only; part of `split`)
 	pub bound: Duration,
 	/// statistics, the error bound, and the scaling and conversion of the operands to int8
@@ -55,6 +58,8 @@ pub struct PhaseTimes {
 	pub products: Duration,
 	/// shift-reduce or CRT reconstruction, inverse scaling
 	pub reconstruct: Duration,
+	/// host products on the GPU: the result's way back into the destination
+	pub download: Duration,
 	/// the whole call, output written
 	pub total: Duration,
 }
@@ -127,9 +132,21 @@ impl fmt::Display for Report {
 		let t = &self.times;
 		write!(
 			f,
-			"{m}x{n}x{k} {} on {:?}: {} ({:?}) | split {:.3?}, products {:.3?}, reconstruct {:.3?}, total {:.3?}",
-			self.element, self.backend, self.plan, self.route, t.split, t.products, t.reconstruct, t.total
+			"{m}x{n}x{k} {} on {:?}: {} ({:?}) |",
+			self.element, self.backend, self.plan, self.route
 		)?;
+		if !t.upload.is_zero() {
+			write!(f, " upload {:.3?},", t.upload)?;
+		}
+		write!(
+			f,
+			" split {:.3?}, products {:.3?}, reconstruct {:.3?},",
+			t.split, t.products, t.reconstruct
+		)?;
+		if !t.download.is_zero() {
+			write!(f, " download {:.3?},", t.download)?;
+		}
+		write!(f, " total {:.3?}", t.total)?;
 		if self.nonfinite_entries > 0 {
 			write!(f, " | {} non-finite entries computed natively", self.nonfinite_entries)?;
 		}
@@ -175,12 +192,17 @@ pub struct Emulator {
 	last: Mutex<Option<Report>>,
 }
 
+/// the default size of each page-locked staging buffer: 32 MiB, 128 MiB in all
+pub(crate) const DEFAULT_STAGING: usize = 32 << 20;
+
 /// a context's settings that the policy and the pipelines read
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Settings {
 	pub scaling: Scaling,
 	pub fused: bool,
 	pub native_candidate: bool,
+	/// the size of each page-locked staging buffer of host products on the GPU
+	pub staging_bytes: usize,
 }
 
 impl Emulator {
@@ -211,6 +233,7 @@ impl Emulator {
 				scaling: Scaling::Fast,
 				fused: true,
 				native_candidate: true,
+				staging_bytes: DEFAULT_STAGING,
 			},
 			last: Mutex::new(None),
 		})
@@ -278,6 +301,27 @@ impl Emulator {
 	/// [`Emulator::with_native_candidate`])
 	pub fn native_candidate(&self) -> bool {
 		self.settings.native_candidate
+	}
+
+	/// the same context with staging buffers of `bytes` each (default 32 MiB): host matrices go to
+	/// and from the GPU in chunks of this size, through four page-locked buffers that the host's
+	/// copies and the DMAs take turns on, so that `4 bytes` of page-locked memory is all a product
+	/// of any size needs (at least one element a chunk)
+	///
+	/// # example
+	/// ```
+	/// use emugemm::{Backend, Emulator};
+	/// let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap().with_staging_buffers(8 << 20);
+	/// assert_eq!(emu.staging_buffers(), 8 << 20);
+	/// ```
+	pub fn with_staging_buffers(mut self, bytes: usize) -> Self {
+		self.settings.staging_bytes = bytes.max(1);
+		self
+	}
+
+	/// the size of each staging buffer (see [`Emulator::with_staging_buffers`])
+	pub fn staging_buffers(&self) -> usize {
+		self.settings.staging_bytes
 	}
 
 	/// the settings the policy and the pipelines read

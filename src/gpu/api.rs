@@ -1,10 +1,11 @@
 //! the GPU side of [`Emulator`]: device-resident operands and products
 
-use super::device::gpu;
+use super::device::{Gpu, gpu};
 use super::matrix::DeviceMatrix;
-use super::pipeline::{DeviceOperand, Output, product};
+use super::pipeline::{DeviceOperand, Outcome, Output, product};
+use super::staging;
 use crate::emulator::publish;
-use crate::{Accum, Backend, Emulator, Error, Precision, Report, Scalar};
+use crate::{Accum, Backend, Emulator, Error, PhaseTimes, Precision, Report, Scalar};
 use faer::{MatMut, MatRef};
 use std::time::Instant;
 
@@ -45,7 +46,7 @@ impl Emulator {
 	/// ```
 	pub fn upload<T: Scalar>(&self, a: MatRef<'_, T>) -> Result<DeviceMatrix<T>, Error> {
 		self.require_gpu()?;
-		DeviceMatrix::upload(a)
+		DeviceMatrix::upload(a, self.staging_buffers())
 	}
 
 	/// a zeroed `nrows x ncols` matrix in GPU memory (feature `cuda`, [`Backend::Gpu`]); an
@@ -61,7 +62,7 @@ impl Emulator {
 	/// ```
 	pub fn zeros_on_device<T: Scalar>(&self, nrows: usize, ncols: usize) -> Result<DeviceMatrix<T>, Error> {
 		self.require_gpu()?;
-		DeviceMatrix::zeros(nrows, ncols)
+		DeviceMatrix::zeros(nrows, ncols, self.staging_buffers())
 	}
 
 	/// `dst = alpha lhs rhs` ([`Accum::Replace`]) or `dst += alpha lhs rhs` ([`Accum::Add`]) with
@@ -150,28 +151,92 @@ impl Emulator {
 		Ok(())
 	}
 
-	/// a host product on the GPU: operands staged in, result staged out
+	/// a host product on the GPU (see [`Emulator::staged`])
 	pub(crate) fn matmul_staged<T: Scalar>(
 		&self,
-		mut dst: MatMut<'_, T>,
+		dst: MatMut<'_, T>,
 		accum: Accum,
 		lhs: MatRef<'_, T>,
 		rhs: MatRef<'_, T>,
 		alpha: T,
 		precision: Precision,
 	) -> Result<Report, Error> {
+		let settings = self.settings();
+		self.staged(dst, accum, (lhs, rhs), |g, a, b, out| {
+			product(g, a, b, out, alpha, (precision, settings), (None, None))
+		})
+	}
+
+	/// a host product on the GPU by `compute`: the operands (and for [`Accum::Add`] the
+	/// destination) staged in chunks into device buffers kept between calls (scratch slots
+	/// 40-42), the result staged back straight into `dst`
+	pub(crate) fn staged<T: Scalar>(
+		&self,
+		dst: MatMut<'_, T>,
+		accum: Accum,
+		(lhs, rhs): (MatRef<'_, T>, MatRef<'_, T>),
+		compute: impl FnOnce(&Gpu, DeviceOperand, DeviceOperand, Output) -> Result<Outcome, Error>,
+	) -> Result<Report, Error> {
 		let start = Instant::now();
-		let (a, b) = (DeviceMatrix::upload(lhs)?, DeviceMatrix::upload(rhs)?);
-		let mut c = if accum == Accum::Add {
-			DeviceMatrix::upload(dst.as_ref())?
-		} else {
-			DeviceMatrix::zeros(dst.nrows(), dst.ncols())?
+		let settings = self.settings();
+		let chunk = settings.staging_bytes;
+		let g = gpu()?;
+		let (m, k, n) = (lhs.nrows(), lhs.ncols(), rhs.ncols());
+		let bytes = |rows: usize, cols: usize| (rows * cols * size_of::<T>()).max(1);
+		let (da, db, dc) = (
+			g.scratch(40, bytes(m, k))?,
+			g.scratch(41, bytes(k, n))?,
+			g.scratch(42, bytes(m, n))?,
+		);
+		let mut upload = staging::upload(&g, lhs, da, chunk)?;
+		upload += staging::upload(&g, rhs, db, chunk)?;
+		if accum == Accum::Add {
+			upload += staging::upload(&g, dst.as_ref(), dc, chunk)?;
+		} else if k == 0 {
+			// the native product of an empty inner dimension scales the destination by beta = 0
+			// SAFETY: the slot holds m n elements
+			unsafe { cudarc::driver::result::memset_d8_async(dc, 0, bytes(m, n), g.stream.cu_stream()) }.map_err(super::device::driver)?;
+		}
+		let a = DeviceOperand {
+			ptr: da,
+			rows: m,
+			k,
+			rs: 1,
+			cs: m.max(1) as i64,
 		};
-		self.matmul_device(&mut c, accum, &a, &b, alpha, precision)?;
-		let host = c.download()?;
-		dst.copy_from(&host);
-		let mut report = self.last_report().expect("matmul_device reports");
-		report.times.total = start.elapsed();
-		Ok(report)
+		let b = DeviceOperand {
+			ptr: db,
+			rows: n,
+			k,
+			rs: k.max(1) as i64,
+			cs: 1,
+		};
+		let out = Output {
+			ptr: dc,
+			ld: m.max(1),
+			accumulate: accum == Accum::Add,
+			remainder: 0,
+		};
+		let outcome = compute(&g, a, b, out)?;
+		let download = staging::download(&g, dc, dst, chunk)?;
+		Ok(Report {
+			backend: if outcome.plan.scheme == crate::Scheme::Native {
+				Backend::Native
+			} else {
+				Backend::Gpu
+			},
+			plan: outcome.plan,
+			route: outcome.route,
+			shape: (m, n, k),
+			element: T::NAME,
+			nonfinite_entries: outcome.nonfinite_entries,
+			native_rows: outcome.native_rows,
+			times: PhaseTimes {
+				upload,
+				download,
+				total: start.elapsed(),
+				..outcome.times
+			},
+		})
 	}
 }

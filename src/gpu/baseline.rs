@@ -3,7 +3,9 @@
 
 use super::blas::{Fp64Emulation, Int8Gemm, native_gemm};
 use super::device::{Gpu, driver, gpu};
+use super::pipeline::Outcome;
 use crate::{DeviceMatrix, Emulator, Error, Scalar};
+use faer::{MatMut, MatRef};
 use std::time::Duration;
 
 pub use super::blas::{EmulationMantissa, NativeMath};
@@ -66,6 +68,65 @@ pub fn native_matmul<T: Scalar>(
 	timed(&g, || {
 		native_gemm(&g, (m, n, k), (a, m.max(1)), (b, k.max(1)), (c, m.max(1)), one, zero, math)
 	})
+}
+
+/// `dst = lhs rhs` for host matrices by cuBLAS in `math`, through the staging of host products
+/// (the operands staged in chunks to device buffers kept between calls, the result staged back):
+/// the best-practice native offload that host products on the GPU are measured against; returns
+/// the wall time of the call
+///
+/// # example
+/// ```no_run
+/// use emugemm::{Backend, Emulator, baseline};
+/// let emu = Emulator::with_backend(Backend::Gpu)?;
+/// let a = faer::Mat::<f64>::identity(1024, 1024);
+/// let mut c = faer::Mat::<f64>::zeros(1024, 1024);
+/// let t = baseline::native_staged(&emu, c.as_mut(), a.as_ref(), a.as_ref(), baseline::NativeMath::Exact)?;
+/// println!("upload, DGEMM, download: {t:?}");
+/// # Ok::<(), emugemm::Error>(())
+/// ```
+pub fn native_staged<T: Scalar>(
+	emu: &Emulator,
+	dst: MatMut<'_, T>,
+	lhs: MatRef<'_, T>,
+	rhs: MatRef<'_, T>,
+	math: NativeMath,
+) -> Result<Duration, Error> {
+	let _ = emu.zeros_on_device::<T>(0, 0)?; // the emulator must be on the GPU
+	let (m, k, n) = (lhs.nrows(), lhs.ncols(), rhs.ncols());
+	if rhs.nrows() != k || (dst.nrows(), dst.ncols()) != (m, n) {
+		return Err(Error::ShapeMismatch {
+			lhs: (m, k),
+			rhs: (rhs.nrows(), n),
+			dst: Some((dst.nrows(), dst.ncols())),
+		});
+	}
+	let start = std::time::Instant::now();
+	emu.staged(dst, crate::Accum::Replace, (lhs, rhs), |g, a, b, out| {
+		let (one, zero) = (T::from_parts(1.0, 0.0), T::from_parts(0.0, 0.0));
+		let _emulation = match math {
+			NativeMath::Fp64Emulation(mantissa) => Some(Fp64Emulation::enable::<T>(g, mantissa, (m, n, k))?),
+			NativeMath::Exact | NativeMath::Tf32 => None,
+		};
+		native_gemm(
+			g,
+			(m, n, k),
+			(a.ptr, a.cs.max(1) as usize),
+			(b.ptr, b.rs.max(1) as usize),
+			(out.ptr, out.ld),
+			one,
+			zero,
+			math,
+		)?;
+		Ok(Outcome {
+			plan: crate::Plan::native(m),
+			route: crate::Route::Native,
+			nonfinite_entries: 0,
+			native_rows: (0..m).collect(),
+			times: crate::PhaseTimes::default(),
+		})
+	})?;
+	Ok(start.elapsed())
 }
 
 /// one `m x n x k` INT8 product (INT32 out, "TN") by cuBLASLt on scratch operands; returns the

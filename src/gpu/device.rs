@@ -24,8 +24,10 @@ pub(crate) struct Gpu {
 	/// the slots whose addresses the lock's current holder was given (bit `slot`); the others'
 	/// buffers are only kept for later products, and may be freed when memory runs out
 	scratch_in_use: Cell<u64>,
-	/// grow-only page-locked host staging buffer for uploads and downloads
+	/// grow-only page-locked host buffer for small downloads (the statistics)
 	pinned: RefCell<Option<PinnedHostSlice<u8>>>,
+	/// the page-locked buffers that matrices go to and from the GPU through
+	pub staging: RefCell<super::staging::Staging>,
 	/// the device's name
 	pub name: String,
 	/// streaming multiprocessors: the grid of the persistent kernels
@@ -91,6 +93,7 @@ impl Gpu {
 			scratch: RefCell::new(Vec::new()),
 			scratch_in_use: Cell::new(0),
 			pinned: RefCell::new(None),
+			staging: RefCell::default(),
 			name,
 			sm_count,
 		})
@@ -155,7 +158,7 @@ impl Gpu {
 		}
 	}
 
-	/// runs `f` on the first `bytes` of the page-locked staging buffer (grown as needed); the
+	/// runs `f` on the first `bytes` of the small page-locked buffer (grown as needed); the
 	/// stream is idle when `f` starts and must be idle again when it returns
 	pub fn with_pinned<R>(&self, bytes: usize, f: impl FnOnce(&mut [u8]) -> Result<R, Error>) -> Result<R, Error> {
 		let mut pinned = self.pinned.borrow_mut();

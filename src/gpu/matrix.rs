@@ -2,10 +2,10 @@
 
 use super::device::{Gpu, driver, gpu};
 use super::pipeline::Kept;
+use super::staging;
 use crate::{Error, Scalar};
 use cudarc::driver::{CudaSlice, DevicePtr};
 use faer::{Mat, MatRef};
-use rayon::prelude::*;
 use std::marker::PhantomData;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -36,6 +36,8 @@ pub struct DeviceMatrix<T: Scalar> {
 	reuse: AtomicBool,
 	/// what is kept, as the left operand and as the right operand
 	pub(crate) kept: [Mutex<Kept>; 2],
+	/// the staging buffers' size of its transfers (the emulator's that made it)
+	staging_bytes: usize,
 	_t: PhantomData<T>,
 }
 
@@ -86,8 +88,9 @@ impl<T: Scalar> DeviceMatrix<T> {
 		}
 	}
 
-	/// a zeroed `nrows x ncols` matrix on the GPU
-	pub(crate) fn zeros(nrows: usize, ncols: usize) -> Result<Self, Error> {
+	/// a zeroed `nrows x ncols` matrix on the GPU, transferred through staging buffers of
+	/// `staging_bytes`
+	pub(crate) fn zeros(nrows: usize, ncols: usize, staging_bytes: usize) -> Result<Self, Error> {
 		let g = gpu()?;
 		let bytes = nrows
 			.checked_mul(ncols)
@@ -103,51 +106,36 @@ impl<T: Scalar> DeviceMatrix<T> {
 			ncols,
 			reuse: AtomicBool::new(false),
 			kept: Default::default(),
+			staging_bytes,
 			_t: PhantomData,
 		})
 	}
 
-	/// a copy of `a` on the GPU (any strides), staged through page-locked host memory
-	pub(crate) fn upload(a: MatRef<'_, T>) -> Result<Self, Error> {
-		let m = Self::zeros(a.nrows(), a.ncols())?;
-		let (rows, bytes) = (a.nrows(), m.bytes());
-		if bytes == 0 {
-			return Ok(m);
-		}
+	/// a copy of `a` on the GPU (any strides), staged in chunks through buffers of
+	/// `staging_bytes`
+	pub(crate) fn upload(a: MatRef<'_, T>, staging_bytes: usize) -> Result<Self, Error> {
+		let m = Self::zeros(a.nrows(), a.ncols(), staging_bytes)?;
 		let g = gpu()?;
-		let dst = m.ptr(&g);
-		g.with_pinned(bytes, |staging| {
-			let values: &mut [T] = bytemuck::cast_slice_mut(staging);
-			values
-				.par_chunks_mut(rows)
-				.enumerate()
-				.for_each(|(j, col)| col.iter_mut().enumerate().for_each(|(i, x)| *x = a[(i, j)]));
-			// SAFETY: `dst` holds `bytes` bytes; the stream is synchronised before the staging buffer is reused
-			unsafe { cudarc::driver::result::memcpy_htod_async(dst, staging, g.stream.cu_stream()) }.map_err(driver)?;
-			g.stream.synchronize().map_err(driver)
-		})?;
+		staging::upload(&g, a, m.ptr(&g), staging_bytes)?;
+		g.stream.synchronize().map_err(driver)?;
 		Ok(m)
 	}
 
-	/// a copy of the matrix on the host, staged through page-locked host memory
+	/// a copy of the matrix on the host, staged in chunks
+	///
+	/// # example
+	/// ```no_run
+	/// use emugemm::{Backend, Emulator};
+	/// let emu = Emulator::with_backend(Backend::Gpu)?;
+	/// let a = faer::Mat::<f64>::identity(4, 4);
+	/// assert_eq!(emu.upload(a.as_ref())?.download()?, a);
+	/// # Ok::<(), emugemm::Error>(())
+	/// ```
 	pub fn download(&self) -> Result<Mat<T>, Error> {
-		let bytes = self.bytes();
-		if bytes == 0 {
-			return Ok(Mat::zeros(self.nrows, self.ncols));
-		}
+		let mut host = Mat::zeros(self.nrows, self.ncols);
 		let g = gpu()?;
-		let src = self.ptr(&g);
-		g.with_pinned(bytes, |staging| {
-			// SAFETY: `src` holds `bytes` bytes; the copy completes before the staging buffer is read
-			unsafe { cudarc::driver::result::memcpy_dtoh_async(staging, src, g.stream.cu_stream()) }.map_err(driver)?;
-			g.stream.synchronize().map_err(driver)?;
-			let values: &[T] = bytemuck::cast_slice(staging);
-			Ok(Mat::from_fn(self.nrows, self.ncols, |i, j| values[i + j * self.nrows]))
-		})
-	}
-
-	fn bytes(&self) -> usize {
-		self.nrows * self.ncols * size_of::<T>()
+		staging::download(&g, self.ptr(&g), host.as_mut(), self.staging_bytes)?;
+		Ok(host)
 	}
 
 	/// the device address of the first element

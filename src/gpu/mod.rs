@@ -34,6 +34,8 @@ mod parts;
 pub mod profile;
 #[cfg(feature = "cuda")]
 mod scheme1_fused;
+#[cfg(feature = "cuda")]
+mod staging;
 #[cfg(all(test, feature = "cuda"))]
 mod tests;
 #[cfg(feature = "cuda")]

@@ -458,6 +458,7 @@ pub(crate) fn product<T: Scalar>(
 			products: real.products,
 			reconstruct: after.saturating_sub(real.split + real.products),
 			total: before + after,
+			..PhaseTimes::default()
 		};
 		return Ok(Outcome {
 			plan,
@@ -491,6 +492,7 @@ pub(crate) fn product<T: Scalar>(
 		products: laps[1],
 		reconstruct: laps[2] + laps[3],
 		total: laps.iter().sum(),
+		..PhaseTimes::default()
 	};
 	Ok(Outcome {
 		plan,

@@ -168,6 +168,23 @@ pub fn bound_kernels<T: Scalar>(emu: &Emulator, a: &DeviceMatrix<T>, runs: usize
 	Ok(timings.rows)
 }
 
+/// the page-locked transfer rates of host products' staging, in bytes per second: host to device
+/// and device to host, each from 16 DMAs of one staging buffer of `emu` (in the same process as
+/// the products it is compared with)
+///
+/// # example
+/// ```no_run
+/// use emugemm::{Backend, Emulator, profile};
+/// let emu = Emulator::with_backend(Backend::Gpu)?;
+/// let (h2d, d2h) = profile::transfer_rates(&emu)?;
+/// println!("{:.1} GB/s in, {:.1} GB/s out", h2d / 1e9, d2h / 1e9);
+/// # Ok::<(), emugemm::Error>(())
+/// ```
+pub fn transfer_rates(emu: &Emulator) -> Result<(f64, f64), Error> {
+	let _ = emu.zeros_on_device::<f64>(0, 0)?; // the emulator must be on the GPU
+	super::staging::bandwidth(&*gpu()?, emu.staging_buffers(), 16)
+}
+
 /// the GPU, and the square device matrix `a` as the left operand of a product (rows contiguous)
 /// and as the right one (K contiguous)
 fn square_operands<T: Scalar>(
