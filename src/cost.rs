@@ -75,7 +75,9 @@ pub(crate) struct NativeRates {
 	/// SGEMM and CGEMM with TF32 tensor-core math
 	pub tf32: f64,
 	/// the native entries' kernel (plain `f64` sums of products, for `f32`/`c32` outputs at
-	/// precisions above FP32 level and for rows the bound leaves native)
+	/// precisions above FP32 level); the rows a plan leaves to the native product are priced at
+	/// this low rate too, although cuBLAS computes them on the rows alone but for those outputs,
+	/// so that the policy prefers plans that certify more rows
 	pub wide: f64,
 	/// seconds per native call
 	pub launch: f64,

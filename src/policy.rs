@@ -205,7 +205,8 @@ impl PolicyInput<'_> {
 	}
 
 	/// the predicted seconds of an emulated choice: its plan (four real products for separately
-	/// scaled parts), and its native rows
+	/// scaled parts), and its native rows (at the low rate of the native entries' kernel, on
+	/// purpose: see [`crate::cost::NativeRates::wide`])
 	fn seconds(&self, choice: &Choice) -> f64 {
 		let (_, n, k) = self.shape;
 		let rows = (choice.native_rows.len(), n, k);

@@ -429,3 +429,34 @@ fn native_product_competes_by_time() {
 	let _ = emulated(&default, a.as_ref(), b.as_ref(), Precision::SchemeII { moduli: 6 });
 	assert_ne!(default.last_report().unwrap().plan.scheme, Scheme::Native);
 }
+
+/// rows the bound cannot certify are computed natively and reported, the others emulated: one
+/// row whose largest entry (2^40) meets a zero row of `B`, so that its weight lies far below its
+/// maximum where it meets `B`; for f64 and c64 every row, the native ones included, keeps the
+/// promise against the exact reference
+#[test]
+fn uncertified_rows_go_native() {
+	fn case<T: Scalar>(emu: &emugemm::Emulator) {
+		let (mut a, mut b) = (random_matrix::<T>(64, 300, 1.0, 1), random_matrix::<T>(300, 40, 1.0, 2));
+		a[(5, 17)] = T::from_parts(2f64.powi(40), 0.0);
+		(0..40).for_each(|j| b[(17, j)] = T::from_parts(0.0, 0.0));
+		let exact = ExactProduct::compute(a.as_ref(), b.as_ref(), Sampling::Full);
+		let got = emulated(emu, a.as_ref(), b.as_ref(), Precision::F64);
+		let report = emu.last_report().unwrap();
+		assert_ne!(report.plan.scheme, Scheme::Native, "{report}");
+		assert!(report.native_rows.contains(&5), "{report}");
+		let native = exact.accuracy(native_product(a.as_ref(), b.as_ref(), Precision::F64).as_ref());
+		let rows = exact.accuracy_where(got.as_ref(), |i, _| report.native_rows.binary_search(&i).is_ok());
+		assert!(rows.bits >= native.bits - 1.0, "native rows: {rows} against {native}");
+		assert!(exact.accuracy(got.as_ref()).bits >= native.bits - 1.0);
+	}
+	case::<f64>(&cpu());
+	case::<c64>(&cpu());
+	if let Ok(gpu) = emugemm::Emulator::with_backend(emugemm::Backend::Gpu) {
+		let gpu = gpu.with_native_candidate(false);
+		case::<f64>(&gpu);
+		case::<c64>(&gpu);
+	} else {
+		println!("uncertified_rows_go_native: no GPU here, the GPU half skipped");
+	}
+}

@@ -246,8 +246,10 @@ pub(crate) fn gpu() -> Result<MutexGuard<'static, Gpu>, Error> {
 	match GPU.get_or_init(|| Gpu::new(0).map(Mutex::new)) {
 		Ok(gpu) => {
 			let g = gpu.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-			// a new holder: no scratch address handed out yet
+			// a new holder: no scratch address handed out yet; the driver calls the holder makes
+			// directly (copies, events) need the context current on its thread
 			g.scratch_in_use.set(0);
+			g.ctx.bind_to_thread().map_err(driver)?;
 			Ok(g)
 		},
 		Err(e) => Err(e.clone()),

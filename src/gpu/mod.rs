@@ -33,6 +33,8 @@ mod parts;
 #[cfg(feature = "cuda")]
 pub mod profile;
 #[cfg(feature = "cuda")]
+mod rows;
+#[cfg(feature = "cuda")]
 mod scheme1_fused;
 #[cfg(feature = "cuda")]
 mod staging;

@@ -282,6 +282,7 @@ impl Clock {
 }
 
 /// everything a scheme needs besides its own constants
+#[derive(Clone, Copy)]
 pub(super) struct Job<'a, T: Scalar> {
 	pub gpu: &'a Gpu,
 	pub a: DeviceOperand,
@@ -415,17 +416,23 @@ pub(crate) fn product<T: Scalar>(
 			},
 		});
 	}
-	// rows the bound leaves to the native product join the non-finite ones (in a buffer of their
-	// own where the real products of separate parts, whose statistics reuse the scratch of `sa`
-	// and `sb`, run before the fixup)
+	// the emulation skips the rows the bound leaves to the native product besides the non-finite
+	// ones. Those rows are computed by cuBLAS on the rows alone, but for f32/c32 outputs above
+	// FP32 level, which the native entries' kernel computes with the non-finite rows (flags in
+	// buffers of their own where the real products of separate parts, whose statistics reuse the
+	// scratch of `sa` and `sb`, run before them)
+	let wide = native_arithmetic(precision, T::MANTISSA_BITS) == NativeArithmetic::Wide;
+	let uncertified: Vec<usize> = choice.native_rows.iter().copied().filter(|&i| sa.nonfinite[i] == 0).collect();
 	let own_flags = parts.is_some();
-	let native_rows = (own_flags || !choice.native_rows.is_empty())
-		.then(|| {
-			let mut flags = sa.nonfinite.clone();
-			choice.native_rows.iter().for_each(|&i| flags[i] = 1);
-			upload_i32(gpu, &flags)
-		})
-		.transpose()?;
+	let flags = |rows: &[usize]| -> Result<Option<CudaSlice<i32>>, Error> {
+		if !own_flags && rows.is_empty() {
+			return Ok(None);
+		}
+		let mut flags = sa.nonfinite.clone();
+		rows.iter().for_each(|&i| flags[i] = 1);
+		upload_i32(gpu, &flags).map(Some)
+	};
+	let (skipped, fixed) = (flags(&uncertified)?, flags(if wide { &uncertified } else { &[] })?);
 	let bad_cols = own_flags.then(|| upload_i32(gpu, &sb.nonfinite)).transpose()?;
 	let job = Job {
 		gpu,
@@ -433,8 +440,22 @@ pub(crate) fn product<T: Scalar>(
 		b,
 		out,
 		alpha,
-		bad_rows: native_rows.as_ref().map_or(sa.device.nonfinite(), |f| ptr(gpu, f)),
+		bad_rows: skipped.as_ref().map_or(sa.device.nonfinite(), |f| ptr(gpu, f)),
 		bad_cols: bad_cols.as_ref().map_or(sb.device.nonfinite(), |f| ptr(gpu, f)),
+	};
+	// the native rows and the non-finite entries, after the emulation
+	let natives = |job: &Job<'_, T>| -> Result<(), Error> {
+		if !wide {
+			super::rows::native_rows(job, &uncertified)?;
+		}
+		let fixed_rows = fixed.as_ref().map_or(sa.device.nonfinite(), |f| ptr(gpu, f));
+		if sa.nonfinite.iter().any(|&x| x != 0) || sb.nonfinite.iter().any(|&x| x != 0) || (wide && !uncertified.is_empty()) {
+			fixup(&Job {
+				bad_rows: fixed_rows,
+				..*job
+			})?;
+		}
+		Ok(())
 	};
 	let (bad_m, bad_n) = (
 		sa.nonfinite.iter().filter(|&&x| x != 0).count(),
@@ -446,9 +467,7 @@ pub(crate) fn product<T: Scalar>(
 		// splits; their reconstructions, the combination and the fixup are the reconstruction
 		clock.mark(gpu)?;
 		let (route, real) = ops.product(&job, &plan, settings)?;
-		if bad_m + bad_n + plan.native_rows > 0 {
-			fixup(&job)?;
-		}
+		natives(&job)?;
 		clock.mark(gpu)?;
 		let laps = clock.laps()?;
 		let (before, after) = (laps[0], laps[1]);
@@ -481,9 +500,7 @@ pub(crate) fn product<T: Scalar>(
 		Scheme::SchemeII { moduli, .. } => scheme_two(&job, (&sa, &sb), (moduli, coarse.as_ref(), fused), (keep_a, keep_b), &mut clock)?,
 		Scheme::Native => unreachable!(),
 	}
-	if bad_m + bad_n + plan.native_rows > 0 {
-		fixup(&job)?;
-	}
+	natives(&job)?;
 	clock.mark(gpu)?;
 	let laps = clock.laps()?;
 	let times = PhaseTimes {

@@ -1,0 +1,65 @@
+//! the rows of a product that the error bound leaves to the native product, computed by cuBLAS on
+//! those rows alone: `gather_rows` packs them (cuda/rows.cu), the type's own GEMM multiplies them
+//! by `B`, `scatter_rows` writes them with alpha and accumulation
+
+use super::blas::{NativeMath, native_gemm};
+use super::device::driver;
+use super::pipeline::{Job, alloc, elementwise, ptr, upload_i32};
+use crate::{Error, Scalar};
+use cudarc::driver::PushKernelArg;
+
+/// rows `rows` of `job`'s product natively (the entries of the columns `job` flags are left to
+/// the native fixup)
+pub(super) fn native_rows<T: Scalar>(job: &Job<'_, T>, rows: &[usize]) -> Result<(), Error> {
+	let (gpu, out) = (job.gpu, job.out);
+	let (_, n, k) = job.dims();
+	let r = rows.len();
+	if r == 0 {
+		return Ok(());
+	}
+	let index = upload_i32(gpu, &rows.iter().map(|&i| i as i32).collect::<Vec<_>>())?;
+	let (packed, product) = (alloc::<u8>(gpu, r * k * size_of::<T>())?, alloc::<u8>(gpu, r * n * size_of::<T>())?);
+	let (packed, product) = (ptr(gpu, &packed), ptr(gpu, &product));
+	let (ri, ni, ki) = (r as i32, n as i32, k as i32);
+	let gather = format!("gather_rows_{}", T::NAME);
+	launch!(
+		gpu,
+		gather,
+		elementwise(r * k),
+		job.a.ptr,
+		job.a.cs,
+		ptr(gpu, &index),
+		ri,
+		ki,
+		packed
+	)?;
+	let (one, zero) = (T::from_parts(1.0, 0.0), T::from_parts(0.0, 0.0));
+	native_gemm::<T>(
+		gpu,
+		(r, n, k),
+		(packed, r),
+		(job.b.ptr, job.b.rs.max(1) as usize),
+		(product, r),
+		one,
+		zero,
+		NativeMath::Exact,
+	)?;
+	let (ar, ai, acc) = (job.alpha.re(), job.alpha.im(), out.accumulate as i32);
+	let scatter = format!("scatter_rows_{}", T::NAME);
+	let ld = out.ld as i64;
+	launch!(
+		gpu,
+		scatter,
+		elementwise(r * n),
+		product,
+		ri,
+		ni,
+		ptr(gpu, &index),
+		job.bad_cols,
+		out.ptr,
+		ld,
+		ar,
+		ai,
+		acc
+	)
+}
