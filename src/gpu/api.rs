@@ -130,24 +130,7 @@ impl Emulator {
 		g.stream.synchronize().map_err(super::device::driver)?;
 		let mut times = outcome.times;
 		times.total = start.elapsed();
-		let backend = if outcome.plan.scheme == crate::Scheme::Native {
-			Backend::Native
-		} else {
-			Backend::Gpu
-		};
-		publish(
-			self,
-			Report {
-				backend,
-				plan: outcome.plan,
-				route: outcome.route,
-				shape: (m, n, k),
-				element: T::NAME,
-				nonfinite_entries: outcome.nonfinite_entries,
-				native_rows: outcome.native_rows,
-				times,
-			},
-		);
+		publish(self, outcome.report::<T>((m, n, k), times));
 		Ok(())
 	}
 
@@ -219,24 +202,12 @@ impl Emulator {
 		};
 		let outcome = compute(&g, a, b, out)?;
 		let download = staging::download(&g, dc, dst, chunk)?;
-		Ok(Report {
-			backend: if outcome.plan.scheme == crate::Scheme::Native {
-				Backend::Native
-			} else {
-				Backend::Gpu
-			},
-			plan: outcome.plan,
-			route: outcome.route,
-			shape: (m, n, k),
-			element: T::NAME,
-			nonfinite_entries: outcome.nonfinite_entries,
-			native_rows: outcome.native_rows,
-			times: PhaseTimes {
-				upload,
-				download,
-				total: start.elapsed(),
-				..outcome.times
-			},
-		})
+		let times = PhaseTimes {
+			upload,
+			download,
+			total: start.elapsed(),
+			..outcome.times
+		};
+		Ok(outcome.report::<T>((m, n, k), times))
 	}
 }

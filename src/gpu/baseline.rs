@@ -20,6 +20,33 @@ fn timed(gpu: &Gpu, work: impl FnOnce() -> Result<(), Error>) -> Result<Duration
 	Ok(Duration::from_secs_f64(start.elapsed_ms(&end).map_err(driver)? as f64 / 1e3))
 }
 
+/// cuBLAS's FP64 emulation set up for a product of `dims` in `math` (restored when dropped), or
+/// nothing for the other arithmetics
+fn emulation<'g, T: Scalar>(g: &'g Gpu, math: NativeMath, dims: (usize, usize, usize)) -> Result<Option<Fp64Emulation<'g>>, Error> {
+	match math {
+		NativeMath::Fp64Emulation(mantissa) => Fp64Emulation::enable::<T>(g, mantissa, dims).map(Some),
+		NativeMath::Exact | NativeMath::Tf32 => Ok(None),
+	}
+}
+
+/// `(m, k, n)` of a product on `emu`'s GPU with these shapes of `lhs`, `rhs` and `dst`, or why not
+fn product_shape(
+	emu: &Emulator,
+	(m, k): (usize, usize),
+	(k2, n): (usize, usize),
+	dst: (usize, usize),
+) -> Result<(usize, usize, usize), Error> {
+	let _ = emu.zeros_on_device::<f64>(0, 0)?; // the emulator must be on the GPU
+	if k2 != k || dst != (m, n) {
+		return Err(Error::ShapeMismatch {
+			lhs: (m, k),
+			rhs: (k2, n),
+			dst: Some(dst),
+		});
+	}
+	Ok((m, k, n))
+}
+
 /// `dst = lhs rhs` by cuBLAS (`GemmEx`: DGEMM, ZGEMM, SGEMM, CGEMM, TF32 tensor cores for
 /// `f32`/`c32` with [`NativeMath::Tf32`], or cuBLAS's FP64 emulation for `f64`/`c64` with
 /// [`NativeMath::Fp64Emulation`]); returns the device time of the call
@@ -48,23 +75,17 @@ pub fn native_matmul<T: Scalar>(
 	rhs: &DeviceMatrix<T>,
 	math: NativeMath,
 ) -> Result<Duration, Error> {
-	let _ = emu.zeros_on_device::<T>(0, 0)?; // the emulator must be on the GPU
-	let (m, k, n) = (lhs.nrows(), lhs.ncols(), rhs.ncols());
-	if rhs.nrows() != k || (dst.nrows(), dst.ncols()) != (m, n) {
-		return Err(Error::ShapeMismatch {
-			lhs: (m, k),
-			rhs: (rhs.nrows(), n),
-			dst: Some((dst.nrows(), dst.ncols())),
-		});
-	}
+	let (m, k, n) = product_shape(
+		emu,
+		(lhs.nrows(), lhs.ncols()),
+		(rhs.nrows(), rhs.ncols()),
+		(dst.nrows(), dst.ncols()),
+	)?;
 	let g = gpu()?;
 	let (a, b, c) = (lhs.ptr(&g), rhs.ptr(&g), dst.ptr(&g));
 	let (one, zero) = (T::from_parts(1.0, 0.0), T::from_parts(0.0, 0.0));
 	// set up before the clock starts, restored when dropped after it stopped
-	let _emulation = match math {
-		NativeMath::Fp64Emulation(mantissa) => Some(Fp64Emulation::enable::<T>(&g, mantissa, (m, n, k))?),
-		NativeMath::Exact | NativeMath::Tf32 => None,
-	};
+	let _emulation = emulation::<T>(&g, math, (m, n, k))?;
 	timed(&g, || {
 		native_gemm(&g, (m, n, k), (a, m.max(1)), (b, k.max(1)), (c, m.max(1)), one, zero, math)
 	})
@@ -92,22 +113,16 @@ pub fn native_staged<T: Scalar>(
 	rhs: MatRef<'_, T>,
 	math: NativeMath,
 ) -> Result<Duration, Error> {
-	let _ = emu.zeros_on_device::<T>(0, 0)?; // the emulator must be on the GPU
-	let (m, k, n) = (lhs.nrows(), lhs.ncols(), rhs.ncols());
-	if rhs.nrows() != k || (dst.nrows(), dst.ncols()) != (m, n) {
-		return Err(Error::ShapeMismatch {
-			lhs: (m, k),
-			rhs: (rhs.nrows(), n),
-			dst: Some((dst.nrows(), dst.ncols())),
-		});
-	}
+	let (m, k, n) = product_shape(
+		emu,
+		(lhs.nrows(), lhs.ncols()),
+		(rhs.nrows(), rhs.ncols()),
+		(dst.nrows(), dst.ncols()),
+	)?;
 	let start = std::time::Instant::now();
 	emu.staged(dst, crate::Accum::Replace, (lhs, rhs), |g, a, b, out| {
 		let (one, zero) = (T::from_parts(1.0, 0.0), T::from_parts(0.0, 0.0));
-		let _emulation = match math {
-			NativeMath::Fp64Emulation(mantissa) => Some(Fp64Emulation::enable::<T>(g, mantissa, (m, n, k))?),
-			NativeMath::Exact | NativeMath::Tf32 => None,
-		};
+		let _emulation = emulation::<T>(g, math, (m, n, k))?;
 		native_gemm(
 			g,
 			(m, n, k),
@@ -118,13 +133,7 @@ pub fn native_staged<T: Scalar>(
 			zero,
 			math,
 		)?;
-		Ok(Outcome {
-			plan: crate::Plan::native(m),
-			route: crate::Route::Native,
-			nonfinite_entries: 0,
-			native_rows: (0..m).collect(),
-			times: crate::PhaseTimes::default(),
-		})
+		Ok(Outcome::native(m))
 	})?;
 	Ok(start.elapsed())
 }

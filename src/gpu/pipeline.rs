@@ -47,6 +47,37 @@ pub(crate) struct Outcome {
 	pub times: PhaseTimes,
 }
 
+impl Outcome {
+	/// the whole product of `m` rows computed natively
+	pub(super) fn native(m: usize) -> Outcome {
+		Outcome {
+			plan: Plan::native(m),
+			route: Route::Native,
+			nonfinite_entries: 0,
+			native_rows: (0..m).collect(),
+			times: PhaseTimes::default(),
+		}
+	}
+
+	/// the report of this outcome for a product of `shape` (`(m, n, k)`) of `T`, taking `times`
+	pub(super) fn report<T: Scalar>(self, shape: (usize, usize, usize), times: PhaseTimes) -> crate::Report {
+		crate::Report {
+			backend: if self.plan.scheme == Scheme::Native {
+				crate::Backend::Native
+			} else {
+				crate::Backend::Gpu
+			},
+			plan: self.plan,
+			route: self.route,
+			shape,
+			element: T::NAME,
+			nonfinite_entries: self.nonfinite_entries,
+			native_rows: self.native_rows,
+			times,
+		}
+	}
+}
+
 /// `ceil(x / 16) * 16`: the K padding of the int8 planes
 pub(super) fn pad16(x: usize) -> usize {
 	x.div_ceil(16) * 16
@@ -345,13 +376,7 @@ pub(crate) fn product<T: Scalar>(
 		} else {
 			whole_native::<T>(gpu, (a, b), out, alpha, precision)?;
 		}
-		return Ok(Outcome {
-			plan: Plan::native(m),
-			route: Route::Native,
-			nonfinite_entries: 0,
-			native_rows: (0..m).collect(),
-			times: PhaseTimes::default(),
-		});
+		return Ok(Outcome::native(m));
 	}
 	// a target precision reads the operands balanced along K (exact; kept statistics and splits
 	// are those of the unbalanced operands, so nothing is kept then)

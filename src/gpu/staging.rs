@@ -233,3 +233,48 @@ pub(crate) fn bandwidth(gpu: &Gpu, chunk_bytes: usize, copies: usize) -> Result<
 	};
 	Ok((rate(true)?, rate(false)?))
 }
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+	use crate::testing::random_matrix;
+	use faer::{Mat, c64};
+
+	/// the chunks cover every element once, in order, none larger than the buffer (at least one
+	/// element each)
+	#[test]
+	fn chunks_cover_the_matrix() {
+		for (len, bytes) in [(1, 8), (1000, 8), (1000, 8000), (1000, 7999), (1000, 1), (12345, 4096)] {
+			let ranges: Vec<_> = chunks::<f64>(len, bytes).collect();
+			assert_eq!(ranges.first().unwrap().start, 0);
+			assert_eq!(ranges.last().unwrap().end, len);
+			assert!(ranges.windows(2).all(|w| w[0].end == w[1].start));
+			assert!(ranges.iter().all(|r| !r.is_empty() && r.len() <= (bytes / 8).max(1)));
+		}
+	}
+
+	/// gathering every chunk of a view and scattering it into a matrix rebuilds the view exactly,
+	/// for chunks that end inside columns and views of every layout
+	#[test]
+	fn gather_then_scatter_round_trips() {
+		let big = random_matrix::<c64>(40, 30, 1.0, 1);
+		let views = [
+			big.as_ref().submatrix(0, 0, 17, 13),
+			big.as_ref().submatrix(2, 3, 13, 17).transpose(),
+			big.as_ref().submatrix(5, 1, 17, 13).reverse_rows(),
+			big.as_ref().submatrix(1, 2, 17, 13).reverse_cols(),
+		];
+		for view in views {
+			for bytes in [16, 16 * 5, 16 * 17, 16 * 40, 1 << 20] {
+				let mut out = Mat::<c64>::zeros(view.nrows(), view.ncols());
+				let mut buffer = vec![c64::new(0.0, 0.0); (bytes / 16).max(1)];
+				for range in chunks::<c64>(view.nrows() * view.ncols(), bytes) {
+					let values = &mut buffer[..range.len()];
+					gather(view, range.clone(), values);
+					scatter(values, range, out.as_mut());
+				}
+				assert_eq!(out.as_ref(), view, "chunks of {bytes} bytes");
+			}
+		}
+	}
+}
