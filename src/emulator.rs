@@ -124,6 +124,10 @@ pub struct Report {
 	pub native_rows: Vec<usize>,
 	/// phase times
 	pub times: PhaseTimes,
+	/// a host product that a [`Backend::Auto`] context computed on the host's cores because that
+	/// was predicted faster than the GPU with its transfers: both predictions
+	/// ([`Emulator::with_host_routing`])
+	pub host_routing: Option<crate::HostRouting>,
 }
 
 impl fmt::Display for Report {
@@ -149,6 +153,14 @@ impl fmt::Display for Report {
 		write!(f, " total {:.3?}", t.total)?;
 		if self.nonfinite_entries > 0 {
 			write!(f, " | {} non-finite entries computed natively", self.nonfinite_entries)?;
+		}
+		if let Some(r) = self.host_routing {
+			write!(
+				f,
+				" | on the host: predicted {:.3} ms against {:.3} ms on the GPU with transfers",
+				r.host_seconds * 1e3,
+				r.gpu_seconds * 1e3
+			)?;
 		}
 		Ok(())
 	}
@@ -192,6 +204,19 @@ pub struct Emulator {
 	last: Mutex<Option<Report>>,
 }
 
+/// `EMUGEMM_HOST_ROUTING`: `on` or `off` (see [`Emulator::with_host_routing`]), `None` when unset
+/// or unreadable
+fn host_routing_from_env() -> Option<bool> {
+	match std::env::var("EMUGEMM_HOST_ROUTING").ok()?.to_ascii_lowercase().as_str() {
+		"on" | "1" | "true" => Some(true),
+		"off" | "0" | "false" => Some(false),
+		other => {
+			log::warn!("emugemm: EMUGEMM_HOST_ROUTING={other} is neither on nor off; ignored");
+			None
+		},
+	}
+}
+
 /// the default size of each page-locked staging buffer: 32 MiB, 128 MiB in all
 pub(crate) const DEFAULT_STAGING: usize = 32 << 20;
 
@@ -203,6 +228,9 @@ pub(crate) struct Settings {
 	pub native_candidate: bool,
 	/// the size of each page-locked staging buffer of host products on the GPU
 	pub staging_bytes: usize,
+	/// whether host products at target precisions may run on the host's cores where that is
+	/// predicted faster than the GPU
+	pub host_routing: bool,
 }
 
 impl Emulator {
@@ -213,6 +241,7 @@ impl Emulator {
 
 	/// a context on `backend`; [`Backend::Auto`] is resolved here, once
 	pub fn with_backend(backend: Backend) -> Result<Self, Error> {
+		let auto = backend == Backend::Auto;
 		let backend = match backend {
 			Backend::Auto => match crate::gpu::probe() {
 				Ok(()) => Backend::Gpu,
@@ -234,6 +263,7 @@ impl Emulator {
 				fused: true,
 				native_candidate: true,
 				staging_bytes: DEFAULT_STAGING,
+				host_routing: auto && host_routing_from_env().unwrap_or(true),
 			},
 			last: Mutex::new(None),
 		})
@@ -322,6 +352,31 @@ impl Emulator {
 	/// the size of each staging buffer (see [`Emulator::with_staging_buffers`])
 	pub fn staging_buffers(&self) -> usize {
 		self.settings.staging_bytes
+	}
+
+	/// the same context with the routing of host products on or off: on (the default of contexts
+	/// made with [`Backend::Auto`], unless the environment variable `EMUGEMM_HOST_ROUTING` is
+	/// `off`), a host product at a target precision runs on the host's cores, natively, where that
+	/// is predicted faster than the GPU with its transfers (small products, and those whose
+	/// transfers outweigh their work), and the report gives both predictions
+	/// ([`Report::host_routing`]); off (the default of [`Backend::Gpu`], or
+	/// `EMUGEMM_HOST_ROUTING=on` to turn it on for `Auto`), every product runs on the backend.
+	/// Explicit plans always run on the backend
+	///
+	/// # example
+	/// ```
+	/// use emugemm::{Backend, Emulator};
+	/// let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap().with_host_routing(true);
+	/// assert!(emu.host_routing());
+	/// ```
+	pub fn with_host_routing(mut self, on: bool) -> Self {
+		self.settings.host_routing = on;
+		self
+	}
+
+	/// whether host products may run on the host's cores (see [`Emulator::with_host_routing`])
+	pub fn host_routing(&self) -> bool {
+		self.settings.host_routing
 	}
 
 	/// the settings the policy and the pipelines read
@@ -444,7 +499,17 @@ impl Emulator {
 		let report = match self.backend {
 			Backend::CpuEmulation => self.emulate(dst, accum, lhs, rhs, alpha, precision),
 			#[cfg(feature = "cuda")]
-			Backend::Gpu => self.matmul_staged(dst, accum, lhs, rhs, alpha, precision)?,
+			Backend::Gpu => match self.host_route::<T>((lhs.nrows(), rhs.ncols(), lhs.ncols()), accum, precision) {
+				Some(routing) => {
+					native_at(dst, accum, lhs, rhs, alpha, precision);
+					let (m, n, k) = (lhs.nrows(), rhs.ncols(), lhs.ncols());
+					Report {
+						host_routing: Some(routing),
+						..self.report::<T>(Choice::native(m), (m, n, k), 0, PhaseTimes::default())
+					}
+				},
+				None => self.matmul_staged(dst, accum, lhs, rhs, alpha, precision)?,
+			},
 			_ => {
 				native_at(dst, accum, lhs, rhs, alpha, precision);
 				let (m, n, k) = (lhs.nrows(), rhs.ncols(), lhs.ncols());
@@ -480,6 +545,7 @@ impl Emulator {
 			nonfinite_entries,
 			native_rows,
 			times,
+			host_routing: None,
 		}
 	}
 
@@ -546,6 +612,17 @@ impl Emulator {
 		}
 		let bounds = ops.bounds(T::MANTISSA_BITS);
 		Some((ops, bounds))
+	}
+
+	/// where a GPU context routes a host product of `shape` at a target `precision` to the host's
+	/// cores: with host routing on ([`Emulator::with_host_routing`]) and the host predicted faster
+	#[cfg(feature = "cuda")]
+	fn host_route<T: Scalar>(&self, shape: (usize, usize, usize), accum: Accum, precision: Precision) -> Option<crate::HostRouting> {
+		if !self.settings.host_routing || precision.target_bits(T::MANTISSA_BITS, shape.2).is_none() {
+			return None;
+		}
+		let routing = crate::routing::route::<T>(shape, accum, precision, crate::routing::host_rate::<T>());
+		routing.on_host().then_some(routing)
 	}
 
 	/// whether a product of `shape` at `precision` is computed natively before any bound: where

@@ -477,3 +477,33 @@ fn staged_products_in_small_chunks() {
 	case::<f32>();
 	case::<c32>();
 }
+
+/// an `Auto` context routes small host products at a target precision to the host's cores (the
+/// report gives both predictions), large ones and explicit plans to the GPU; a `Gpu` context never
+/// routes
+#[test]
+#[ignore = "needs a Hopper GPU"]
+fn auto_routes_small_host_products_to_the_host() {
+	let auto = Emulator::new().unwrap();
+	assert_eq!(auto.backend(), Backend::Gpu, "{NEEDS_GPU}");
+	assert!(auto.host_routing() && !gpu().host_routing());
+	let small = random_matrix::<f64>(64, 64, 1.0, 1);
+	let c = small.emu_mul_with(&auto, &small, Precision::F64).unwrap();
+	let report = auto.last_report().unwrap();
+	let routing = report.host_routing.expect("a 64 x 64 product runs on the host");
+	assert!(
+		routing.host_seconds < routing.gpu_seconds && report.backend == Backend::Native,
+		"{report}"
+	);
+	let native = Emulator::with_backend(Backend::Native).unwrap();
+	assert!(same_bits(
+		c.as_ref(),
+		small.emu_mul_with(&native, &small, Precision::F64).unwrap().as_ref()
+	));
+	let _ = small.emu_mul_with(&auto, &small, Precision::SchemeII { moduli: 8 }).unwrap();
+	assert_eq!(auto.last_report().unwrap().backend, Backend::Gpu);
+	let large = random_matrix::<f64>(2048, 2048, 1.0, 2);
+	let _ = large.emu_mul_with(&auto, &large, Precision::F64).unwrap();
+	let report = auto.last_report().unwrap();
+	assert!(report.host_routing.is_none() && !report.times.upload.is_zero(), "{report}");
+}

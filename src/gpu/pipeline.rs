@@ -74,6 +74,7 @@ impl Outcome {
 			nonfinite_entries: self.nonfinite_entries,
 			native_rows: self.native_rows,
 			times,
+			host_routing: None,
 		}
 	}
 }
