@@ -32,7 +32,9 @@
 //! matrices in and out, f64 and c64 at `F64`, f32 at `F32`, against faer on all host cores, the same
 //! staging with cuBLAS as the product, and the transfer floor at the page-locked rates measured
 //! first (`profile::transfer_rates`); the first rows give the process's cold start (context,
-//! kernels, first 64 x 64 product). For example `EMUGEMM_BENCH_ONLY=host ./bench`.
+//! kernels, first 64 x 64 product). For example `EMUGEMM_BENCH_ONLY=host ./bench`. The routing
+//! rows (`routing`, once, before the sizes): f64 `F64` host products from 64^3 to 8192^3 and two
+//! skinny shapes under `Auto`'s host routing, against the GPU and faer alone.
 //!
 //! The chassis rows (`profile::chassis`): every variant of the INT8 wgmma chassis as the plain
 //! INT8 GEMM (`i8 chassis <variant>`) and as the fused real scheme II product of 15 moduli
@@ -469,7 +471,7 @@ impl Bench {
 			&& self
 				.only
 				.iter()
-				.all(|p| ["chassis", "policy", "bound", "host"].iter().any(|s| p.contains(s)))
+				.all(|p| ["chassis", "policy", "bound", "host", "routing"].iter().any(|s| p.contains(s)))
 	}
 
 	/// the chassis variants alone (plain INT8 GEMM, fused scheme II of 15 moduli) against cuBLASLt
@@ -606,6 +608,61 @@ impl Bench {
 	}
 }
 
+/// Auto's host routing (`routing`): for f64 `F64` host products of `shapes` (`(m, n, k)`), an
+/// `Auto` context (routing on), the same context forced onto the GPU, and faer on the host's
+/// cores, each the median of warm runs; the ratio of Auto's time to the faster of the other two
+fn routing(emu: &Emulator, shapes: &[(usize, usize, usize)], rows: &mut dyn FnMut(String)) {
+	let auto = Emulator::new().unwrap().with_host_routing(true);
+	let forced = Emulator::new().unwrap().with_host_routing(false);
+	assert_eq!(forced.backend(), emu.backend());
+	for &(m, n, k) in shapes {
+		let (a, b) = (
+			emugemm::testing::random_matrix::<f64>(m, k, 1.0, 5),
+			emugemm::testing::random_matrix::<f64>(k, n, 1.0, 6),
+		);
+		let (a, b) = (a.as_ref(), b.as_ref());
+		let mut c = Mat::<f64>::zeros(m, n);
+		let big = m * n * k > 1 << 33;
+		let median = |f: &mut dyn FnMut(), runs: usize| {
+			f();
+			let mut t: Vec<Duration> = (0..runs)
+				.map(|_| {
+					let start = Instant::now();
+					f();
+					start.elapsed()
+				})
+				.collect();
+			t.sort();
+			t[t.len() / 2]
+		};
+		let runs = if big { 3 } else { 9 };
+		let mut on = |emu: &Emulator| {
+			median(
+				&mut || emu.matmul(c.as_mut(), Accum::Replace, a, b, 1.0, Precision::F64).unwrap(),
+				runs,
+			)
+		};
+		let (t_auto, t_gpu) = (on(&auto), on(&forced));
+		let where_auto = auto.last_report().unwrap().host_routing.map_or("GPU", |_| "host");
+		// faer at the largest sizes: one timed run after the warm-up (seconds each)
+		let t_faer = median(
+			&mut || {
+				std::hint::black_box(a * b);
+			},
+			if big { 1 } else { runs },
+		);
+		let best = t_gpu.min(t_faer);
+		rows(format!(
+			"| routing | f64 | F64 {m}x{n}x{k}: Auto on the {where_auto} {:.3} ms, GPU {:.3} ms, faer {:.3} ms | {m} | {:.3} | | {:.2}x the faster | | | | | |",
+			ms(t_auto),
+			ms(t_gpu),
+			ms(t_faer),
+			ms(t_auto),
+			t_auto.as_secs_f64() / best.as_secs_f64()
+		));
+	}
+}
+
 fn ms(d: Duration) -> f64 {
 	d.as_secs_f64() * 1e3
 }
@@ -644,6 +701,15 @@ fn main() {
 		ms(first),
 		ms(first)
 	));
+	if bench.selected("routing") {
+		let shapes: Vec<(usize, usize, usize)> = [64, 128, 256, 512, 1024, 2048, 4096, 8192]
+			.into_iter()
+			.map(|n| (n, n, n))
+			.chain([(64, 64, 65536), (8192, 8192, 64)])
+			.collect();
+		let emu = Emulator::with_backend(Backend::Gpu).unwrap();
+		routing(&emu, &shapes, &mut |row| bench.row(row));
+	}
 	let rates = profile::transfer_rates(&bench.emu).unwrap();
 	bench.row(format!(
 		"| transfer rates | u8 | page-locked: {:.1} GB/s host to device, {:.1} GB/s device to host | | | | | | | | | |",
