@@ -3,7 +3,7 @@
 
 use super::blas::{Fp64Emulation, Int8Gemm, native_gemm};
 use super::device::{Gpu, driver, gpu};
-use super::pipeline::Outcome;
+use super::pipeline::{Outcome, operand_gemm};
 use crate::{DeviceMatrix, Emulator, Error, Scalar};
 use faer::{MatMut, MatRef};
 use std::time::Duration;
@@ -121,18 +121,8 @@ pub fn native_staged<T: Scalar>(
 	)?;
 	let start = std::time::Instant::now();
 	emu.staged(dst, crate::Accum::Replace, (lhs, rhs), |g, a, b, out| {
-		let (one, zero) = (T::from_parts(1.0, 0.0), T::from_parts(0.0, 0.0));
 		let _emulation = emulation::<T>(g, math, (m, n, k))?;
-		native_gemm(
-			g,
-			(m, n, k),
-			(a.ptr, a.cs.max(1) as usize),
-			(b.ptr, b.rs.max(1) as usize),
-			(out.ptr, out.ld),
-			one,
-			zero,
-			math,
-		)?;
+		operand_gemm(g, (&a, &b), &out, T::from_parts(1.0, 0.0), math)?;
 		Ok(Outcome::native(m))
 	})?;
 	Ok(start.elapsed())

@@ -574,11 +574,23 @@ fn whole_native<T: Scalar>(
 /// the native product through cuBLAS: a TF32 GEMM for `f32`/`c32` at [`Precision::Tf32`], the
 /// type's own GEMM otherwise
 fn native<T: Scalar>(gpu: &Gpu, a: &DeviceOperand, b: &DeviceOperand, out: &Output, alpha: T, precision: Precision) -> Result<(), Error> {
-	let beta = T::from_parts(out.accumulate as u8 as f64, 0.0);
 	let math = match native_arithmetic(precision, T::MANTISSA_BITS) {
 		NativeArithmetic::Tf32 => NativeMath::Tf32,
 		_ => NativeMath::Exact,
 	};
+	operand_gemm(gpu, (a, b), out, alpha, math)
+}
+
+/// `out = alpha A B (+ out)` by cuBLAS in `math`, on the pipeline's operands (A column-major, B
+/// K-major)
+pub(super) fn operand_gemm<T: Scalar>(
+	gpu: &Gpu,
+	(a, b): (&DeviceOperand, &DeviceOperand),
+	out: &Output,
+	alpha: T,
+	math: NativeMath,
+) -> Result<(), Error> {
+	let beta = T::from_parts(out.accumulate as u8 as f64, 0.0);
 	let dims = (a.rows, b.rows, a.k);
 	native_gemm(
 		gpu,
