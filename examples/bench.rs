@@ -600,7 +600,7 @@ impl Bench {
 			ms(t_cublas),
 			t_emu.as_secs_f64() / floor.as_secs_f64(),
 			ms(floor),
-			(4 * self.emu.staging_buffers()) >> 20,
+			(8 * self.emu.staging_buffers()) >> 20,
 			ms(r.times.upload),
 			ms(r.times.split + r.times.products + r.times.reconstruct),
 			ms(r.times.download)
@@ -608,9 +608,64 @@ impl Bench {
 	}
 }
 
+/// out-of-core host products (`out of core`, f64 `F64`): each size in core where it fits and tiled
+/// within `budget` bytes of device memory, in the same process, transfers included; their rates
+/// (2 n^3 flops per second) and the tiled rate against the in-core rate of the largest size that
+/// ran in core
+fn out_of_core(sizes: &[usize], budget: usize, rows: &mut dyn FnMut(String)) {
+	let emu = &Emulator::with_backend(Backend::Gpu).unwrap();
+	let tiled = Emulator::with_backend(Backend::Gpu).unwrap().with_device_memory(budget);
+	let mut in_core_rate = None;
+	for &n in sizes {
+		let (a, b) = (generate::<f64>(n, 1.0, 3), generate::<f64>(n, 1.0, 4));
+		let mut c = Mat::<f64>::zeros(n, n);
+		let runs = if n > 16384 { 1 } else { 3 };
+		for (what, emu) in [("default", emu), ("tiled", &tiled)] {
+			let mut times: Vec<(Duration, emugemm::Report)> = (0..=runs)
+				.map(|_| {
+					let start = Instant::now();
+					match emu.matmul(c.as_mut(), Accum::Replace, a.as_ref(), b.as_ref(), 1.0, Precision::F64) {
+						Ok(()) => Some((start.elapsed(), emu.last_report().unwrap())),
+						Err(e) => {
+							rows(format!("| out of core | f64 | {what}: {e} | {n} | | | | | | | | |"));
+							None
+						},
+					}
+				})
+				.collect::<Option<Vec<_>>>()
+				.unwrap_or_default();
+			if times.len() < 2 {
+				continue;
+			}
+			times.remove(0);
+			times.sort_by_key(|(t, _)| *t);
+			let (t, r) = &times[times.len() / 2];
+			let rate = tflops::<f64>(n, *t);
+			let vs = match (r.tiles, in_core_rate) {
+				(None, _) => {
+					in_core_rate = Some(rate);
+					"in core".to_string()
+				},
+				(Some((ti, tj)), Some(base)) => format!("{ti} x {tj} tiles, {:.2}x the in-core rate", rate / base),
+				(Some((ti, tj)), None) => format!("{ti} x {tj} tiles"),
+			};
+			rows(format!(
+				"| out of core | f64 | F64 -> {}, {vs} | {n} | {:.1} | {rate:.2} | | | | upload {:.1}, bound passes {:.1} | {:.1} | download {:.1} |",
+				r.plan,
+				ms(*t),
+				ms(r.times.upload),
+				ms(r.times.bound),
+				ms(r.times.split + r.times.products + r.times.reconstruct),
+				ms(r.times.download)
+			));
+		}
+	}
+}
+
 /// Auto's host routing (`routing`): for f64 `F64` host products of `shapes` (`(m, n, k)`), an
 /// `Auto` context (routing on), the same context forced onto the GPU, and faer on the host's
-/// cores, each the median of warm runs; the ratio of Auto's time to the faster of the other two
+/// cores, run in turn, each the median of its warm runs; the ratio of Auto's time to the faster
+/// of the other two
 fn routing(emu: &Emulator, shapes: &[(usize, usize, usize)], rows: &mut dyn FnMut(String)) {
 	let auto = Emulator::new().unwrap().with_host_routing(true);
 	let forced = Emulator::new().unwrap().with_host_routing(false);
@@ -623,34 +678,34 @@ fn routing(emu: &Emulator, shapes: &[(usize, usize, usize)], rows: &mut dyn FnMu
 		let (a, b) = (a.as_ref(), b.as_ref());
 		let mut c = Mat::<f64>::zeros(m, n);
 		let big = m * n * k > 1 << 33;
-		let median = |f: &mut dyn FnMut(), runs: usize| {
-			f();
-			let mut t: Vec<Duration> = (0..runs)
-				.map(|_| {
-					let start = Instant::now();
-					f();
-					start.elapsed()
+		// Auto, the GPU and faer in turn, so that drifts of the machine touch all three alike
+		// (faer at the largest sizes: one timed run after the warm-up, seconds each)
+		let runs = if big { 3 } else { 15 };
+		let mut times = [vec![], vec![], vec![]];
+		for run in 0..=runs {
+			let timed = |f: &mut dyn FnMut()| {
+				let start = Instant::now();
+				f();
+				start.elapsed()
+			};
+			let t_auto = timed(&mut || auto.matmul(c.as_mut(), Accum::Replace, a, b, 1.0, Precision::F64).unwrap());
+			let t_gpu = timed(&mut || forced.matmul(c.as_mut(), Accum::Replace, a, b, 1.0, Precision::F64).unwrap());
+			let t_faer = (!big || run < 2).then(|| {
+				timed(&mut || {
+					std::hint::black_box(a * b);
 				})
-				.collect();
+			});
+			if run > 0 {
+				times[0].push(t_auto);
+				times[1].push(t_gpu);
+				times[2].extend(t_faer);
+			}
+		}
+		let [t_auto, t_gpu, t_faer] = times.map(|mut t| {
 			t.sort();
 			t[t.len() / 2]
-		};
-		let runs = if big { 3 } else { 9 };
-		let mut on = |emu: &Emulator| {
-			median(
-				&mut || emu.matmul(c.as_mut(), Accum::Replace, a, b, 1.0, Precision::F64).unwrap(),
-				runs,
-			)
-		};
-		let (t_auto, t_gpu) = (on(&auto), on(&forced));
+		});
 		let where_auto = auto.last_report().unwrap().host_routing.map_or("GPU", |_| "host");
-		// faer at the largest sizes: one timed run after the warm-up (seconds each)
-		let t_faer = median(
-			&mut || {
-				std::hint::black_box(a * b);
-			},
-			if big { 1 } else { runs },
-		);
 		let best = t_gpu.min(t_faer);
 		rows(format!(
 			"| routing | f64 | F64 {m}x{n}x{k}: Auto on the {where_auto} {:.3} ms, GPU {:.3} ms, faer {:.3} ms | {m} | {:.3} | | {:.2}x the faster | | | | | |",
@@ -672,7 +727,29 @@ fn tflops<T: Scalar>(n: usize, t: Duration) -> f64 {
 	(if T::IS_COMPLEX { 8.0 } else { 2.0 }) * (n as f64).powi(3) / t.as_secs_f64() / 1e12
 }
 
+/// the crate's log on stderr, at debug level where `EMUGEMM_BENCH_LOG` is set: where the cold
+/// start goes
+struct Stderr;
+
+impl log::Log for Stderr {
+	fn enabled(&self, metadata: &log::Metadata<'_>) -> bool {
+		metadata.target().starts_with("emugemm")
+	}
+
+	fn log(&self, record: &log::Record<'_>) {
+		if self.enabled(record.metadata()) {
+			eprintln!("[{}] {}", record.level(), record.args());
+		}
+	}
+
+	fn flush(&self) {}
+}
+
 fn main() {
+	if std::env::var_os("EMUGEMM_BENCH_LOG").is_some() {
+		log::set_logger(&Stderr).expect("the only logger");
+		log::set_max_level(log::LevelFilter::Debug);
+	}
 	// the process's first product: the context, the kernels' modules, the handles
 	let start = Instant::now();
 	let emu = Emulator::with_backend(Backend::Gpu).expect("the benchmark needs a Hopper GPU");
@@ -680,6 +757,7 @@ fn main() {
 	let small = generate::<f64>(64, 1.0, 1);
 	let _ = small.emu_mul_with(&emu, &small, Precision::F64).unwrap();
 	let first = start.elapsed();
+	log::debug!("emugemm bench: the first product: {}", emu.last_report().unwrap());
 	let csv = std::env::var("EMUGEMM_BENCH_CSV")
 		.ok()
 		.map(|p| std::fs::File::create(p).expect("csv file"));
@@ -716,6 +794,11 @@ fn main() {
 		rates.0 / 1e9,
 		rates.1 / 1e9
 	));
+	if bench.selected("out of core") {
+		let sizes = env_list("EMUGEMM_BENCH_OUT_OF_CORE", "16384,32768");
+		let budget = env_list("EMUGEMM_BENCH_TILE_MEMORY_GB", "24")[0] << 30;
+		out_of_core(&sizes, budget, &mut |row| bench.row(row));
+	}
 	for n in env_list("EMUGEMM_BENCH_SIZES", "4096,8192,16384") {
 		bench.host::<f64>(n, Precision::F64, rates);
 		bench.host::<c64>(n, Precision::F64, rates);

@@ -184,6 +184,17 @@ unsafe impl bytemuck::Zeroable for RowMaxima {}
 unsafe impl bytemuck::Pod for RowMaxima {}
 
 impl RowMaxima {
+	/// the maxima of both: of a row whose entries lie in two tiles (maxima are exact, so the
+	/// order of the tiles does not matter)
+	#[cfg(feature = "cuda")]
+	pub fn merge(&mut self, other: &RowMaxima) {
+		for f in 0..FAMILIES {
+			self.grid[f] = self.grid[f].max(other.grid[f]);
+			self.pairs[f] = self.pairs[f].max(other.pairs[f]);
+		}
+		self.floor = self.floor.max(other.floor);
+	}
+
 	/// the running maxima with one more entry, whose row is `a`, column `b` and magnitude product
 	/// `l`, for a window of `bits` and outputs whose half smallest subnormal is `2^floor_exp`
 	///

@@ -128,6 +128,9 @@ pub struct Report {
 	/// was predicted faster than the GPU with its transfers: both predictions
 	/// ([`Emulator::with_host_routing`])
 	pub host_routing: Option<crate::HostRouting>,
+	/// a host product that ran out of core on the GPU: its grid of output tiles, `(row tiles,
+	/// column tiles)` ([`Emulator::with_device_memory`])
+	pub tiles: Option<(usize, usize)>,
 }
 
 impl fmt::Display for Report {
@@ -153,6 +156,9 @@ impl fmt::Display for Report {
 		write!(f, " total {:.3?}", t.total)?;
 		if self.nonfinite_entries > 0 {
 			write!(f, " | {} non-finite entries computed natively", self.nonfinite_entries)?;
+		}
+		if let Some((rows, cols)) = self.tiles {
+			write!(f, " | out of core in {rows} x {cols} tiles")?;
 		}
 		if let Some(r) = self.host_routing {
 			write!(
@@ -217,8 +223,8 @@ fn host_routing_from_env() -> Option<bool> {
 	}
 }
 
-/// the default size of each page-locked staging buffer: 32 MiB, 128 MiB in all
-pub(crate) const DEFAULT_STAGING: usize = 32 << 20;
+/// the default size of each page-locked staging buffer: 24 MiB, 192 MiB in all (two sets of four)
+pub(crate) const DEFAULT_STAGING: usize = 24 << 20;
 
 /// a context's settings that the policy and the pipelines read
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -231,6 +237,9 @@ pub(crate) struct Settings {
 	/// whether host products at target precisions may run on the host's cores where that is
 	/// predicted faster than the GPU
 	pub host_routing: bool,
+	/// the device memory a host product on the GPU may take before it runs out of core, tiled
+	/// (`None`: 90% of the GPU's memory)
+	pub device_memory: Option<usize>,
 }
 
 impl Emulator {
@@ -264,6 +273,7 @@ impl Emulator {
 				native_candidate: true,
 				staging_bytes: DEFAULT_STAGING,
 				host_routing: auto && host_routing_from_env().unwrap_or(true),
+				device_memory: None,
 			},
 			last: Mutex::new(None),
 		})
@@ -333,9 +343,10 @@ impl Emulator {
 		self.settings.native_candidate
 	}
 
-	/// the same context with staging buffers of `bytes` each (default 32 MiB): host matrices go to
-	/// and from the GPU in chunks of this size, through four page-locked buffers that the host's
-	/// copies and the DMAs take turns on, so that `4 bytes` of page-locked memory is all a product
+	/// the same context with staging buffers of `bytes` each (default 24 MiB): host matrices go to
+	/// and from the GPU in chunks of this size, through two sets of four page-locked buffers (one
+	/// for uploads, one for the output tiles that download while later tiles compute) that the
+	/// host's copies and the DMAs take turns on, so that `8 bytes` of page-locked memory is all a product
 	/// of any size needs (at least one element a chunk)
 	///
 	/// # example
@@ -352,6 +363,30 @@ impl Emulator {
 	/// the size of each staging buffer (see [`Emulator::with_staging_buffers`])
 	pub fn staging_buffers(&self) -> usize {
 		self.settings.staging_bytes
+	}
+
+	/// the same context with at most `bytes` of device memory for each host product on the GPU
+	/// (default: 90% of the GPU's memory). A product whose operands, result and working planes
+	/// need more runs out of core: tile by tile of the output, panels of `A` and `B` streamed
+	/// through the device, with the plan and the scaling decided once for the whole product, so
+	/// that its entries are those of the in-core product (see [`Report::tiles`]). Device
+	/// matrices ([`crate::DeviceMatrix`]) always compute in core
+	///
+	/// # example
+	/// ```
+	/// use emugemm::{Backend, Emulator};
+	/// let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap().with_device_memory(1 << 30);
+	/// assert_eq!(emu.device_memory(), Some(1 << 30));
+	/// ```
+	pub fn with_device_memory(mut self, bytes: usize) -> Self {
+		self.settings.device_memory = Some(bytes);
+		self
+	}
+
+	/// the device memory a host product on the GPU may take, where set (see
+	/// [`Emulator::with_device_memory`])
+	pub fn device_memory(&self) -> Option<usize> {
+		self.settings.device_memory
 	}
 
 	/// the same context with the routing of host products on or off: on (the default of contexts
@@ -546,6 +581,7 @@ impl Emulator {
 			native_rows,
 			times,
 			host_routing: None,
+			tiles: None,
 		}
 	}
 

@@ -1,18 +1,18 @@
 //! where a host product of a [`crate::Backend::Auto`] context runs: on the GPU, transfers
 //! included, or by faer on the host's cores, whichever is predicted faster
 
-use crate::Scalar;
-use crate::cost::H200;
-use crate::policy::native_arithmetic;
-use crate::{Accum, Precision};
-use faer::Mat;
-use std::collections::HashMap;
-use std::sync::Mutex;
-use std::time::Instant;
+// (the model and the host's rate serve the GPU backend only)
+#[cfg(any(feature = "cuda", test))]
+use {
+	crate::{Accum, Precision, Scalar, cost::H200, policy::native_arithmetic},
+	faer::Mat,
+	std::{collections::HashMap, sync::Mutex, time::Instant},
+};
 
 /// the effective rate of a host product's staging, bytes per second each way: what uploads (41
 /// GB/s) and downloads (33 GB/s) reached through the page-locked buffers on an H100 (PCIe 5,
 /// 54 GB/s page-locked), the slower of the two
+#[cfg(any(feature = "cuda", test))]
 const STAGING_RATE: f64 = 33e9;
 
 /// the predicted seconds of a host product on both sides, and the choice
@@ -41,6 +41,7 @@ impl HostRouting {
 
 /// the routing of an `m x k` by `k x n` product of `T` at `precision`, for a host whose native
 /// product runs at `host_rate` operations per second ($2mnk$ real, $8mnk$ complex)
+#[cfg(any(feature = "cuda", test))]
 pub(crate) fn route<T: Scalar>((m, n, k): (usize, usize, usize), accum: Accum, precision: Precision, host_rate: f64) -> HostRouting {
 	let ops = if T::IS_COMPLEX { 8.0 } else { 2.0 } * (m * n) as f64 * k as f64;
 	let outputs = (m * n) as f64 * if accum == Accum::Add { 2.0 } else { 1.0 };
@@ -55,6 +56,7 @@ pub(crate) fn route<T: Scalar>((m, n, k): (usize, usize, usize), accum: Accum, p
 
 /// the host's native rate for `T`, operations per second: the best of three faer products of
 /// 256 x 256 x 256 on all cores, measured on the first call per type and process (a few ms)
+#[cfg(any(feature = "cuda", test))]
 pub(crate) fn host_rate<T: Scalar>() -> f64 {
 	static RATES: Mutex<Option<HashMap<&'static str, f64>>> = Mutex::new(None);
 	let mut rates = RATES.lock().unwrap_or_else(|e| e.into_inner());

@@ -478,6 +478,123 @@ fn staged_products_in_small_chunks() {
 	case::<c32>();
 }
 
+/// host products run out of core, tile by tile (ragged tiles, budgets forced small), equal the
+/// in-core products bit for bit with the same plan: inner-scaled operands (balanced by the whole
+/// product's shifts), rows and columns of very different scales, a NaN and an infinity,
+/// `Accum::Add` and alpha, target precisions and explicit plans of both schemes
+#[test]
+#[ignore = "needs a Hopper GPU"]
+fn out_of_core_products_equal_in_core() {
+	fn case<T: Scalar>() {
+		let (m, k, n) = (301, 150, 203);
+		let family = Pair::InnerScaled {
+			pattern: InnerPattern::Blocks,
+			range: 30,
+		};
+		let (mut a, mut b) = pair::<T>(family, m, k, n, 5);
+		for h in 0..k {
+			let scaled = |x: T, e: i32| T::from_parts(x.re() * 2f64.powi(e), x.im() * 2f64.powi(e));
+			a[(7, h)] = scaled(a[(7, h)], -60);
+			b[(h, 11)] = scaled(b[(h, 11)], 40);
+		}
+		a[(40, 3)] = T::from_parts(f64::NAN, 0.0);
+		b[(5, 190)] = T::from_parts(f64::INFINITY, 0.0);
+		let old = random_matrix::<T>(m, n, 1.0, 9);
+		let alpha = T::from_parts(0.75, -0.5);
+		let precisions = [
+			Precision::F64,
+			Precision::F32,
+			Precision::Bits(T::MANTISSA_BITS - 6),
+			Precision::SchemeII { moduli: 9 },
+			Precision::SchemeI { slices: 6 },
+		];
+		for precision in precisions {
+			let in_core = gpu();
+			let mut expected = old.clone();
+			in_core
+				.matmul(expected.as_mut(), Accum::Add, a.as_ref(), b.as_ref(), alpha, precision)
+				.unwrap();
+			let whole = in_core.last_report().unwrap();
+			assert!(whole.tiles.is_none() && whole.plan.scheme != Scheme::Native, "{whole}");
+			// (whole, every type's product takes more than 3 MiB here)
+			for budget in [1 << 20, 2 << 20, 3 << 20] {
+				let tiled = gpu().with_device_memory(budget);
+				let mut c = old.clone();
+				match tiled.matmul(c.as_mut(), Accum::Add, a.as_ref(), b.as_ref(), alpha, precision) {
+					// complex tiles of 64 x 64 need more than 1 MiB
+					Err(Error::OutOfMemory { .. }) if budget == 1 << 20 && T::IS_COMPLEX => continue,
+					other => other.unwrap(),
+				}
+				let report = tiled.last_report().unwrap();
+				let (rows, cols) = report.tiles.unwrap_or_else(|| panic!("{budget} bytes: not tiled: {report}"));
+				assert!(rows * cols >= 2, "{report}");
+				let plan = |r: &emugemm::Report| {
+					(
+						r.plan.scheme,
+						r.plan.predicted_bits.to_bits(),
+						r.plan.native_rows,
+						r.native_rows.clone(),
+					)
+				};
+				assert_eq!(
+					plan(&report),
+					plan(&whole),
+					"{} {precision:?} {budget} bytes: {report} against {whole}",
+					T::NAME
+				);
+				assert_eq!(report.nonfinite_entries, whole.nonfinite_entries);
+				assert!(
+					same_bits(c.as_ref(), expected.as_ref()),
+					"{} {precision:?}, {rows} x {cols} tiles: {report}",
+					T::NAME
+				);
+			}
+		}
+	}
+	case::<f64>();
+	case::<c64>();
+	case::<f32>();
+	case::<c32>();
+}
+
+/// host products large enough to compute in column tiles (whose downloads overlap the next
+/// tiles' compute) equal the device-resident product, computed whole, bit for bit: inner-scaled
+/// operands, `Accum::Add` and alpha, real and complex, a target precision and an explicit plan
+#[test]
+#[ignore = "needs a Hopper GPU"]
+fn host_products_in_column_tiles_equal_whole() {
+	fn case<T: Scalar>(n: usize) {
+		let emu = gpu();
+		let family = Pair::InnerScaled {
+			pattern: InnerPattern::Random,
+			range: 20,
+		};
+		let (a, b) = pair::<T>(family, n, 1000, n + 3, 7);
+		let old = random_matrix::<T>(n, n + 3, 1.0, 8);
+		let alpha = T::from_parts(-1.25, 0.5);
+		for precision in [Precision::F64, Precision::SchemeII { moduli: 12 }] {
+			let mut c = old.clone();
+			emu.matmul(c.as_mut(), Accum::Add, a.as_ref(), b.as_ref(), alpha, precision)
+				.unwrap();
+			let staged = emu.last_report().unwrap();
+			let (da, db) = (emu.upload(a.as_ref()).unwrap(), emu.upload(b.as_ref()).unwrap());
+			let mut dc = emu.upload(old.as_ref()).unwrap();
+			emu.matmul_device(&mut dc, Accum::Add, &da, &db, alpha, precision).unwrap();
+			let whole = emu.last_report().unwrap();
+			let plan = |r: &emugemm::Report| (r.plan.scheme, r.plan.predicted_bits.to_bits(), r.native_rows.clone());
+			assert_eq!(plan(&staged), plan(&whole), "{} {precision:?}", T::NAME);
+			assert_ne!(whole.plan.scheme, Scheme::Native);
+			assert!(
+				same_bits(c.as_ref(), dc.download().unwrap().as_ref()),
+				"{} {precision:?}: {staged}",
+				T::NAME
+			);
+		}
+	}
+	case::<f64>(4096);
+	case::<c64>(2048);
+}
+
 /// an `Auto` context routes small host products at a target precision to the host's cores (the
 /// report gives both predictions), large ones and explicit plans to the GPU; a `Gpu` context never
 /// routes

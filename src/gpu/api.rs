@@ -2,12 +2,12 @@
 
 use super::device::{Gpu, gpu};
 use super::matrix::DeviceMatrix;
-use super::pipeline::{DeviceOperand, Outcome, Output, product};
-use super::staging;
+use super::pipeline::{DeviceOperand, How, Outcome, Output, product};
+use super::{staging, tiled};
 use crate::emulator::publish;
 use crate::{Accum, Backend, Emulator, Error, PhaseTimes, Precision, Report, Scalar};
 use faer::{MatMut, MatRef};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 impl Emulator {
 	fn require_gpu(&self) -> Result<(), Error> {
@@ -126,7 +126,7 @@ impl Emulator {
 			rhs.kept[1].lock().unwrap_or_else(|e| e.into_inner()),
 		);
 		let keep = (lhs.reuses().then_some(&mut *ka), rhs.reuses().then_some(&mut *kb));
-		let outcome = product(&g, a, b, out, alpha, (precision, self.settings()), keep)?;
+		let outcome = product(&g, a, b, out, alpha, How::plain(precision, self.settings()), keep)?;
 		g.stream.synchronize().map_err(super::device::driver)?;
 		let mut times = outcome.times;
 		times.total = start.elapsed();
@@ -145,20 +145,49 @@ impl Emulator {
 		precision: Precision,
 	) -> Result<Report, Error> {
 		let settings = self.settings();
-		self.staged(dst, accum, (lhs, rhs), |g, a, b, out| {
-			product(g, a, b, out, alpha, (precision, settings), (None, None))
+		let shape = (lhs.nrows(), rhs.ncols(), lhs.ncols());
+		let budget = match settings.device_memory {
+			Some(bytes) => bytes,
+			None => gpu()?.ctx.total_mem().map_err(super::device::driver)? / 10 * 9,
+		};
+		let Some(tile) = tiled::tile::<T>(shape, budget) else {
+			return Err(Error::OutOfMemory {
+				what: format!(
+					"a {}x{}x{} product of {} in tiles of at least 64 x 64 within {budget} bytes of device memory",
+					shape.0,
+					shape.1,
+					shape.2,
+					T::NAME
+				),
+			});
+		};
+		if tile != (shape.0.max(1), shape.1.max(1)) {
+			let start = Instant::now();
+			let g = gpu()?;
+			let (outcome, tiles) = tiled::out_of_core(&g, dst, accum, (lhs, rhs), alpha, (precision, settings), tile)?;
+			let times = PhaseTimes {
+				total: start.elapsed(),
+				..outcome.times
+			};
+			return Ok(Report {
+				tiles: Some(tiles),
+				..outcome.report::<T>(shape, times)
+			});
+		}
+		self.staged(dst, accum, (lhs, rhs), |g, operands, dst| {
+			tiled::in_core(g, operands, dst, alpha, (precision, settings))
 		})
 	}
 
 	/// a host product on the GPU by `compute`: the operands (and for [`Accum::Add`] the
 	/// destination) staged in chunks into device buffers kept between calls (scratch slots
-	/// 40-42), the result staged back straight into `dst`
+	/// 40-42); `compute` stages the result back into `dst` and returns the host time it took
 	pub(crate) fn staged<T: Scalar>(
 		&self,
 		dst: MatMut<'_, T>,
 		accum: Accum,
 		(lhs, rhs): (MatRef<'_, T>, MatRef<'_, T>),
-		compute: impl FnOnce(&Gpu, DeviceOperand, DeviceOperand, Output) -> Result<Outcome, Error>,
+		compute: impl FnOnce(&Gpu, (DeviceOperand, DeviceOperand, Output), MatMut<'_, T>) -> Result<(Outcome, Duration), Error>,
 	) -> Result<Report, Error> {
 		let start = Instant::now();
 		let settings = self.settings();
@@ -200,8 +229,7 @@ impl Emulator {
 			accumulate: accum == Accum::Add,
 			remainder: 0,
 		};
-		let outcome = compute(&g, a, b, out)?;
-		let download = staging::download(&g, dc, dst, chunk)?;
+		let (outcome, download) = compute(&g, (a, b, out), dst)?;
 		let times = PhaseTimes {
 			upload,
 			download,

@@ -17,7 +17,7 @@ pub(super) struct Balanced {
 }
 
 /// the exponent range of the nonzero finite parts at each inner index of `op`
-fn ranges<T: Scalar>(gpu: &Gpu, op: &DeviceOperand) -> Result<Vec<Range>, Error> {
+pub(super) fn ranges<T: Scalar>(gpu: &Gpu, op: &DeviceOperand) -> Result<Vec<Range>, Error> {
 	let k = op.k;
 	let (max, min) = (upload_i32(gpu, &vec![i32::MIN; k])?, upload_i32(gpu, &vec![i32::MAX; k])?);
 	if op.rows > 0 && k > 0 {
@@ -47,12 +47,27 @@ fn ranges<T: Scalar>(gpu: &Gpu, op: &DeviceOperand) -> Result<Vec<Range>, Error>
 	Ok(max.into_iter().zip(min).map(|(max, min)| Range { max, min }).collect())
 }
 
+/// the inner balancing's shifts of `A B` (`crate::balance::shifts`), or `None` when no inner index
+/// moves
+pub(super) fn balance_shifts<T: Scalar>(gpu: &Gpu, (a, b): (&DeviceOperand, &DeviceOperand)) -> Result<Option<Vec<i32>>, Error> {
+	Ok(shifts(
+		&ranges::<T>(gpu, a)?,
+		&ranges::<T>(gpu, b)?,
+		normal_exponents(T::MANTISSA_BITS),
+	))
+}
+
 /// `A D` and `D^-1 B` (`crate::balance`), or `None` when no inner index moves
 pub(super) fn balance<T: Scalar>(gpu: &Gpu, (a, b): (&DeviceOperand, &DeviceOperand)) -> Result<Option<Balanced>, Error> {
-	let Some(d) = shifts(&ranges::<T>(gpu, a)?, &ranges::<T>(gpu, b)?, normal_exponents(T::MANTISSA_BITS)) else {
-		return Ok(None);
-	};
-	let d = upload_i32(gpu, &d)?;
+	balance_shifts::<T>(gpu, (a, b))?
+		.map(|d| balanced::<T>(gpu, (a, b), &d))
+		.transpose()
+}
+
+/// `A D` and `D^-1 B` for the shifts `d` of a whole product (one per inner index), of which `a`
+/// may hold some rows and `b` some columns
+pub(super) fn balanced<T: Scalar>(gpu: &Gpu, (a, b): (&DeviceOperand, &DeviceOperand), d: &[i32]) -> Result<Balanced, Error> {
+	let d = upload_i32(gpu, d)?;
 	// the layouts the pipeline assumes (the native product passes them to cuBLAS): the rows of A
 	// column-major, the columns of B K-major (B column-major)
 	let copy = |slot: usize, op: &DeviceOperand, sign: i32, (rs, cs): (i64, i64)| -> Result<DeviceOperand, Error> {
@@ -82,9 +97,9 @@ pub(super) fn balance<T: Scalar>(gpu: &Gpu, (a, b): (&DeviceOperand, &DeviceOper
 			cs,
 		})
 	};
-	Ok(Some(Balanced {
+	Ok(Balanced {
 		a: copy(34, a, 1, (1, a.rows.max(1) as i64))?,
 		b: copy(35, b, -1, (b.k.max(1) as i64, 1))?,
 		_shifts: d,
-	}))
+	})
 }

@@ -120,10 +120,11 @@ pub fn native_staged<T: Scalar>(
 		(dst.nrows(), dst.ncols()),
 	)?;
 	let start = std::time::Instant::now();
-	emu.staged(dst, crate::Accum::Replace, (lhs, rhs), |g, a, b, out| {
+	emu.staged(dst, crate::Accum::Replace, (lhs, rhs), |g, (a, b, out), dst| {
 		let _emulation = emulation::<T>(g, math, (m, n, k))?;
 		operand_gemm(g, (&a, &b), &out, T::from_parts(1.0, 0.0), math)?;
-		Ok(Outcome::native(m))
+		let download = super::staging::download(g, out.ptr, dst, emu.staging_buffers())?;
+		Ok((Outcome::native(m), download))
 	})?;
 	Ok(start.elapsed())
 }

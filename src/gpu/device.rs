@@ -13,12 +13,16 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 pub(crate) struct Gpu {
 	pub ctx: Arc<CudaContext>,
 	pub stream: Arc<CudaStream>,
-	modules: Vec<Arc<CudaModule>>,
+	/// the embedded modules, each loaded on the first launch of one of its kernels
+	modules: RefCell<Vec<Option<Arc<CudaModule>>>>,
+	/// the module of every kernel
+	entries: HashMap<&'static str, usize>,
 	functions: RefCell<HashMap<String, CudaFunction>>,
 	/// per kernel name: the dynamic shared memory it is allowed, and its occupancies by (threads, bytes)
 	launch_limits: RefCell<HashMap<String, LaunchLimits>>,
-	pub handles: super::blas::Handles,
-	pub lt_workspace: CudaSlice<u8>,
+	/// cuBLAS and cuBLASLt, created on first use (loading the libraries takes tens of ms that
+	/// products that never call them need not pay)
+	handles: std::cell::OnceCell<super::blas::Handles>,
 	/// grow-only scratch buffers of the pipeline, by slot
 	scratch: RefCell<Vec<Option<CudaSlice<u8>>>>,
 	/// the slots whose addresses the lock's current holder was given (bit `slot`); the others'
@@ -28,6 +32,9 @@ pub(crate) struct Gpu {
 	pinned: RefCell<Option<PinnedHostSlice<u8>>>,
 	/// the page-locked buffers that matrices go to and from the GPU through
 	pub staging: RefCell<super::staging::Staging>,
+	/// a second set, for output tiles downloaded while later tiles compute (see
+	/// [`super::staging::Drain`])
+	pub drain_staging: RefCell<super::staging::Staging>,
 	/// the device's name
 	pub name: String,
 	/// streaming multiprocessors: the grid of the persistent kernels
@@ -43,8 +50,9 @@ struct LaunchLimits {
 	fit: HashMap<(u32, usize), u32>,
 }
 
-/// the size of the cuBLASLt workspace
+/// the size of the cuBLASLt workspace, and its scratch slot
 pub(crate) const LT_WORKSPACE: usize = 32 << 20;
+pub(crate) const LT_WORKSPACE_SLOT: usize = 47;
 
 impl Gpu {
 	fn new(ordinal: usize) -> Result<Self, Error> {
@@ -52,11 +60,13 @@ impl Gpu {
 		if !unsafe { cudarc::driver::sys::is_culib_present() } {
 			return Err(Error::gpu("no NVIDIA driver (libcuda) found"));
 		}
+		let start = std::time::Instant::now();
 		let count = CudaContext::device_count().map_err(|e| Error::gpu(format!("cannot count devices: {e:?}")))?;
 		if count as usize <= ordinal {
 			return Err(Error::gpu("no CUDA device present"));
 		}
 		let ctx = CudaContext::new(ordinal).map_err(driver)?;
+		let context = start.elapsed();
 		let name = ctx.name().map_err(driver)?;
 		let cc = ctx.compute_capability().map_err(driver)?;
 		if cc != (9, 0) {
@@ -68,32 +78,30 @@ impl Gpu {
 		if crate::kernels::KERNELS.is_empty() {
 			return Err(Error::NoKernels);
 		}
-		let modules = crate::kernels::KERNELS
-			.iter()
-			.map(|(file, cubin)| {
-				ctx.load_module(Ptx::from_binary(cubin.to_vec()))
-					.map_err(|e| Error::gpu(format!("loading {file}.cubin: {e:?}")))
-			})
-			.collect::<Result<Vec<_>, _>>()?;
+		let entries = super::cubin::entries(crate::kernels::KERNELS).map_err(Error::gpu)?;
+		let indexed = start.elapsed();
 		let sm_count = ctx
 			.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
 			.map_err(driver)? as usize;
 		let stream = ctx.default_stream();
-		let handles = super::blas::Handles::new(stream.clone())?;
-		// SAFETY: scratch memory for cuBLASLt, never read uninitialised by us
-		let lt_workspace = unsafe { stream.alloc::<u8>(LT_WORKSPACE) }.map_err(driver)?;
+		log::debug!(
+			"emugemm: GPU {ordinal} ({name}) ready in {:.1?}: driver and context {context:.1?}, kernel index {:.1?}",
+			start.elapsed(),
+			indexed - context,
+		);
 		Ok(Gpu {
 			ctx,
 			stream,
-			modules,
+			modules: RefCell::new(vec![None; crate::kernels::KERNELS.len()]),
+			entries,
 			functions: RefCell::new(HashMap::new()),
 			launch_limits: RefCell::new(HashMap::new()),
-			handles,
-			lt_workspace,
+			handles: std::cell::OnceCell::new(),
 			scratch: RefCell::new(Vec::new()),
 			scratch_in_use: Cell::new(0),
 			pinned: RefCell::new(None),
 			staging: RefCell::default(),
+			drain_staging: RefCell::default(),
 			name,
 			sm_count,
 		})
@@ -216,6 +224,36 @@ impl Gpu {
 		Ok(fit)
 	}
 
+	/// the cuBLAS and cuBLASLt handles, created on the first call
+	pub fn handles(&self) -> Result<&super::blas::Handles, Error> {
+		if let Some(handles) = self.handles.get() {
+			return Ok(handles);
+		}
+		let start = std::time::Instant::now();
+		let handles = super::blas::Handles::new(self.stream.clone())?;
+		log::debug!("emugemm: cuBLAS handles created in {:.1?}", start.elapsed());
+		Ok(self.handles.get_or_init(|| handles))
+	}
+
+	/// the module that defines kernel `name`, loaded on first use (panics on a name no cubin
+	/// defines: a programming error)
+	fn module(&self, name: &str) -> Result<Arc<CudaModule>, Error> {
+		let index = *self
+			.entries
+			.get(name)
+			.unwrap_or_else(|| panic!("kernel {name} is not in the embedded cubins"));
+		if let Some(module) = &self.modules.borrow()[index] {
+			return Ok(module.clone());
+		}
+		let (file, cubin) = crate::kernels::KERNELS[index];
+		let start = std::time::Instant::now();
+		let load = || self.ctx.load_module(Ptx::from_binary(cubin.to_vec()));
+		let module = self.freeing_scratch(|| format!("the code of {file}.cubin"), load)?;
+		log::debug!("emugemm: {file}.cubin ({} bytes) loaded in {:.1?}", cubin.len(), start.elapsed());
+		self.modules.borrow_mut()[index] = Some(module.clone());
+		Ok(module)
+	}
+
 	/// the kernel `name`, looked up once in the embedded modules (panics on a name no cubin
 	/// defines: a programming error). The driver loads a kernel's code on this first lookup, which
 	/// takes device memory: an [`Error::OutOfMemory`] when even freeing the kept scratch leaves
@@ -224,17 +262,8 @@ impl Gpu {
 		if let Some(f) = self.functions.borrow().get(name) {
 			return Ok(f.clone());
 		}
-		let load = || {
-			let mut found = self
-				.modules
-				.iter()
-				.map(|m| m.load_function(name))
-				.filter(|f| !matches!(f, Err(e) if e.0 == CUresult::CUDA_ERROR_NOT_FOUND));
-			found
-				.next()
-				.unwrap_or_else(|| panic!("kernel {name} is not in the embedded cubins"))
-		};
-		let f = self.freeing_scratch(|| format!("the code of kernel {name}"), load)?;
+		let module = self.module(name)?;
+		let f = self.freeing_scratch(|| format!("the code of kernel {name}"), || module.load_function(name))?;
 		self.functions.borrow_mut().insert(name.to_string(), f.clone());
 		Ok(f)
 	}

@@ -18,6 +18,8 @@ mod blas;
 #[cfg(feature = "cuda")]
 mod chassis;
 #[cfg(feature = "cuda")]
+mod cubin;
+#[cfg(feature = "cuda")]
 mod device;
 #[cfg(feature = "cuda")]
 mod matrix;
@@ -40,6 +42,8 @@ mod scheme1_fused;
 mod staging;
 #[cfg(all(test, feature = "cuda"))]
 mod tests;
+#[cfg(feature = "cuda")]
+mod tiled;
 #[cfg(feature = "cuda")]
 mod tma;
 #[cfg(feature = "cuda")]

@@ -5,7 +5,7 @@
 //! the same operations as src/cpu/parts.rs, so both give the same bits
 
 use super::device::{Gpu, driver};
-use super::pipeline::{DeviceOperand, Job, Output, alloc, coarse_maxima, elementwise, operand_stats, product, ptr};
+use super::pipeline::{DeviceOperand, How, Job, Output, alloc, coarse_maxima, elementwise, operand_stats, product, ptr};
 use crate::bound::{Bound, PartBounds};
 use crate::cpu::parts::PRODUCTS;
 use crate::emulator::Settings;
@@ -133,7 +133,7 @@ impl PartOperands {
 					0
 				},
 			};
-			let outcome = product::<f64>(gpu, a, b, out, 1.0, (precision, settings), (None, None))?;
+			let outcome = product::<f64>(gpu, a, b, out, 1.0, How::plain(precision, settings), (None, None))?;
 			route = outcome.route;
 			times.split += outcome.times.split;
 			times.products += outcome.times.products;

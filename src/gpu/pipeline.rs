@@ -9,7 +9,7 @@ use super::scheme1_fused;
 use super::wgmma_config::{self, Variant};
 use crate::cost::NativeArithmetic;
 use crate::emulator::Settings;
-use crate::policy::{PolicyInput, native_arithmetic};
+use crate::policy::{Choice, PolicyInput, native_arithmetic};
 use crate::scheme2::{self, CoarseMaxima, Crt};
 use crate::stats::RowStats;
 use crate::{Error, PhaseTimes, Plan, Precision, Route, Scalar, Scaling, Scheme, scheme1};
@@ -75,6 +75,7 @@ impl Outcome {
 			native_rows: self.native_rows,
 			times,
 			host_routing: None,
+			tiles: None,
 		}
 	}
 }
@@ -277,26 +278,59 @@ pub(super) fn download_stats(gpu: &Gpu, regions: &[StatsRegion]) -> Result<Vec<O
 	})
 }
 
+/// what a lap of the [`Clock`] times
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Phase {
+	/// statistics, bound, policy, scaling and conversion to int8
+	Split,
+	/// the exact integer products
+	Products,
+	/// reconstruction, native rows and entries
+	Reconstruct,
+}
+
 /// the phase boundaries, timed with device events
 pub(super) struct Clock {
 	events: Vec<cudarc::driver::CudaEvent>,
+	/// the phase of each lap (between consecutive events)
+	phases: Vec<Phase>,
 }
 
 impl Clock {
 	fn start(gpu: &Gpu) -> Result<Self, Error> {
-		let mut c = Clock { events: Vec::new() };
-		c.mark(gpu)?;
-		Ok(c)
+		Ok(Clock {
+			events: vec![Self::event(gpu)?],
+			phases: Vec::new(),
+		})
 	}
 
-	pub(super) fn mark(&mut self, gpu: &Gpu) -> Result<(), Error> {
+	fn event(gpu: &Gpu) -> Result<cudarc::driver::CudaEvent, Error> {
 		let e = gpu
 			.ctx
 			.new_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT))
 			.map_err(driver)?;
 		e.record(&gpu.stream).map_err(driver)?;
-		self.events.push(e);
+		Ok(e)
+	}
+
+	/// ends a lap of `phase`
+	pub(super) fn mark(&mut self, gpu: &Gpu, phase: Phase) -> Result<(), Error> {
+		self.events.push(Self::event(gpu)?);
+		self.phases.push(phase);
 		Ok(())
+	}
+
+	/// the time of each phase, over all its laps (waits for the last)
+	fn phase_times(&self) -> Result<PhaseTimes, Error> {
+		let laps = self.laps()?;
+		let sum = |phase| laps.iter().zip(&self.phases).filter(|(_, p)| **p == phase).map(|(t, _)| *t).sum();
+		Ok(PhaseTimes {
+			split: sum(Phase::Split),
+			products: sum(Phase::Products),
+			reconstruct: sum(Phase::Reconstruct),
+			total: laps.iter().sum(),
+			..PhaseTimes::default()
+		})
 	}
 
 	/// the durations between consecutive marks (waits for the last)
@@ -348,16 +382,91 @@ impl<T: Scalar> Job<'_, T> {
 	}
 }
 
-/// `dst = alpha A B (+ dst)` on the GPU at `precision`
+/// what one tile of a tiled product takes from the whole product (see [`super::tiled`]), so that
+/// it computes its entries bit for bit as the whole product would: the inner balancing's shifts
+/// (`None`: none) and the choice, whose native rows are the tile's own (from 0)
+pub(crate) struct Given {
+	pub balance: Option<Vec<i32>>,
+	pub choice: Choice,
+}
+
+/// what a product computes besides its operands: the precision, the context's settings, for a
+/// tile of a larger product what it takes from the whole (`given`), and where the output's
+/// columns go as they complete (`columns`)
+pub(crate) struct How<'a> {
+	pub precision: Precision,
+	pub settings: Settings,
+	pub given: Option<&'a Given>,
+	pub columns: Option<&'a mut Columns<'a>>,
+}
+
+impl How<'_> {
+	/// a whole product at `precision`
+	pub fn plain(precision: Precision, settings: Settings) -> Self {
+		How {
+			precision,
+			settings,
+			given: None,
+			columns: None,
+		}
+	}
+}
+
+/// an output computed in column tiles where the route allows (scheme II): each tile is handed on
+/// once its work is enqueued, so that its download overlaps the next tiles' compute. Every
+/// column is handed on once, in order; routes that compute the output whole hand it on whole
+pub(crate) struct Columns<'a> {
+	tiles: usize,
+	sent: usize,
+	send: &'a mut dyn FnMut(std::ops::Range<usize>) -> Result<(), Error>,
+}
+
+impl<'a> Columns<'a> {
+	/// `tiles` column tiles, handed to `send`
+	pub fn new(tiles: usize, send: &'a mut dyn FnMut(std::ops::Range<usize>) -> Result<(), Error>) -> Self {
+		Columns { tiles, sent: 0, send }
+	}
+
+	fn send(&mut self, cols: std::ops::Range<usize>) -> Result<(), Error> {
+		debug_assert_eq!(cols.start, self.sent, "columns are handed on in order");
+		self.sent = cols.end;
+		(self.send)(cols)
+	}
+
+	/// hands on the columns up to `n` not handed on yet
+	fn finish(&mut self, n: usize) -> Result<(), Error> {
+		if self.sent < n { self.send(self.sent..n) } else { Ok(()) }
+	}
+}
+
+/// `dst = alpha A B (+ dst)` on the GPU (see [`How`])
 pub(crate) fn product<T: Scalar>(
 	gpu: &Gpu,
 	a: DeviceOperand,
 	b: DeviceOperand,
 	out: Output,
 	alpha: T,
-	(precision, settings): (Precision, Settings),
+	mut how: How<'_>,
+	keep: (Option<&mut Kept>, Option<&mut Kept>),
+) -> Result<Outcome, Error> {
+	let outcome = compute(gpu, a, b, out, alpha, &mut how, keep)?;
+	if let Some(columns) = how.columns {
+		columns.finish(b.rows)?;
+	}
+	Ok(outcome)
+}
+
+/// [`product`], but for the columns of routes that compute the output whole
+fn compute<T: Scalar>(
+	gpu: &Gpu,
+	a: DeviceOperand,
+	b: DeviceOperand,
+	out: Output,
+	alpha: T,
+	how: &mut How<'_>,
 	(mut keep_a, mut keep_b): (Option<&mut Kept>, Option<&mut Kept>),
 ) -> Result<Outcome, Error> {
+	let (precision, settings, given) = (how.precision, how.settings, how.given);
 	let Settings { scaling, fused, .. } = settings;
 	let mut clock = Clock::start(gpu)?;
 	let (m, n, k) = (a.rows, b.rows, a.k);
@@ -371,7 +480,7 @@ pub(crate) fn product<T: Scalar>(
 		native_candidate: settings.native_candidate,
 	};
 	let empty = m == 0 || n == 0 || k == 0;
-	if empty || policy(None).skips_bound(precision) {
+	if empty || (given.is_none() && policy(None).skips_bound(precision)) {
 		if empty {
 			native::<T>(gpu, &a, &b, &out, alpha, precision)?;
 		} else {
@@ -382,24 +491,26 @@ pub(crate) fn product<T: Scalar>(
 	// a target precision reads the operands balanced along K (exact; kept statistics and splits
 	// are those of the unbalanced operands, so nothing is kept then)
 	let target = precision.target_bits(T::MANTISSA_BITS, k).is_some();
-	let balanced = if target {
-		super::balance::balance::<T>(gpu, (&a, &b))?
-	} else {
-		None
+	let balanced = match given {
+		Some(Given { balance: Some(d), .. }) => Some(super::balance::balanced::<T>(gpu, (&a, &b), d)?),
+		Some(_) => None,
+		None if target => super::balance::balance::<T>(gpu, (&a, &b))?,
+		None => None,
 	};
 	let (a, b) = balanced.as_ref().map_or((a, b), |x| (x.a, x.b));
-	if balanced.is_some() {
+	// (but the tiles of one product balance alike, and keep only among themselves)
+	if balanced.is_some() && given.is_none() {
 		(keep_a, keep_b) = (None, None);
 	}
 	let (sa, sb) = operand_stats::<T>(gpu, (&a, &b), (keep_a.as_deref_mut(), keep_b.as_deref_mut()))?;
-	let coarse = if scaling == Scaling::Accurate && (target || matches!(precision, Precision::SchemeII { .. })) {
+	let coarse = if given.is_none() && scaling == Scaling::Accurate && (target || matches!(precision, Precision::SchemeII { .. })) {
 		Some(coarse_maxima::<T>(gpu, (&a, &b), (&sa, &sb))?)
 	} else {
 		None
 	};
 	// host time of the bound (it ends with a download that waits for its kernels) and the policy
 	let bound_start = std::time::Instant::now();
-	let bound = if target {
+	let bound = if target && given.is_none() {
 		Some(super::bound::bound::<T>(
 			gpu,
 			(&a, &b),
@@ -411,10 +522,13 @@ pub(crate) fn product<T: Scalar>(
 		None
 	};
 	let input = policy(bound.as_ref());
-	let mut choice = input.choose(precision);
+	let mut choice = match given {
+		Some(given) => given.choice.clone(),
+		None => input.choose(precision),
+	};
 	// where one scale per row for both parts leaves rows native: the parts scaled separately
 	let mut parts = None;
-	if input.weighs_separate_parts(&choice, precision) {
+	if given.is_none() && input.weighs_separate_parts(&choice, precision) {
 		let screen = super::parts::screen::<T>(gpu, (&a, &b), T::MANTISSA_BITS, scaling)?;
 		if input.separate_parts_pay(&choice, &screen, precision) {
 			let ops = super::parts::split::<T>(gpu, (&a, &b))?;
@@ -491,10 +605,10 @@ pub(crate) fn product<T: Scalar>(
 	if let Some(ops) = &parts {
 		// the phases: the statistics, bounds and policy before the real products join their
 		// splits; their reconstructions, the combination and the fixup are the reconstruction
-		clock.mark(gpu)?;
+		clock.mark(gpu, Phase::Split)?;
 		let (route, real) = ops.product(&job, &plan, settings)?;
 		natives(&job)?;
-		clock.mark(gpu)?;
+		clock.mark(gpu, Phase::Reconstruct)?;
 		let laps = clock.laps()?;
 		let (before, after) = (laps[0], laps[1]);
 		let times = PhaseTimes {
@@ -513,29 +627,45 @@ pub(crate) fn product<T: Scalar>(
 			times,
 		});
 	}
+	// scheme II computes in column tiles where asked (and nothing is kept of B), the native rows
+	// and entries first: the reconstruction skips them, so the order does not matter
+	let tiles = match (plan.scheme, &keep_b) {
+		(Scheme::SchemeII { .. }, None) => how.columns.as_deref_mut().filter(|c| c.tiles > 1),
+		_ => None,
+	};
+	let tile_n = tiles.as_ref().map_or(n, |c| n.div_ceil(c.tiles));
 	let route = match plan.scheme {
 		Scheme::SchemeI { slices } if fused && scheme1_fused::supported(&job, slices) => Route::Fused,
-		Scheme::SchemeII { .. } if fused && T::IS_COMPLEX && Route3m::for_shape(m, n, pad16(k)) == Route3m::ThreeLaunches => {
+		Scheme::SchemeII { .. } if fused && T::IS_COMPLEX && Route3m::for_shape(m, tile_n, pad16(k)) == Route3m::ThreeLaunches => {
 			Route::FusedThreeLaunches
 		},
 		Scheme::SchemeII { .. } if fused => Route::Fused,
 		_ => Route::Unfused,
 	};
 	match plan.scheme {
-		Scheme::SchemeI { slices } => scheme_one(&job, (&sa, &sb), (slices, fused), &plan, (keep_a, keep_b), &mut clock)?,
-		Scheme::SchemeII { moduli, .. } => scheme_two(&job, (&sa, &sb), (moduli, coarse.as_ref(), fused), (keep_a, keep_b), &mut clock)?,
+		Scheme::SchemeI { slices } => {
+			scheme_one(&job, (&sa, &sb), (slices, fused), &plan, (keep_a, keep_b), &mut clock)?;
+			natives(&job)?;
+		},
+		Scheme::SchemeII { moduli, .. } => {
+			let two = (moduli, coarse.as_ref(), fused);
+			match tiles {
+				Some(columns) => {
+					natives(&job)?;
+					scheme_two(&job, (&sa, &sb), two, (keep_a, None), &mut clock, Some(columns))?;
+				},
+				None => {
+					scheme_two(&job, (&sa, &sb), two, (keep_a, keep_b), &mut clock, None)?;
+					natives(&job)?;
+				},
+			}
+		},
 		Scheme::Native => unreachable!(),
 	}
-	natives(&job)?;
-	clock.mark(gpu)?;
-	let laps = clock.laps()?;
+	clock.mark(gpu, Phase::Reconstruct)?;
 	let times = PhaseTimes {
 		bound: bound_time,
-		split: laps[0],
-		products: laps[1],
-		reconstruct: laps[2] + laps[3],
-		total: laps.iter().sum(),
-		..PhaseTimes::default()
+		..clock.phase_times()?
 	};
 	Ok(Outcome {
 		plan,
@@ -780,7 +910,7 @@ fn scheme_one<T: Scalar>(
 	} else {
 		(None, None, None)
 	};
-	clock.mark(gpu)?;
+	clock.mark(gpu, Phase::Split)?;
 	let passes = plan.pass_ranges(k, complex);
 	let p = p as usize;
 	let acc_len = passes.len() * p * m * n;
@@ -821,7 +951,7 @@ fn scheme_one<T: Scalar>(
 		),
 		_ => (diagonals(5, &[(a_re, b_re)])?, None),
 	};
-	clock.mark(gpu)?;
+	clock.mark(gpu, Phase::Products)?;
 	let im = acc_im.unwrap_or(0);
 	let counts = (p as i32, passes.len() as i32, m as i32, n as i32);
 	launch_epilogue!(
@@ -837,7 +967,7 @@ fn scheme_one<T: Scalar>(
 		counts.2,
 		counts.3
 	)?;
-	clock.mark(gpu)
+	clock.mark(gpu, Phase::Reconstruct)
 }
 
 /// INT32 accumulation of int8 residue products is exact over this many K (a multiple of 16): the
@@ -1006,13 +1136,15 @@ impl ResiduePlanes {
 }
 
 /// scheme II: residue planes, one exact product per modulus (3 for complex) reduced mod m (fused
-/// or not), CRT
+/// or not), CRT; in column tiles handed on to `columns` where given (`A` split once, `B` tile by
+/// tile)
 fn scheme_two<T: Scalar>(
 	job: &Job<'_, T>,
 	(sa, sb): (&OperandStats, &OperandStats),
 	(p, coarse, fused): (u32, Option<&CoarseMaxima>, bool),
 	keep: (Option<&mut Kept>, Option<&mut Kept>),
 	clock: &mut Clock,
+	columns: Option<&mut Columns<'_>>,
 ) -> Result<(), Error> {
 	let gpu = job.gpu;
 	let (m, n, k) = job.dims();
@@ -1028,19 +1160,54 @@ fn scheme_two<T: Scalar>(
 	let ra = planes(gpu, keep_a, (scheme, Layout::Planar), (1, per * pu * m * kpad, 0), |_, dst| {
 		split_residues::<T>(gpu, dst, &job.a, shifts.a, p)
 	})?[0];
-	let rb = planes(gpu, keep_b, (scheme, Layout::Planar), (1, per * pu * n * kpad, 1), |_, dst| {
-		split_residues::<T>(gpu, dst, &job.b, shifts.b, p)
-	})?[0];
-	clock.mark(gpu)?;
-	let stride = ResiduePlanes::stride(m, n);
-	let planes = ResiduePlanes {
-		re: gpu.scratch(7, pu * stride)?,
-		im: if T::IS_COMPLEX { Some(gpu.scratch(8, pu * stride)?) } else { None },
-		stride,
-	};
 	let products = if fused { fused_residues } else { unfused_residues };
-	products(gpu, (ra, rb), (m, n, kpad), &crt.moduli, planes)?;
-	crt_epilogue(job, crt, planes, (shifts.a, shifts.b), clock)
+	let Some(columns) = columns else {
+		let rb = planes(gpu, keep_b, (scheme, Layout::Planar), (1, per * pu * n * kpad, 1), |_, dst| {
+			split_residues::<T>(gpu, dst, &job.b, shifts.b, p)
+		})?[0];
+		clock.mark(gpu, Phase::Split)?;
+		let planes = residue_planes::<T>(gpu, (m, n), pu)?;
+		products(gpu, (ra, rb), (m, n, kpad), &crt.moduli, planes)?;
+		return crt_epilogue(job, crt, planes, (shifts.a, shifts.b), clock);
+	};
+	clock.mark(gpu, Phase::Split)?;
+	let width = n.div_ceil(columns.tiles);
+	let size = size_of::<T>() as u64;
+	for start in (0..n).step_by(width) {
+		let cols = start..(start + width).min(n);
+		// the tile's columns of B, of the output, of their shifts and flags (one i32 each)
+		let tile = Job {
+			b: DeviceOperand {
+				ptr: job.b.ptr + (start as i64 * job.b.rs) as u64 * size,
+				rows: cols.len(),
+				..job.b
+			},
+			out: Output {
+				ptr: job.out.ptr + (start * job.out.ld) as u64 * size,
+				..job.out
+			},
+			bad_cols: job.bad_cols + 4 * start as u64,
+			..*job
+		};
+		let shifts_b = shifts.b + 4 * start as u64;
+		let rb = split_residues::<T>(gpu, gpu.scratch(1, per * pu * width * kpad)?, &tile.b, shifts_b, p)?;
+		let planes = residue_planes::<T>(gpu, (m, cols.len()), pu)?;
+		products(gpu, (ra, rb), (m, cols.len(), kpad), &crt.moduli, planes)?;
+		crt_epilogue(&tile, crt, planes, (shifts.a, shifts_b), clock)?;
+		columns.send(cols)?;
+	}
+	Ok(())
+}
+
+/// the residue planes of an `m x n` product with `p` moduli, in scratch slots 7 (and 8 for the
+/// imaginary parts of complex products)
+fn residue_planes<T: Scalar>(gpu: &Gpu, (m, n): (usize, usize), p: usize) -> Result<ResiduePlanes, Error> {
+	let stride = ResiduePlanes::stride(m, n);
+	Ok(ResiduePlanes {
+		re: gpu.scratch(7, p * stride)?,
+		im: if T::IS_COMPLEX { Some(gpu.scratch(8, p * stride)?) } else { None },
+		stride,
+	})
 }
 
 /// the exact products of scheme II reduced mod each modulus, from the residue planes `ra` of A
@@ -1185,9 +1352,9 @@ pub(crate) fn unfused_residues(
 /// the CRT of the residue planes into the output, with the row and column shifts, timed as the
 /// reconstruction phase
 fn crt_epilogue<T: Scalar>(job: &Job<'_, T>, crt: &Crt, planes: ResiduePlanes, shifts: (u64, u64), clock: &mut Clock) -> Result<(), Error> {
-	clock.mark(job.gpu)?;
+	clock.mark(job.gpu, Phase::Products)?;
 	launch_crt(job, crt, planes, shifts)?;
-	clock.mark(job.gpu)
+	clock.mark(job.gpu, Phase::Reconstruct)
 }
 
 /// launches the CRT kernel: residue planes (`p` of `m x n` each, Re and optionally Im) into the

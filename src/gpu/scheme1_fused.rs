@@ -5,7 +5,7 @@
 //! Same bits as the unfused route and the CPU oracle.
 
 use super::device::{Gpu, driver};
-use super::pipeline::{Clock, DeviceOperand, Job, Kept, Layout, planes, ptr};
+use super::pipeline::{Clock, DeviceOperand, Job, Kept, Layout, Phase, planes, ptr};
 use super::tma::TensorMap;
 use crate::precision::pass_len;
 use crate::{Error, Scalar, Scheme};
@@ -177,7 +177,7 @@ pub(super) fn product<T: Scalar>(
 	let b = planes(gpu, keep.1, key, (1, parts_b * n * row, 1), |_, dst| {
 		split(&job.b, db, parts_b, dst)
 	})?[0];
-	clock.mark(gpu)?;
+	clock.mark(gpu, Phase::Split)?;
 	let pass_chunks = pass_len(p, T::IS_COMPLEX) / 32;
 	let passes = (kpad / 32).div_ceil(pass_chunks);
 	let carry_parts = if T::IS_COMPLEX { 2 } else { (passes > 1) as usize };
@@ -200,6 +200,6 @@ pub(super) fn product<T: Scalar>(
 		accumulate: job.out.accumulate,
 	}
 	.run::<T>(gpu)?;
-	clock.mark(gpu)?;
-	clock.mark(gpu)
+	clock.mark(gpu, Phase::Products)?;
+	clock.mark(gpu, Phase::Reconstruct)
 }

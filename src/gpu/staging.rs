@@ -8,18 +8,21 @@
 
 use super::device::{Gpu, driver};
 use crate::{Error, Scalar};
-use cudarc::driver::{CudaEvent, PinnedHostSlice};
+use cudarc::driver::{CudaContext, CudaEvent, CudaStream, PinnedHostSlice};
 use faer::reborrow::ReborrowMut;
 use faer::{MatMut, MatRef};
 use rayon::prelude::*;
+use std::ops::Range;
+use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 /// the page-locked buffers a transfer cycles through: while the host fills (or drains) one, the
 /// DMA engines work on the others
 const BUFFERS: usize = 4;
 
-/// the staging buffers of one GPU, grown or shrunk to the chunk size a transfer asks for, and the
-/// event of the last DMA that read or wrote each
+/// the staging buffers of one GPU, grown to the largest chunk a transfer has asked for (a small
+/// matrix's transfer asks for no more than the matrix), and the event of the last DMA that read or
+/// wrote each
 #[derive(Default)]
 pub(crate) struct Staging {
 	buffers: Vec<PinnedHostSlice<u8>>,
@@ -29,16 +32,16 @@ pub(crate) struct Staging {
 }
 
 impl Staging {
-	/// `BUFFERS` buffers of `chunk` bytes (reallocated when the size changes)
-	fn prepare(&mut self, gpu: &Gpu, chunk: usize) -> Result<(), Error> {
-		if self.chunk == chunk && self.buffers.len() == BUFFERS {
+	/// `BUFFERS` buffers of at least `chunk` bytes (reallocated when they are smaller)
+	fn prepare(&mut self, ctx: &Arc<CudaContext>, chunk: usize) -> Result<(), Error> {
+		if self.chunk >= chunk && self.buffers.len() == BUFFERS {
 			return Ok(());
 		}
 		self.wait_all()?;
 		self.buffers.clear();
 		for _ in 0..BUFFERS {
 			// SAFETY: plain page-locked host memory, written before it is read
-			let buffer = unsafe { gpu.ctx.alloc_pinned_with_flags::<u8>(chunk, 0) }.map_err(|e| match driver(e) {
+			let buffer = unsafe { ctx.alloc_pinned_with_flags::<u8>(chunk, 0) }.map_err(|e| match driver(e) {
 				Error::OutOfMemory { .. } => Error::OutOfMemory {
 					what: format!("{BUFFERS} x {chunk} bytes of page-locked host memory"),
 				},
@@ -64,9 +67,9 @@ impl Staging {
 	}
 
 	/// records the stream's position as buffer `b`'s last DMA
-	fn record(&mut self, gpu: &Gpu, b: usize) -> Result<(), Error> {
-		let e = gpu.ctx.new_event(None).map_err(driver)?;
-		e.record(&gpu.stream).map_err(driver)?;
+	fn record(&mut self, stream: &CudaStream, b: usize) -> Result<(), Error> {
+		let e = stream.context().new_event(None).map_err(driver)?;
+		e.record(stream).map_err(driver)?;
 		self.done[b] = Some(e);
 		Ok(())
 	}
@@ -146,13 +149,23 @@ fn scatter<T: Scalar>(src: &[T], range: std::ops::Range<usize>, dst: MatMut<'_, 
 /// chunk through the staging buffers of `chunk_bytes`; returns with the DMAs enqueued on the
 /// stream (later work on it sees the data) and the host time it took
 pub(crate) fn upload<T: Scalar>(gpu: &Gpu, src: MatRef<'_, T>, dst: u64, chunk_bytes: usize) -> Result<Duration, Error> {
+	upload_on(&gpu.stream, &mut gpu.staging.borrow_mut(), src, dst, chunk_bytes)
+}
+
+/// [`upload`] on `stream`, through `staging`
+pub(crate) fn upload_on<T: Scalar>(
+	stream: &CudaStream,
+	staging: &mut Staging,
+	src: MatRef<'_, T>,
+	dst: u64,
+	chunk_bytes: usize,
+) -> Result<Duration, Error> {
 	let start = Instant::now();
 	let len = src.nrows() * src.ncols();
 	if len == 0 {
 		return Ok(start.elapsed());
 	}
-	let mut staging = gpu.staging.borrow_mut();
-	staging.prepare(gpu, chunk_bytes)?;
+	staging.prepare(stream.context(), chunk_bytes.min(len * size_of::<T>()))?;
 	for (c, range) in chunks::<T>(len, chunk_bytes).enumerate() {
 		let b = c % BUFFERS;
 		staging.wait(b)?;
@@ -162,8 +175,8 @@ pub(crate) fn upload<T: Scalar>(gpu: &Gpu, src: MatRef<'_, T>, dst: u64, chunk_b
 		let at = dst + (range.start * size_of::<T>()) as u64;
 		// SAFETY: the device range holds `n` elements of the destination; the buffer is not
 		// written again before the event recorded after this copy has completed
-		unsafe { cudarc::driver::result::memcpy_htod_async(at, &*values, gpu.stream.cu_stream()) }.map_err(driver)?;
-		staging.record(gpu, b)?;
+		unsafe { cudarc::driver::result::memcpy_htod_async(at, &*values, stream.cu_stream()) }.map_err(driver)?;
+		staging.record(stream, b)?;
 	}
 	Ok(start.elapsed())
 }
@@ -171,14 +184,24 @@ pub(crate) fn upload<T: Scalar>(gpu: &Gpu, src: MatRef<'_, T>, dst: u64, chunk_b
 /// the device matrix at `src` (column-major, leading dimension = rows, after the work enqueued
 /// on the stream) into `dst`, chunk by chunk: the DMAs of the next chunks are in flight while
 /// the host copies one out; returns the host time it took
-pub(crate) fn download<T: Scalar>(gpu: &Gpu, src: u64, mut dst: MatMut<'_, T>, chunk_bytes: usize) -> Result<Duration, Error> {
+pub(crate) fn download<T: Scalar>(gpu: &Gpu, src: u64, dst: MatMut<'_, T>, chunk_bytes: usize) -> Result<Duration, Error> {
+	download_on(&gpu.stream, &mut gpu.staging.borrow_mut(), src, dst, chunk_bytes)
+}
+
+/// [`download`] on `stream`, through `staging`
+fn download_on<T: Scalar>(
+	stream: &CudaStream,
+	staging: &mut Staging,
+	src: u64,
+	mut dst: MatMut<'_, T>,
+	chunk_bytes: usize,
+) -> Result<Duration, Error> {
 	let start = Instant::now();
 	let len = dst.nrows() * dst.ncols();
 	if len == 0 {
 		return Ok(start.elapsed());
 	}
-	let mut staging = gpu.staging.borrow_mut();
-	staging.prepare(gpu, chunk_bytes)?;
+	staging.prepare(stream.context(), chunk_bytes.min(len * size_of::<T>()))?;
 	let ranges: Vec<_> = chunks::<T>(len, chunk_bytes).collect();
 	let fetch = |staging: &mut Staging, c: usize| -> Result<(), Error> {
 		let (b, range) = (c % BUFFERS, &ranges[c]);
@@ -187,35 +210,133 @@ pub(crate) fn download<T: Scalar>(gpu: &Gpu, src: u64, mut dst: MatMut<'_, T>, c
 		let at = src + (range.start * size_of::<T>()) as u64;
 		// SAFETY: the device range holds the chunk's elements; the host reads the buffer only
 		// after the event recorded after this copy
-		unsafe { cudarc::driver::result::memcpy_dtoh_async(values, at, gpu.stream.cu_stream()) }.map_err(driver)?;
-		staging.record(gpu, b)
+		unsafe { cudarc::driver::result::memcpy_dtoh_async(values, at, stream.cu_stream()) }.map_err(driver)?;
+		staging.record(stream, b)
 	};
 	for c in 0..ranges.len().min(BUFFERS) {
-		fetch(&mut staging, c)?;
+		fetch(staging, c)?;
 	}
 	for (c, range) in ranges.iter().enumerate() {
 		let b = c % BUFFERS;
 		staging.wait(b)?;
 		scatter(&staging.elements::<T>(b)?[..range.len()], range.clone(), dst.rb_mut());
 		if c + BUFFERS < ranges.len() {
-			fetch(&mut staging, c + BUFFERS)?;
+			fetch(staging, c + BUFFERS)?;
 		}
 	}
 	Ok(start.elapsed())
+}
+
+/// a tile of the output on its way back: its block of the destination, where it lies on the
+/// device (column-major, leading dimension = its rows), and the compute stream's event after
+/// which it is complete
+struct Tile<'scope, T> {
+	dst: MatMut<'scope, T>,
+	src: u64,
+	ready: CudaEvent,
+}
+
+/// output tiles downloaded while the GPU computes the next ones: a thread of its own drains them
+/// into their blocks of the destination, through staging buffers of its own (the GPU's second
+/// set, so that uploads can run meanwhile) on a copy stream of its own
+pub(crate) struct Drain<'scope, T> {
+	tiles: mpsc::Sender<Tile<'scope, T>>,
+	/// per tile drained, in order: the copy stream's event after its DMAs
+	done: mpsc::Receiver<CudaEvent>,
+	thread: std::thread::ScopedJoinHandle<'scope, Result<(Duration, Staging), Error>>,
+	stream: Arc<CudaStream>,
+}
+
+impl<'scope, T: Scalar> Drain<'scope, T> {
+	/// a drain in `scope`, in chunks of `chunk_bytes`
+	pub fn start<'env>(scope: &'scope std::thread::Scope<'scope, 'env>, gpu: &Gpu, chunk_bytes: usize) -> Result<Self, Error> {
+		let copy = gpu.ctx.new_stream().map_err(driver)?;
+		let mut staging = std::mem::take(&mut *gpu.drain_staging.borrow_mut());
+		let (tiles, incoming) = mpsc::channel::<Tile<'scope, T>>();
+		let (finished, done) = mpsc::channel();
+		let stream = copy.clone();
+		let thread = scope.spawn(move || {
+			copy.context().bind_to_thread().map_err(driver)?;
+			let mut host = Duration::ZERO;
+			for tile in incoming {
+				copy.wait(&tile.ready).map_err(driver)?;
+				let (rows, cols) = (tile.dst.nrows(), tile.dst.ncols());
+				let time = download_on(&copy, &mut staging, tile.src, tile.dst, chunk_bytes)?;
+				log::debug!("emugemm: {rows}x{cols} tile downloaded in {time:.2?}");
+				host += time;
+				let event = copy.context().new_event(None).map_err(driver)?;
+				event.record(&copy).map_err(driver)?;
+				// the receiver is gone only when the product failed, which reports its own error
+				let _ = finished.send(event);
+			}
+			Ok((host, staging))
+		});
+		Ok(Drain {
+			tiles,
+			done,
+			thread,
+			stream,
+		})
+	}
+
+	/// the block `dst`, at `src` on the device once the work enqueued on the compute stream so
+	/// far is complete
+	pub fn send(&self, gpu: &Gpu, dst: MatMut<'scope, T>, src: u64) -> Result<(), Error> {
+		let ready = gpu.ctx.new_event(None).map_err(driver)?;
+		ready.record(&gpu.stream).map_err(driver)?;
+		self.tiles
+			.send(Tile { dst, src, ready })
+			.map_err(|_| Error::gpu("the download thread stopped"))
+	}
+
+	/// makes the compute stream wait until the DMAs of the next tile sent (in order) are complete,
+	/// so that its device buffer can be written again; blocks until the thread has enqueued them
+	pub fn reuse(&self, gpu: &Gpu) -> Result<(), Error> {
+		let done = self.done.recv().map_err(|_| Error::gpu("the download thread stopped"))?;
+		gpu.stream.wait(&done).map_err(driver)
+	}
+
+	/// waits for every tile sent, gives the staging buffers back to the GPU, and returns the
+	/// thread's host time
+	pub fn finish(self, gpu: &Gpu) -> Result<Duration, Error> {
+		drop(self.tiles);
+		let (host, staging) = self.thread.join().map_err(|_| Error::gpu("the download thread panicked"))??;
+		self.stream.synchronize().map_err(driver)?;
+		*gpu.drain_staging.borrow_mut() = staging;
+		Ok(host)
+	}
+}
+
+/// the blocks of `dst` over the row spans `rows` and the column spans `cols` (each covering its
+/// dimension in order), row span by row span
+pub(crate) fn blocks<'a, T>(dst: MatMut<'a, T>, rows: &[Range<usize>], cols: &[Range<usize>]) -> Vec<MatMut<'a, T>> {
+	let mut out = Vec::with_capacity(rows.len() * cols.len());
+	let mut rest = dst;
+	for r in rows {
+		let (panel, below) = rest.split_at_row_mut(r.len());
+		rest = below;
+		let mut right = panel;
+		for c in cols {
+			let (block, after) = right.split_at_col_mut(c.len());
+			right = after;
+			out.push(block);
+		}
+	}
+	out
 }
 
 /// the page-locked transfer rates through the staging buffers of `chunk_bytes`, bytes per second:
 /// host to device, device to host (`copies` DMAs of a whole buffer each way, by device events)
 pub(crate) fn bandwidth(gpu: &Gpu, chunk_bytes: usize, copies: usize) -> Result<(f64, f64), Error> {
 	let mut staging = gpu.staging.borrow_mut();
-	staging.prepare(gpu, chunk_bytes)?;
+	staging.prepare(&gpu.ctx, chunk_bytes)?;
 	staging.wait_all()?;
 	let device = gpu.scratch(43, chunk_bytes)?;
 	let stream = gpu.stream.cu_stream();
 	let mut rate = |to_device: bool| -> Result<f64, Error> {
 		let t = gpu.timed(|| {
 			for c in 0..copies {
-				let buffer = staging.buffers[c % BUFFERS].as_mut_slice().map_err(driver)?;
+				let buffer = &mut staging.buffers[c % BUFFERS].as_mut_slice().map_err(driver)?[..chunk_bytes];
 				// SAFETY: the device slot and the buffer both hold `chunk_bytes`; the stream is
 				// synchronised before the buffers are touched again
 				unsafe {
@@ -251,6 +372,18 @@ mod tests {
 			assert!(ranges.windows(2).all(|w| w[0].end == w[1].start));
 			assert!(ranges.iter().all(|r| !r.is_empty() && r.len() <= (bytes / 8).max(1)));
 		}
+	}
+
+	/// the blocks of a grid of spans cover the matrix once, in order, each where its spans say
+	#[test]
+	fn blocks_tile_the_matrix() {
+		let mut m = Mat::<f64>::zeros(7, 5);
+		let (rows, cols) = ([0..3, 3..7], [0..2, 2..4, 4..5]);
+		for (t, mut block) in blocks(m.as_mut(), &rows, &cols).into_iter().enumerate() {
+			assert_eq!((block.nrows(), block.ncols()), (rows[t / 3].len(), cols[t % 3].len()));
+			block.fill(t as f64);
+		}
+		assert!((0..7).all(|i| (0..5).all(|j| m[(i, j)] == (3 * usize::from(i >= 3) + usize::from(j >= 2) + usize::from(j >= 4)) as f64)));
 	}
 
 	/// gathering every chunk of a view and scattering it into a matrix rebuilds the view exactly,
