@@ -2,7 +2,7 @@
 //! INT32 out, "TN" on K-major planes) and the native GEMMs (cuBLAS `GemmEx`) used for native plans
 //! and as the benchmark's baselines, cuBLAS's own FP64 emulation among them
 
-use super::device::{Gpu, LT_WORKSPACE, LT_WORKSPACE_SLOT};
+use super::device::{Gpu, LT_WORKSPACE};
 use crate::{Error, Scalar};
 use cudarc::cublas::sys as blas;
 use cudarc::cublaslt::sys as lt;
@@ -57,8 +57,8 @@ pub(crate) struct Int8Gemm {
 
 impl Int8Gemm {
 	pub fn run(&self, gpu: &Gpu) -> Result<(), Error> {
-		let h = gpu.handles()?;
-		let workspace = gpu.scratch(LT_WORKSPACE_SLOT, LT_WORKSPACE)?;
+		let h = &gpu.handles;
+		let (workspace, _sync) = gpu.lt_workspace.device_ptr(&gpu.stream);
 		let (alpha, beta) = (1i32, self.accumulate as i32);
 		// SAFETY: descriptors are created, used on this stream and destroyed here; pointers come
 		// from live device allocations of the sizes the layouts describe
@@ -236,7 +236,7 @@ impl<'a> Fp64Emulation<'a> {
 		let alloc = || unsafe { gpu.stream.alloc::<u8>(workspace_bytes) };
 		let what = || format!("{workspace_bytes} bytes of cuBLAS FP64 emulation workspace");
 		let workspace = gpu.freeing_scratch(what, alloc)?;
-		let handle = *gpu.handles()?.blas.handle();
+		let handle = *gpu.handles.blas.handle();
 		let (mut math, mut strategy) = (
 			blas::cublasMath_t::CUBLAS_DEFAULT_MATH,
 			blas::cublasEmulationStrategy_t::CUBLAS_EMULATION_STRATEGY_DEFAULT,
@@ -282,9 +282,7 @@ impl<'a> Fp64Emulation<'a> {
 
 impl Drop for Fp64Emulation<'_> {
 	fn drop(&mut self) {
-		// (the handles exist: the emulation was switched on through them)
-		let Ok(handles) = self.gpu.handles() else { return };
-		let (handle, stream) = (*handles.blas.handle(), self.gpu.stream.cu_stream());
+		let (handle, stream) = (*self.gpu.handles.blas.handle(), self.gpu.stream.cu_stream());
 		// SAFETY: a live handle; setting the stream again returns it to the default workspace pool
 		// (cuBLAS 13 documentation, 2.4.7) before the workspace is freed
 		unsafe {
@@ -349,7 +347,7 @@ pub(crate) fn native_gemm<T: Scalar>(
 	// SAFETY: pointers come from live device allocations of at least ld x cols elements
 	let status = unsafe {
 		blas::cublasGemmEx(
-			*gpu.handles()?.blas.handle(),
+			*gpu.handles.blas.handle(),
 			blas::cublasOperation_t::CUBLAS_OP_N,
 			blas::cublasOperation_t::CUBLAS_OP_N,
 			dim(m)?,

@@ -20,9 +20,8 @@ pub(crate) struct Gpu {
 	functions: RefCell<HashMap<String, CudaFunction>>,
 	/// per kernel name: the dynamic shared memory it is allowed, and its occupancies by (threads, bytes)
 	launch_limits: RefCell<HashMap<String, LaunchLimits>>,
-	/// cuBLAS and cuBLASLt, created on first use (loading the libraries takes tens of ms that
-	/// products that never call them need not pay)
-	handles: std::cell::OnceCell<super::blas::Handles>,
+	pub handles: super::blas::Handles,
+	pub lt_workspace: CudaSlice<u8>,
 	/// grow-only scratch buffers of the pipeline, by slot
 	scratch: RefCell<Vec<Option<CudaSlice<u8>>>>,
 	/// the slots whose addresses the lock's current holder was given (bit `slot`); the others'
@@ -50,9 +49,8 @@ struct LaunchLimits {
 	fit: HashMap<(u32, usize), u32>,
 }
 
-/// the size of the cuBLASLt workspace, and its scratch slot
+/// the size of the cuBLASLt workspace
 pub(crate) const LT_WORKSPACE: usize = 32 << 20;
-pub(crate) const LT_WORKSPACE_SLOT: usize = 47;
 
 impl Gpu {
 	fn new(ordinal: usize) -> Result<Self, Error> {
@@ -84,10 +82,14 @@ impl Gpu {
 			.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
 			.map_err(driver)? as usize;
 		let stream = ctx.default_stream();
+		let handles = super::blas::Handles::new(stream.clone())?;
+		// SAFETY: scratch memory for cuBLASLt, never read uninitialised by us
+		let lt_workspace = unsafe { stream.alloc::<u8>(LT_WORKSPACE) }.map_err(driver)?;
 		log::debug!(
-			"emugemm: GPU {ordinal} ({name}) ready in {:.1?}: driver and context {context:.1?}, kernel index {:.1?}",
+			"emugemm: GPU {ordinal} ({name}) ready in {:.1?}: driver and context {context:.1?}, kernel index {:.1?}, cuBLAS handles and workspace {:.1?}",
 			start.elapsed(),
 			indexed - context,
+			start.elapsed() - indexed,
 		);
 		Ok(Gpu {
 			ctx,
@@ -96,7 +98,8 @@ impl Gpu {
 			entries,
 			functions: RefCell::new(HashMap::new()),
 			launch_limits: RefCell::new(HashMap::new()),
-			handles: std::cell::OnceCell::new(),
+			handles,
+			lt_workspace,
 			scratch: RefCell::new(Vec::new()),
 			scratch_in_use: Cell::new(0),
 			pinned: RefCell::new(None),
@@ -222,17 +225,6 @@ impl Gpu {
 			.map_err(driver)?;
 		limit.fit.insert((threads, smem), fit);
 		Ok(fit)
-	}
-
-	/// the cuBLAS and cuBLASLt handles, created on the first call
-	pub fn handles(&self) -> Result<&super::blas::Handles, Error> {
-		if let Some(handles) = self.handles.get() {
-			return Ok(handles);
-		}
-		let start = std::time::Instant::now();
-		let handles = super::blas::Handles::new(self.stream.clone())?;
-		log::debug!("emugemm: cuBLAS handles created in {:.1?}", start.elapsed());
-		Ok(self.handles.get_or_init(|| handles))
 	}
 
 	/// the module that defines kernel `name`, loaded on first use (panics on a name no cubin

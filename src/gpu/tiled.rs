@@ -25,7 +25,6 @@ use crate::scheme2::MAX_MODULI;
 use crate::{Accum, Error, PhaseTimes, Precision, Scalar, Scaling};
 use cudarc::driver::{CudaEvent, CudaStream};
 use faer::{MatMut, MatRef};
-use rayon::prelude::*;
 use std::ops::Range as Span;
 use std::sync::Arc;
 use std::time::Instant;
@@ -82,11 +81,12 @@ fn serpentine(i: usize, cols: usize) -> Box<dyn Iterator<Item = usize>> {
 	}
 }
 
-/// the column tiles of an in-core host product's output: 4 from 256 MiB of output, 2 from 64 MiB,
-/// otherwise 1. Each tile after the first repeats a little work (the statistics, the balanced
-/// copy of `A`), which a smaller output's download would not pay for
+/// the column tiles of an in-core host product's output: 8 from 1 GiB of output, 4 from 256 MiB,
+/// 2 from 64 MiB, otherwise 1. The last tile's download is all that is left after the compute; a
+/// tile repeats the launches of the products and the CRT, which a smaller output would not pay for
 fn column_tiles<T: Scalar>(m: usize, n: usize) -> usize {
 	match m * n * size_of::<T>() {
+		bytes if bytes >= 1 << 30 => 8,
 		bytes if bytes >= 256 << 20 => 4,
 		bytes if bytes >= 64 << 20 => 2,
 		_ => 1,
@@ -395,52 +395,8 @@ pub(crate) fn out_of_core<T: Scalar>(
 	})
 }
 
-/// `r` with every part of the entry `x`, unless a part is a NaN or an infinity: such an entry
-/// counts as zero, as the CPU's operands store it and as `inner_ranges` in `cuda/balance.cu` reads
-/// it
-fn with_entry<T: Scalar>(r: Range, x: T) -> Range {
-	if x.is_finite_value() { r.with(x.re()).with(x.im()) } else { r }
-}
-
-/// the exponent range of the nonzero parts of each column of `x` (the inner indices of an `A`),
-/// computed on the host's cores
-pub(crate) fn column_ranges<T: Scalar>(x: MatRef<'_, T>) -> Vec<Range> {
-	(0..x.ncols())
-		.into_par_iter()
-		.map(|j| x.col(j).iter().fold(Range::EMPTY, |r, &v| with_entry(r, v)))
-		.collect()
-}
-
-/// the exponent range of the nonzero parts of each row of `x` (the inner indices of a `B`),
-/// computed on the host's cores, column block by column block
-pub(crate) fn row_ranges<T: Scalar>(x: MatRef<'_, T>) -> Vec<Range> {
-	let (m, n) = (x.nrows(), x.ncols());
-	let block = n.div_ceil(4 * rayon::current_num_threads()).max(1);
-	(0..n.div_ceil(block))
-		.into_par_iter()
-		.map(|b| {
-			let mut ranges = vec![Range::EMPTY; m];
-			for j in b * block..((b + 1) * block).min(n) {
-				ranges.iter_mut().zip(x.col(j).iter()).for_each(|(r, &v)| *r = with_entry(*r, v));
-			}
-			ranges
-		})
-		.reduce(
-			|| vec![Range::EMPTY; m],
-			|x, y| {
-				x.into_iter()
-					.zip(y)
-					.map(|(x, y)| Range {
-						max: x.max.max(y.max),
-						min: x.min.min(y.min),
-					})
-					.collect()
-			},
-		)
-}
-
-/// the whole product's balancing and choice: the inner exponent ranges on the host, then the
-/// error bound of every tile from a pass over the panels (target precisions only). The
+/// the whole product's balancing and choice from passes over the panels: the inner exponent
+/// ranges of every panel, then the error bound of every tile (target precisions only). The
 /// policy weighs neither separately scaled parts nor accurate scaling here (see the module's
 /// docs)
 fn decide_panels<T: Scalar>(
@@ -459,12 +415,27 @@ fn decide_panels<T: Scalar>(
 		Ok(given) => return Ok(given),
 		Err(input) => input,
 	};
-	// the inner ranges on the host's cores, where the operands are (rather than through the link)
-	let balance = shifts(
-		&column_ranges(panels.lhs),
-		&row_ranges(panels.rhs),
-		normal_exponents(T::MANTISSA_BITS),
-	);
+	let union = |x: Vec<Range>, y: Vec<Range>| -> Vec<Range> {
+		x.into_iter()
+			.zip(y)
+			.map(|(x, y)| Range {
+				max: x.max.max(y.max),
+				min: x.min.min(y.min),
+			})
+			.collect()
+	};
+	let (mut ranges_a, mut ranges_b) = (vec![Range::EMPTY; k], vec![Range::EMPTY; k]);
+	for r in rows {
+		let a = panels.a(gpu, r, times)?;
+		ranges_a = union(ranges_a, super::balance::ranges::<T>(gpu, &a)?);
+		panels.read(gpu)?;
+	}
+	for c in cols {
+		let b = panels.b(gpu, c, times)?;
+		ranges_b = union(ranges_b, super::balance::ranges::<T>(gpu, &b)?);
+		panels.read(gpu)?;
+	}
+	let balance = shifts(&ranges_a, &ranges_b, normal_exponents(T::MANTISSA_BITS));
 	let mut maxima = vec![RowMaxima::default(); m];
 	for (i, r) in rows.iter().enumerate() {
 		for c in serpentine(i, cols.len()).map(|j| &cols[j]) {
@@ -498,20 +469,6 @@ fn decide_panels<T: Scalar>(
 mod tests {
 	use super::*;
 	use faer::c64;
-
-	/// the host's ranges skip zeros and entries with a non-finite part, see both parts of complex
-	/// entries, and agree by rows and by columns
-	#[test]
-	fn host_ranges_of_rows_and_columns() {
-		let x = faer::mat![[1.0, f64::NAN, 0.0], [0.25, 8.0, 0.0], [5e-324, f64::INFINITY, 0.0]];
-		let expected = [Range { max: 0, min: -1074 }, Range { max: 3, min: 3 }, Range::EMPTY];
-		assert_eq!(column_ranges(x.as_ref()), expected);
-		assert_eq!(row_ranges(x.transpose()), expected);
-		let z = faer::mat![[c64::new(4.0, 0.5)], [c64::new(f64::NAN, 1e300)]];
-		assert_eq!(column_ranges(z.as_ref()), [Range { max: 2, min: -1 }]);
-		let big = crate::testing::random_matrix::<c64>(70, 300, 4.0, 3);
-		assert_eq!(row_ranges(big.as_ref()), column_ranges(big.transpose()));
-	}
 
 	/// the tiles cover the output once; a product that fits is one tile; the halving stops at
 	/// what fits, and reports what does not
