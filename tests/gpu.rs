@@ -595,6 +595,30 @@ fn host_products_in_column_tiles_equal_whole() {
 	case::<c64>(2048);
 }
 
+/// nalgebra views (a strided block, a transposed block) staged in chunks equal the same product of
+/// faer copies on the device, bit for bit
+#[cfg(feature = "nalgebra")]
+#[test]
+#[ignore = "needs a Hopper GPU"]
+fn staged_nalgebra_views() {
+	let a = nalgebra::DMatrix::<f64>::from_fn(90, 80, |i, j| ((i * 31 + j * 17) % 23) as f64 - 11.5);
+	let b = nalgebra::DMatrix::<f64>::from_fn(80, 70, |i, j| 1.0 / (1.0 + i as f64 + 3.0 * j as f64));
+	let (va, vb) = (a.view((3, 5), (41, 37)), b.view((2, 1), (29, 37)));
+	let vbt = vb.transpose();
+	let staged = gpu().with_staging_buffers(1000);
+	let c = va.emu_mul_with(&staged, &vbt, Precision::F64).unwrap();
+	let report = staged.last_report().unwrap();
+	assert!(!report.times.upload.is_zero(), "{report}");
+	let fa = Mat::from_fn(41, 37, |i, j| va[(i, j)]);
+	let fb = Mat::from_fn(37, 29, |i, j| vbt[(i, j)]);
+	let resident = gpu();
+	let mut dc = resident.zeros_on_device::<f64>(41, 29).unwrap();
+	let (da, db) = (resident.upload(fa.as_ref()).unwrap(), resident.upload(fb.as_ref()).unwrap());
+	resident.matmul_device(&mut dc, Accum::Replace, &da, &db, 1.0, Precision::F64).unwrap();
+	let expected = dc.download().unwrap();
+	assert!((0..41).all(|i| (0..29).all(|j| c[(i, j)].to_bits() == expected[(i, j)].to_bits())));
+}
+
 /// an `Auto` context routes small host products at a target precision to the host's cores (the
 /// report gives both predictions), large ones and explicit plans to the GPU; a `Gpu` context never
 /// routes
