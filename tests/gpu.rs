@@ -11,6 +11,16 @@ use emugemm::testing::{Adversarial, InnerPattern, Pair, adversarial_matrix, pair
 use emugemm::{Accum, Backend, EmuMatMul, Emulator, Error, Precision, Route, Scalar, Scaling, Scheme};
 use faer::{Mat, MatRef, c32, c64};
 
+/// `$case::<T>()` for every element type
+macro_rules! every_type {
+	($case:ident) => {
+		$case::<f64>();
+		$case::<c64>();
+		$case::<f32>();
+		$case::<c32>();
+	};
+}
+
 const NEEDS_GPU: &str = "needs a Hopper GPU";
 
 /// the GPU backend, with the native product reserved for products no plan certifies (so that the
@@ -472,10 +482,7 @@ fn staged_products_in_small_chunks() {
 			}
 		}
 	}
-	case::<f64>();
-	case::<c64>();
-	case::<f32>();
-	case::<c32>();
+	every_type!(case);
 }
 
 /// host products run out of core, tile by tile (ragged tiles, budgets forced small), equal the
@@ -551,10 +558,7 @@ fn out_of_core_products_equal_in_core() {
 			}
 		}
 	}
-	case::<f64>();
-	case::<c64>();
-	case::<f32>();
-	case::<c32>();
+	every_type!(case);
 }
 
 /// host products large enough to compute in column tiles (whose downloads overlap the next
@@ -614,7 +618,9 @@ fn staged_nalgebra_views() {
 	let resident = gpu();
 	let mut dc = resident.zeros_on_device::<f64>(41, 29).unwrap();
 	let (da, db) = (resident.upload(fa.as_ref()).unwrap(), resident.upload(fb.as_ref()).unwrap());
-	resident.matmul_device(&mut dc, Accum::Replace, &da, &db, 1.0, Precision::F64).unwrap();
+	resident
+		.matmul_device(&mut dc, Accum::Replace, &da, &db, 1.0, Precision::F64)
+		.unwrap();
 	let expected = dc.download().unwrap();
 	assert!((0..41).all(|i| (0..29).all(|j| c[(i, j)].to_bits() == expected[(i, j)].to_bits())));
 }
