@@ -226,6 +226,43 @@ fn host_routing_from_env() -> Option<bool> {
 /// the default size of each page-locked staging buffer: 24 MiB, 192 MiB in all (two sets of four)
 pub(crate) const DEFAULT_STAGING: usize = 24 << 20;
 
+/// the GPUs a context's host products run on, by ordinal, in order (at most [`Devices::MAX`]); an
+/// ordinal may repeat, its shares then run one after the other on that GPU
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Devices {
+	ordinals: [u16; Devices::MAX],
+	len: usize,
+}
+
+impl Devices {
+	pub const MAX: usize = 8;
+
+	/// GPU 0 alone
+	pub const FIRST: Devices = Devices {
+		ordinals: [0; Devices::MAX],
+		len: 1,
+	};
+
+	/// `ordinals`, where there are 1 to [`Devices::MAX`] of them, each below 65536
+	pub fn new(ordinals: &[usize]) -> Option<Devices> {
+		if ordinals.is_empty() || ordinals.len() > Devices::MAX {
+			return None;
+		}
+		let mut set = Devices {
+			ordinals: [0; Devices::MAX],
+			len: ordinals.len(),
+		};
+		for (slot, &o) in set.ordinals.iter_mut().zip(ordinals) {
+			*slot = u16::try_from(o).ok()?;
+		}
+		Some(set)
+	}
+
+	pub fn ordinals(&self) -> impl Iterator<Item = usize> + '_ {
+		self.ordinals[..self.len].iter().map(|&o| usize::from(o))
+	}
+}
+
 /// a context's settings that the policy and the pipelines read
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Settings {
@@ -240,6 +277,8 @@ pub(crate) struct Settings {
 	/// the device memory a host product on the GPU may take before it runs out of core, tiled
 	/// (`None`: 90% of the GPU's memory)
 	pub device_memory: Option<usize>,
+	/// the GPUs host products run on
+	pub devices: Devices,
 }
 
 impl Emulator {
@@ -274,6 +313,7 @@ impl Emulator {
 				staging_bytes: DEFAULT_STAGING,
 				host_routing: auto && host_routing_from_env().unwrap_or(true),
 				device_memory: None,
+				devices: Devices::FIRST,
 			},
 			last: Mutex::new(None),
 		})
@@ -381,6 +421,44 @@ impl Emulator {
 	pub fn with_device_memory(mut self, bytes: usize) -> Self {
 		self.settings.device_memory = Some(bytes);
 		self
+	}
+
+	/// a context on the GPUs `ordinals` of this host ([`Backend::Gpu`]): a host product splits its
+	/// output by rows over them, each GPU computing its rows with the same pipeline, the plan and
+	/// the scaling decided once for the whole product, so that the result is the one GPU's bit for
+	/// bit. An ordinal may repeat (its shares then run one after the other on that GPU, which
+	/// exercises the split on a machine with one GPU). Device matrices stay on GPU 0 whatever
+	/// the list
+	///
+	/// # example
+	/// ```no_run
+	/// use emugemm::{EmuMatMul, Emulator, Precision};
+	/// let emu = Emulator::on_gpus(&[0, 1])?;
+	/// let a = faer::Mat::<f64>::identity(4096, 4096);
+	/// let c = a.emu_mul_with(&emu, &a, Precision::F64)?;
+	/// assert_eq!(emu.gpus(), vec![0, 1]);
+	/// # Ok::<(), emugemm::Error>(())
+	/// ```
+	pub fn on_gpus(ordinals: &[usize]) -> Result<Self, Error> {
+		let devices = Devices::new(ordinals).ok_or_else(|| Error::BackendUnavailable {
+			backend: Backend::Gpu,
+			reason: format!("a context takes 1 to {} GPU ordinals, not {ordinals:?}", Devices::MAX),
+		})?;
+		for ordinal in devices.ordinals() {
+			crate::gpu::probe_on(ordinal).map_err(|reason| Error::BackendUnavailable {
+				backend: Backend::Gpu,
+				reason: format!("GPU {ordinal}: {reason}"),
+			})?;
+		}
+		let mut emu = Self::with_backend(Backend::Gpu)?;
+		emu.settings.devices = devices;
+		Ok(emu)
+	}
+
+	/// the GPUs host products run on, by ordinal (see [`Emulator::on_gpus`]; `[0]` for other
+	/// contexts)
+	pub fn gpus(&self) -> Vec<usize> {
+		self.settings.devices.ordinals().collect()
 	}
 
 	/// the device memory a host product on the GPU may take, where set (see

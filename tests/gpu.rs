@@ -625,6 +625,50 @@ fn staged_nalgebra_views() {
 	assert!((0..41).all(|i| (0..29).all(|j| c[(i, j)].to_bits() == expected[(i, j)].to_bits())));
 }
 
+/// a context over two logical devices that are both GPU 0 splits a host product's rows between
+/// them (each its own panels, bound pass and tiles, in turn on the one GPU) and gives the one
+/// GPU's result bit for bit: inner-scaled operands, ragged rows, `Accum::Add`, a target precision
+/// and an explicit plan, in core and with budgets forcing several tiles per device
+#[test]
+#[ignore = "needs a Hopper GPU"]
+fn split_over_two_logical_devices() {
+	fn case<T: Scalar>() {
+		let family = Pair::InnerScaled {
+			pattern: InnerPattern::Alternating,
+			range: 25,
+		};
+		let (a, b) = pair::<T>(family, 333, 200, 190, 11);
+		let old = random_matrix::<T>(333, 190, 1.0, 12);
+		let alpha = T::from_parts(1.5, 0.25);
+		for precision in [Precision::F64, Precision::SchemeII { moduli: 10 }] {
+			let mut expected = old.clone();
+			gpu()
+				.matmul(expected.as_mut(), Accum::Add, a.as_ref(), b.as_ref(), alpha, precision)
+				.unwrap();
+			for budget in [None, Some(3 << 20)] {
+				let mut two = Emulator::on_gpus(&[0, 0]).unwrap().with_native_candidate(false);
+				if let Some(bytes) = budget {
+					two = two.with_device_memory(bytes);
+				}
+				assert_eq!(two.gpus(), vec![0, 0]);
+				let mut c = old.clone();
+				two.matmul(c.as_mut(), Accum::Add, a.as_ref(), b.as_ref(), alpha, precision)
+					.unwrap();
+				let report = two.last_report().unwrap();
+				let (rows, _) = report.tiles.unwrap_or_else(|| panic!("not split: {report}"));
+				assert!(rows >= 2, "{report}");
+				assert!(
+					same_bits(c.as_ref(), expected.as_ref()),
+					"{} {precision:?} {budget:?}: {report}",
+					T::NAME
+				);
+			}
+		}
+	}
+	every_type!(case);
+	assert!(Emulator::on_gpus(&[]).is_err() && Emulator::on_gpus(&[0; 9]).is_err());
+}
+
 /// an `Auto` context routes small host products at a target precision to the host's cores (the
 /// report gives both predictions), large ones and explicit plans to the GPU; a `Gpu` context never
 /// routes

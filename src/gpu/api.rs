@@ -1,6 +1,6 @@
 //! the GPU side of [`Emulator`]: device-resident operands and products
 
-use super::device::{Gpu, gpu};
+use super::device::{Gpu, gpu, gpu_on};
 use super::matrix::DeviceMatrix;
 use super::pipeline::{DeviceOperand, How, Outcome, Output, product};
 use super::{staging, tiled};
@@ -146,9 +146,16 @@ impl Emulator {
 	) -> Result<Report, Error> {
 		let settings = self.settings();
 		let shape = (lhs.nrows(), rhs.ncols(), lhs.ncols());
+		let devices: Vec<usize> = settings.devices.ordinals().collect();
 		let budget = match settings.device_memory {
 			Some(bytes) => bytes,
-			None => gpu()?.ctx.total_mem().map_err(super::device::driver)? / 10 * 9,
+			None => devices
+				.iter()
+				.map(|&d| Ok(gpu_on(d)?.ctx.total_mem().map_err(super::device::driver)? / 10 * 9))
+				.collect::<Result<Vec<usize>, Error>>()?
+				.into_iter()
+				.min()
+				.unwrap_or_default(),
 		};
 		let Some(tile) = tiled::tile::<T>(shape, budget) else {
 			return Err(Error::OutOfMemory {
@@ -161,10 +168,10 @@ impl Emulator {
 				),
 			});
 		};
-		if tile != (shape.0.max(1), shape.1.max(1)) {
+		// over several GPUs, or larger than one: in tiles
+		if devices.len() > 1 || tile != (shape.0.max(1), shape.1.max(1)) {
 			let start = Instant::now();
-			let g = gpu()?;
-			let (outcome, tiles) = tiled::out_of_core(&g, dst, accum, (lhs, rhs), alpha, (precision, settings), tile)?;
+			let (outcome, tiles) = tiled::out_of_core(&devices, dst, accum, (lhs, rhs), alpha, (precision, settings), tile)?;
 			let times = PhaseTimes {
 				total: start.elapsed(),
 				..outcome.times

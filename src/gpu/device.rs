@@ -261,10 +261,21 @@ impl Gpu {
 	}
 }
 
-/// the process's GPU (device 0), initialised on first use; products take the lock in turn
+/// the most GPUs of one host the crate drives
+pub(crate) const MAX_GPUS: usize = 16;
+
+/// the process's GPU 0 (see [`gpu_on`])
 pub(crate) fn gpu() -> Result<MutexGuard<'static, Gpu>, Error> {
-	static GPU: OnceLock<Result<Mutex<Gpu>, Error>> = OnceLock::new();
-	match GPU.get_or_init(|| Gpu::new(0).map(Mutex::new)) {
+	gpu_on(0)
+}
+
+/// the process's GPU `ordinal`, initialised on first use; products take its lock in turn
+pub(crate) fn gpu_on(ordinal: usize) -> Result<MutexGuard<'static, Gpu>, Error> {
+	static GPUS: [OnceLock<Result<Mutex<Gpu>, Error>>; MAX_GPUS] = [const { OnceLock::new() }; MAX_GPUS];
+	let slot = GPUS
+		.get(ordinal)
+		.ok_or_else(|| Error::gpu(format!("GPU {ordinal}: this crate drives ordinals below {MAX_GPUS}")))?;
+	match slot.get_or_init(|| Gpu::new(ordinal).map(Mutex::new)) {
 		Ok(gpu) => {
 			let g = gpu.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
 			// a new holder: no scratch address handed out yet; the driver calls the holder makes

@@ -50,18 +50,28 @@ mod tma;
 mod wgmma_config;
 
 #[cfg(feature = "cuda")]
-pub(crate) use device::gpu;
-#[cfg(feature = "cuda")]
 pub use matrix::DeviceMatrix;
 
 /// `Ok` when the GPU backend can run here, otherwise why not
 #[cfg(feature = "cuda")]
 pub(crate) fn probe() -> Result<(), String> {
-	gpu().map(|_| ()).map_err(|e| e.to_string())
+	probe_on(0)
+}
+
+/// `Ok` when GPU `ordinal` can run the backend, otherwise why not
+#[cfg(feature = "cuda")]
+pub(crate) fn probe_on(ordinal: usize) -> Result<(), String> {
+	device::gpu_on(ordinal).map(|_| ()).map_err(|e| e.to_string())
 }
 
 /// `Ok` when the GPU backend can run here, otherwise why not
 #[cfg(not(feature = "cuda"))]
 pub(crate) fn probe() -> Result<(), String> {
 	Err("built without the `cuda` feature (enable it with `--features cuda`)".into())
+}
+
+/// `Ok` when GPU `ordinal` can run the backend, otherwise why not
+#[cfg(not(feature = "cuda"))]
+pub(crate) fn probe_on(_ordinal: usize) -> Result<(), String> {
+	probe()
 }

@@ -14,7 +14,7 @@
 //! - rows left to the native product are computed by cuBLAS per tile, whose kernel for a tile
 //!   may round differently from its kernel for the whole product.
 
-use super::device::{Gpu, driver};
+use super::device::{Gpu, driver, gpu_on};
 use super::pipeline::{self, Columns, DeviceOperand, Given, How, Outcome, Output, ResiduePlanes, operand_stats, pad16};
 use super::staging::{self, Drain};
 use crate::balance::{Range, normal_exponents, shifts};
@@ -261,6 +261,11 @@ impl Ring {
 		Ok(at)
 	}
 
+	/// forgets the panel last uploaded (another user of the slots may have overwritten it)
+	fn forget(&mut self) {
+		self.last = None;
+	}
+
 	/// marks the compute stream's work so far as the last reader of the last panel
 	fn read(&mut self, gpu: &Gpu) -> Result<(), Error> {
 		if let Some((b, _)) = &self.last {
@@ -305,6 +310,12 @@ impl<T: Scalar> Panels<'_, T> {
 		})
 	}
 
+	/// forgets the panels last uploaded
+	fn forget(&mut self) {
+		self.a.forget();
+		self.b.forget();
+	}
+
 	/// the compute stream's work so far read the last panels
 	fn read(&mut self, gpu: &Gpu) -> Result<(), Error> {
 		self.a.read(gpu)?;
@@ -312,12 +323,55 @@ impl<T: Scalar> Panels<'_, T> {
 	}
 }
 
-/// `dst = alpha A B (+ dst)` for host matrices, out of core in tiles of `(rows, columns)` of the
-/// output ([`tile`]): panels uploaded while the tile before computes, tiles downloaded while the
-/// next computes. The outcome's times include the transfers, and `bound` the passes that decide
-/// the plan; returns the grid of tiles too
+/// one GPU's share of a tiled product: the row panels of tiles it computes, its panels on the
+/// device, its blocks of the output, and the host time of its uploads
+struct Share<'a, T: Scalar> {
+	ordinal: usize,
+	/// indices into the row panels
+	rows: Span<usize>,
+	panels: Panels<'a, T>,
+	/// its blocks of the output, row panel by row panel (taken as they are computed)
+	blocks: Vec<Option<MatMut<'a, T>>>,
+	/// whether another share runs on the same GPU: its panels there do not outlive a phase
+	shared_gpu: bool,
+	times: PhaseTimes,
+}
+
+/// `work` on every share at once, one thread each holding its GPU's lock; the results in order,
+/// or the first error
+fn on_every_gpu<'a, T: Scalar, R: Send>(
+	shares: &mut [Share<'a, T>],
+	work: impl Fn(&Gpu, &mut Share<'a, T>) -> Result<R, Error> + Sync,
+) -> Result<Vec<R>, Error> {
+	std::thread::scope(|scope| {
+		let threads: Vec<_> = shares
+			.iter_mut()
+			.map(|share| {
+				let work = &work;
+				scope.spawn(move || {
+					let gpu = gpu_on(share.ordinal)?;
+					if share.shared_gpu {
+						share.panels.forget();
+					}
+					work(&gpu, share)
+				})
+			})
+			.collect();
+		threads
+			.into_iter()
+			.map(|t| t.join().map_err(|_| Error::gpu("a GPU's thread panicked"))?)
+			.collect()
+	})
+}
+
+/// `dst = alpha A B (+ dst)` for host matrices, in tiles of `(rows, columns)` of the output
+/// ([`tile`]) over the GPUs `devices`, each computing a contiguous block of row panels (at least
+/// one each): panels uploaded while the tile before computes, tiles downloaded while the next
+/// computes. The plan and the balancing are decided once, from passes that every GPU runs over
+/// its own panels. The outcome's times include the transfers (each the slowest GPU's), and
+/// `bound` the passes that decide the plan; returns the grid of tiles too
 pub(crate) fn out_of_core<T: Scalar>(
-	gpu: &Gpu,
+	devices: &[usize],
 	dst: MatMut<'_, T>,
 	accum: Accum,
 	(lhs, rhs): (MatRef<'_, T>, MatRef<'_, T>),
@@ -325,38 +379,85 @@ pub(crate) fn out_of_core<T: Scalar>(
 	(precision, settings): (Precision, Settings),
 	(ti, tj): (usize, usize),
 ) -> Result<(Outcome, (usize, usize)), Error> {
-	let (m, n, k) = (lhs.nrows(), rhs.ncols(), lhs.ncols());
+	let (m, n) = (lhs.nrows(), rhs.ncols());
+	let ti = ti.min(m.div_ceil(devices.len()).max(1));
 	let (rows, cols) = (spans(m, ti), spans(n, tj));
-	let (size, chunk) = (size_of::<T>(), settings.staging_bytes);
-	let mut panels = Panels {
-		lhs,
-		rhs,
-		a: Ring::new(gpu, [40, 46], chunk)?,
-		b: Ring::new(gpu, [41, 45], chunk)?,
-	};
-	let mut times = PhaseTimes::default();
+	let chunk = settings.staging_bytes;
+	let count = devices.len().min(rows.len());
+	let mut blocks = staging::blocks(dst, &rows, &cols).into_iter();
+	let mut shares = devices[..count]
+		.iter()
+		.enumerate()
+		.map(|(d, &ordinal)| {
+			let gpu = gpu_on(ordinal)?;
+			let mine = d * rows.len() / count..(d + 1) * rows.len() / count;
+			Ok(Share {
+				ordinal,
+				blocks: blocks.by_ref().take(mine.len() * cols.len()).map(Some).collect(),
+				rows: mine,
+				shared_gpu: devices[..count].iter().filter(|&&o| o == ordinal).count() > 1,
+				panels: Panels {
+					lhs,
+					rhs,
+					a: Ring::new(&gpu, [40, 46], chunk)?,
+					b: Ring::new(&gpu, [41, 45], chunk)?,
+				},
+				times: PhaseTimes::default(),
+			})
+		})
+		.collect::<Result<Vec<_>, Error>>()?;
 	let analysis = Instant::now();
-	let given = decide_panels::<T>(gpu, &mut panels, (&rows, &cols), (precision, settings), &mut times)?;
-	times.bound = analysis.elapsed().saturating_sub(times.upload);
-	let mut blocks: Vec<_> = staging::blocks(dst, &rows, &cols).into_iter().map(Some).collect();
+	let given = decide_panels::<T>(&mut shares, (&rows, &cols), (precision, settings))?;
+	let uploads = |shares: &[Share<'_, T>]| shares.iter().map(|s| s.times.upload).max().unwrap_or_default();
+	let bound = analysis.elapsed().saturating_sub(uploads(&shares));
+	let outcomes = on_every_gpu(&mut shares, |gpu, share| {
+		compute_share(gpu, share, (&rows, &cols), (accum, alpha), (precision, settings), &given)
+	})?;
+	let mut tiles = Tiles::new(m, &given);
+	let download = outcomes.iter().map(|o| o.times.download).max().unwrap_or_default();
+	outcomes.into_iter().for_each(|o| tiles.add(o));
+	let mut outcome = tiles.outcome();
+	outcome.times = PhaseTimes {
+		upload: uploads(&shares),
+		download,
+		bound,
+		..outcome.times
+	};
+	Ok((outcome, (rows.len(), cols.len())))
+}
+
+/// one GPU's tiles of a tiled product with the whole product's `given`, row panel by row panel,
+/// column panels in serpentine order; its outcome (the download time that of its drain)
+fn compute_share<T: Scalar>(
+	gpu: &Gpu,
+	share: &mut Share<'_, T>,
+	(rows, cols): (&[Span<usize>], &[Span<usize>]),
+	(accum, alpha): (Accum, T),
+	(precision, settings): (Precision, Settings),
+	given: &Given,
+) -> Result<Outcome, Error> {
+	let (m, k) = (share.panels.lhs.nrows(), share.panels.lhs.ncols());
+	let (size, chunk) = (size_of::<T>(), settings.staging_bytes);
 	std::thread::scope(|scope| {
 		let drain = Drain::start(scope, gpu, chunk)?;
-		let mut tiles = Tiles::new(m, &given);
+		let mut tiles = Tiles::new(m, given);
 		let mut sent = 0;
-		for (i, r) in rows.iter().enumerate() {
+		for (i, r) in share.rows.clone().map(|i| (i, &rows[i])) {
 			let tile_given = tiles.given(r.clone());
 			for j in serpentine(i, cols.len()) {
 				let c = &cols[j];
-				let block = blocks[i * cols.len() + j].take().expect("one block per tile");
-				let a = panels.a(gpu, r, &mut times)?;
-				let b = panels.b(gpu, c, &mut times)?;
+				let block = share.blocks[(i - share.rows.start) * cols.len() + j]
+					.take()
+					.expect("one block per tile");
+				let a = share.panels.a(gpu, r, &mut share.times)?;
+				let b = share.panels.b(gpu, c, &mut share.times)?;
 				// the output buffer of two tiles ago: written once its download is under way
 				if sent >= 2 {
 					drain.reuse(gpu)?;
 				}
 				let at = gpu.scratch([42, 44][sent % 2], (r.len() * c.len()).max(1) * size)?;
 				if accum == Accum::Add {
-					times.upload += staging::upload(gpu, block.as_ref(), at, chunk)?;
+					share.times.upload += staging::upload(gpu, block.as_ref(), at, chunk)?;
 				} else if k == 0 {
 					// the native product of an empty inner dimension scales the destination by 0
 					// SAFETY: the slot holds the tile
@@ -369,44 +470,33 @@ pub(crate) fn out_of_core<T: Scalar>(
 					accumulate: accum == Accum::Add,
 					remainder: 0,
 				};
-				tiles.add(pipeline::product(
-					gpu,
-					a,
-					b,
-					out,
-					alpha,
-					How {
-						given: Some(&tile_given),
-						..How::plain(precision, settings)
-					},
-					(None, None),
-				)?);
-				panels.read(gpu)?;
+				let how = How {
+					given: Some(&tile_given),
+					..How::plain(precision, settings)
+				};
+				tiles.add(pipeline::product(gpu, a, b, out, alpha, how, (None, None))?);
+				share.panels.read(gpu)?;
 				drain.send(gpu, block, at)?;
 				sent += 1;
 			}
 		}
-		let download = drain.finish(gpu)?;
 		let mut outcome = tiles.outcome();
-		outcome.times.upload += times.upload;
-		outcome.times.bound = times.bound;
-		outcome.times.download = download;
-		Ok((outcome, (rows.len(), cols.len())))
+		outcome.times.download = drain.finish(gpu)?;
+		Ok(outcome)
 	})
 }
 
-/// the whole product's balancing and choice from passes over the panels: the inner exponent
-/// ranges of every panel, then the error bound of every tile (target precisions only). The
-/// policy weighs neither separately scaled parts nor accurate scaling here (see the module's
-/// docs)
+/// the whole product's balancing and choice from passes that every GPU runs over its panels: the
+/// inner exponent ranges of its row panels of `A` and of its share of the column panels of `B`,
+/// then the error bound of its tiles (target precisions only). The policy weighs neither
+/// separately scaled parts nor accurate scaling here (see the module's docs)
 fn decide_panels<T: Scalar>(
-	gpu: &Gpu,
-	panels: &mut Panels<'_, T>,
+	shares: &mut [Share<'_, T>],
 	(rows, cols): (&[Span<usize>], &[Span<usize>]),
 	(precision, settings): (Precision, Settings),
-	times: &mut PhaseTimes,
 ) -> Result<Given, Error> {
-	let (m, n, k) = (panels.lhs.nrows(), panels.rhs.ncols(), panels.lhs.ncols());
+	let (lhs, rhs) = (shares[0].panels.lhs, shares[0].panels.rhs);
+	let (m, n, k) = (lhs.nrows(), rhs.ncols(), lhs.ncols());
 	let settings = Settings {
 		scaling: Scaling::Fast,
 		..settings
@@ -424,35 +514,52 @@ fn decide_panels<T: Scalar>(
 			})
 			.collect()
 	};
-	let (mut ranges_a, mut ranges_b) = (vec![Range::EMPTY; k], vec![Range::EMPTY; k]);
-	for r in rows {
-		let a = panels.a(gpu, r, times)?;
-		ranges_a = union(ranges_a, super::balance::ranges::<T>(gpu, &a)?);
-		panels.read(gpu)?;
-	}
-	for c in cols {
-		let b = panels.b(gpu, c, times)?;
-		ranges_b = union(ranges_b, super::balance::ranges::<T>(gpu, &b)?);
-		panels.read(gpu)?;
-	}
-	let balance = shifts(&ranges_a, &ranges_b, normal_exponents(T::MANTISSA_BITS));
-	let mut maxima = vec![RowMaxima::default(); m];
-	for (i, r) in rows.iter().enumerate() {
-		for c in serpentine(i, cols.len()).map(|j| &cols[j]) {
-			let (a, b) = (panels.a(gpu, r, times)?, panels.b(gpu, c, times)?);
-			let balanced = balance
-				.as_ref()
-				.map(|d| super::balance::balanced::<T>(gpu, (&a, &b), d))
-				.transpose()?;
-			let (a, b) = balanced.as_ref().map_or((a, b), |x| (x.a, x.b));
-			let (sa, sb) = operand_stats::<T>(gpu, (&a, &b), (None, None))?;
-			let tile = super::bound::bound::<T>(gpu, (&a, &b), (&sa, &sb), None, T::MANTISSA_BITS)?;
-			panels.read(gpu)?;
-			maxima[r.clone()].iter_mut().zip(&tile.rows).for_each(|(x, y)| x.merge(y));
+	let count = shares.len();
+	let ranges = on_every_gpu(shares, |gpu, share| {
+		let (mut a_ranges, mut b_ranges) = (vec![Range::EMPTY; k], vec![Range::EMPTY; k]);
+		for r in &rows[share.rows.clone()] {
+			let a = share.panels.a(gpu, r, &mut share.times)?;
+			a_ranges = union(a_ranges, super::balance::ranges::<T>(gpu, &a)?);
+			share.panels.read(gpu)?;
 		}
-	}
+		// the column panels dealt to the GPUs in turn
+		let turn = share.rows.start * count / rows.len().max(1);
+		for c in cols.iter().skip(turn).step_by(count) {
+			let b = share.panels.b(gpu, c, &mut share.times)?;
+			b_ranges = union(b_ranges, super::balance::ranges::<T>(gpu, &b)?);
+			share.panels.read(gpu)?;
+		}
+		Ok((a_ranges, b_ranges))
+	})?;
+	let (a_ranges, b_ranges) = ranges
+		.into_iter()
+		.reduce(|(a, b), (x, y)| (union(a, x), union(b, y)))
+		.expect("one share at least");
+	let balance = shifts(&a_ranges, &b_ranges, normal_exponents(T::MANTISSA_BITS));
+	let maxima = on_every_gpu(shares, |gpu, share| {
+		let first = rows[share.rows.start].start;
+		let mut maxima = vec![RowMaxima::default(); rows[share.rows.end - 1].end - first];
+		for (i, r) in share.rows.clone().map(|i| (i, &rows[i])) {
+			for c in serpentine(i, cols.len()).map(|j| &cols[j]) {
+				let (a, b) = (share.panels.a(gpu, r, &mut share.times)?, share.panels.b(gpu, c, &mut share.times)?);
+				let balanced = balance
+					.as_ref()
+					.map(|d| super::balance::balanced::<T>(gpu, (&a, &b), d))
+					.transpose()?;
+				let (a, b) = balanced.as_ref().map_or((a, b), |x| (x.a, x.b));
+				let (sa, sb) = operand_stats::<T>(gpu, (&a, &b), (None, None))?;
+				let tile = super::bound::bound::<T>(gpu, (&a, &b), (&sa, &sb), None, T::MANTISSA_BITS)?;
+				share.panels.read(gpu)?;
+				maxima[r.start - first..r.end - first]
+					.iter_mut()
+					.zip(&tile.rows)
+					.for_each(|(x, y)| x.merge(y));
+			}
+		}
+		Ok(maxima)
+	})?;
 	let bound = Bound {
-		rows: maxima,
+		rows: maxima.concat(),
 		shape: (m, n, k),
 		complex: T::IS_COMPLEX,
 		mantissa: T::MANTISSA_BITS,
