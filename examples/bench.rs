@@ -662,6 +662,50 @@ fn out_of_core(sizes: &[usize], budget: usize, rows: &mut dyn FnMut(String)) {
 	}
 }
 
+/// host products over several GPUs (`gpus`, f64 `F64`): each size on GPU 0 alone, split over
+/// GPUs 0 and 1 where the machine has two, and split over GPU 0 twice (the split's own cost), in
+/// the same process, transfers included
+fn gpus(sizes: &[usize], rows: &mut dyn FnMut(String)) {
+	let one = Emulator::with_backend(Backend::Gpu).unwrap();
+	let sets: Vec<(&str, Emulator)> = [("GPUs 0 and 1", vec![0, 1]), ("GPU 0 twice", vec![0, 0])]
+		.into_iter()
+		.filter_map(|(what, ordinals)| Emulator::on_gpus(&ordinals).ok().map(|e| (what, e)))
+		.collect();
+	for &n in sizes {
+		let (a, b) = (generate::<f64>(n, 1.0, 3), generate::<f64>(n, 1.0, 4));
+		let mut c = Mat::<f64>::zeros(n, n);
+		let mut time = |emu: &Emulator| {
+			let mut t: Vec<Duration> = (0..4)
+				.map(|_| {
+					let start = Instant::now();
+					emu.matmul(c.as_mut(), Accum::Replace, a.as_ref(), b.as_ref(), 1.0, Precision::F64)
+						.unwrap();
+					start.elapsed()
+				})
+				.skip(1)
+				.collect();
+			t.sort();
+			t[1]
+		};
+		let base = time(&one);
+		rows(format!(
+			"| gpus | f64 | F64, GPU 0 alone | {n} | {:.1} | {:.2} | 1.00x | | | | | |",
+			ms(base),
+			tflops::<f64>(n, base)
+		));
+		for (what, emu) in &sets {
+			let t = time(emu);
+			rows(format!(
+				"| gpus | f64 | F64, {what} ({}) | {n} | {:.1} | {:.2} | {:.2}x | | | | | |",
+				emu.last_report().unwrap().plan,
+				ms(t),
+				tflops::<f64>(n, t),
+				base.as_secs_f64() / t.as_secs_f64()
+			));
+		}
+	}
+}
+
 /// Auto's host routing (`routing`): for f64 `F64` host products of `shapes` (`(m, n, k)`), an
 /// `Auto` context (routing on), the same context forced onto the GPU, and faer on the host's
 /// cores, run in turn, each the median of its warm runs; the ratio of Auto's time to the faster
@@ -794,6 +838,9 @@ fn main() {
 		rates.0 / 1e9,
 		rates.1 / 1e9
 	));
+	if bench.selected("gpus") {
+		gpus(&env_list("EMUGEMM_BENCH_GPU_SIZES", "8192,16384"), &mut |row| bench.row(row));
+	}
 	if bench.selected("out of core") {
 		let sizes = env_list("EMUGEMM_BENCH_OUT_OF_CORE", "16384,32768");
 		let budget = env_list("EMUGEMM_BENCH_TILE_MEMORY_GB", "24")[0] << 30;

@@ -669,6 +669,49 @@ fn split_over_two_logical_devices() {
 	assert!(Emulator::on_gpus(&[]).is_err() && Emulator::on_gpus(&[0; 9]).is_err());
 }
 
+/// on a machine with two GPUs or more: a host product split over GPUs 0 and 1 gives GPU 0's
+/// result bit for bit (f64, c64 and f32, ragged rows, `Accum::Add`); skipped, and said so, with
+/// one GPU
+#[test]
+#[ignore = "needs a Hopper GPU"]
+fn split_over_two_gpus() {
+	let Ok(two) = Emulator::on_gpus(&[0, 1]) else {
+		println!("split_over_two_gpus: SKIPPED, this machine has one GPU (the split is tested on one by split_over_two_logical_devices)");
+		return;
+	};
+	fn case<T: Scalar>(two: &Emulator) {
+		let (a, b) = (random_matrix::<T>(1001, 700, 1.0, 21), random_matrix::<T>(700, 650, 1.0, 22));
+		let old = random_matrix::<T>(1001, 650, 1.0, 23);
+		let mut expected = old.clone();
+		gpu()
+			.matmul(
+				expected.as_mut(),
+				Accum::Add,
+				a.as_ref(),
+				b.as_ref(),
+				T::from_parts(1.0, 0.0),
+				Precision::F64,
+			)
+			.unwrap();
+		let mut c = old.clone();
+		two.matmul(
+			c.as_mut(),
+			Accum::Add,
+			a.as_ref(),
+			b.as_ref(),
+			T::from_parts(1.0, 0.0),
+			Precision::F64,
+		)
+		.unwrap();
+		let report = two.last_report().unwrap();
+		assert!(same_bits(c.as_ref(), expected.as_ref()), "{}: {report}", T::NAME);
+	}
+	let two = two.with_native_candidate(false);
+	case::<f64>(&two);
+	case::<c64>(&two);
+	case::<f32>(&two);
+}
+
 /// an `Auto` context routes small host products at a target precision to the host's cores (the
 /// report gives both predictions), large ones and explicit plans to the GPU; a `Gpu` context never
 /// routes
