@@ -426,7 +426,7 @@ impl Emulator {
 	/// a context on the GPUs `ordinals` of this host ([`Backend::Gpu`]): a host product splits its
 	/// output by rows over them, each GPU computing its rows with the same pipeline, the plan and
 	/// the scaling decided once for the whole product, so that the result is the one GPU's bit for
-	/// bit. An ordinal may repeat (its shares then run one after the other on that GPU, which
+	/// bit (but for rows the bound leaves native, which cuBLAS computes per tile). An ordinal may repeat (its shares then run one after the other on that GPU, which
 	/// exercises the split on a machine with one GPU). Device matrices stay on GPU 0 whatever
 	/// the list
 	///
