@@ -687,10 +687,10 @@ fn split_over_two_gpus() {
 	fn case<T: Scalar>(two: &Emulator) {
 		let (a, b) = (random_matrix::<T>(1001, 700, 1.0, 21), random_matrix::<T>(700, 650, 1.0, 22));
 		let old = random_matrix::<T>(1001, 650, 1.0, 23);
-		let mut expected = old.clone();
-		gpu()
-			.matmul(
-				expected.as_mut(),
+		let run = |emu: &Emulator| {
+			let mut c = old.clone();
+			emu.matmul(
+				c.as_mut(),
 				Accum::Add,
 				a.as_ref(),
 				b.as_ref(),
@@ -698,16 +698,9 @@ fn split_over_two_gpus() {
 				Precision::F64,
 			)
 			.unwrap();
-		let mut c = old.clone();
-		two.matmul(
-			c.as_mut(),
-			Accum::Add,
-			a.as_ref(),
-			b.as_ref(),
-			T::from_parts(1.0, 0.0),
-			Precision::F64,
-		)
-		.unwrap();
+			c
+		};
+		let (expected, c) = (run(&gpu()), run(two));
 		let report = two.last_report().unwrap();
 		assert!(same_bits(c.as_ref(), expected.as_ref()), "{}: {report}", T::NAME);
 	}
