@@ -27,6 +27,8 @@ pub(crate) struct Gpu {
 	/// the slots whose addresses the lock's current holder was given (bit `slot`); the others'
 	/// buffers are only kept for later products, and may be freed when memory runs out
 	scratch_in_use: Cell<u64>,
+	/// how many times the lock has been taken (see [`Gpu::holder`])
+	holders: Cell<u64>,
 	/// grow-only page-locked host buffer for small downloads (the statistics)
 	pinned: RefCell<Option<PinnedHostSlice<u8>>>,
 	/// the page-locked buffers that matrices go to and from the GPU through
@@ -102,6 +104,7 @@ impl Gpu {
 			lt_workspace,
 			scratch: RefCell::new(Vec::new()),
 			scratch_in_use: Cell::new(0),
+			holders: Cell::new(0),
 			pinned: RefCell::new(None),
 			staging: RefCell::default(),
 			drain_staging: RefCell::default(),
@@ -227,6 +230,12 @@ impl Gpu {
 		Ok(fit)
 	}
 
+	/// the number of this hold of the lock: a holder whose next hold is numbered one more knows
+	/// that nobody used the GPU in between, so that what it left in the scratch is still there
+	pub fn holder(&self) -> u64 {
+		self.holders.get()
+	}
+
 	/// the module that defines kernel `name`, loaded on first use (panics on a name no cubin
 	/// defines: a programming error)
 	fn module(&self, name: &str) -> Result<Arc<CudaModule>, Error> {
@@ -281,6 +290,7 @@ pub(crate) fn gpu_on(ordinal: usize) -> Result<MutexGuard<'static, Gpu>, Error> 
 			// a new holder: no scratch address handed out yet; the driver calls the holder makes
 			// directly (copies, events) need the context current on its thread
 			g.scratch_in_use.set(0);
+			g.holders.set(g.holders.get() + 1);
 			g.ctx.bind_to_thread().map_err(driver)?;
 			Ok(g)
 		},

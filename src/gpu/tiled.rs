@@ -332,8 +332,9 @@ struct Share<'a, T: Scalar> {
 	panels: Panels<'a, T>,
 	/// its blocks of the output, row panel by row panel (taken as they are computed)
 	blocks: Vec<Option<MatMut<'a, T>>>,
-	/// whether another share runs on the same GPU: its panels there do not outlive a phase
-	shared_gpu: bool,
+	/// the GPU's [`Gpu::holder`] when the share last held it: where another holder came in
+	/// between (another product, or another share on the same GPU), its panels there are gone
+	holder: u64,
 	times: PhaseTimes,
 }
 
@@ -350,9 +351,10 @@ fn on_every_gpu<'a, T: Scalar, R: Send>(
 				let work = &work;
 				scope.spawn(move || {
 					let gpu = gpu_on(share.ordinal)?;
-					if share.shared_gpu {
+					if gpu.holder() != share.holder + 1 {
 						share.panels.forget();
 					}
+					share.holder = gpu.holder();
 					work(&gpu, share)
 				})
 			})
@@ -395,7 +397,7 @@ pub(crate) fn out_of_core<T: Scalar>(
 				ordinal,
 				blocks: blocks.by_ref().take(mine.len() * cols.len()).map(Some).collect(),
 				rows: mine,
-				shared_gpu: devices[..count].iter().filter(|&&o| o == ordinal).count() > 1,
+				holder: gpu.holder(),
 				panels: Panels {
 					lhs,
 					rhs,
