@@ -556,9 +556,7 @@ impl Bench {
 		let runs = if n >= 8192 { 3 } else { 7 };
 		let median = |f: &mut dyn FnMut() -> Duration| {
 			f();
-			let mut t: Vec<Duration> = (0..runs).map(|_| f()).collect();
-			t.sort();
-			t[t.len() / 2]
+			median((0..runs).map(|_| f()).collect())
 		};
 		let mut reports = Vec::new();
 		let t_emu = median(&mut || {
@@ -675,17 +673,17 @@ fn gpus(sizes: &[usize], rows: &mut dyn FnMut(String)) {
 		let (a, b) = (generate::<f64>(n, 1.0, 3), generate::<f64>(n, 1.0, 4));
 		let mut c = Mat::<f64>::zeros(n, n);
 		let mut time = |emu: &Emulator| {
-			let mut t: Vec<Duration> = (0..4)
-				.map(|_| {
-					let start = Instant::now();
-					emu.matmul(c.as_mut(), Accum::Replace, a.as_ref(), b.as_ref(), 1.0, Precision::F64)
-						.unwrap();
-					start.elapsed()
-				})
-				.skip(1)
-				.collect();
-			t.sort();
-			t[1]
+			median(
+				(0..4)
+					.map(|_| {
+						let start = Instant::now();
+						emu.matmul(c.as_mut(), Accum::Replace, a.as_ref(), b.as_ref(), 1.0, Precision::F64)
+							.unwrap();
+						start.elapsed()
+					})
+					.skip(1)
+					.collect(),
+			)
 		};
 		let base = time(&one);
 		rows(format!(
@@ -745,10 +743,7 @@ fn routing(emu: &Emulator, shapes: &[(usize, usize, usize)], rows: &mut dyn FnMu
 				times[2].extend(t_faer);
 			}
 		}
-		let [t_auto, t_gpu, t_faer] = times.map(|mut t| {
-			t.sort();
-			t[t.len() / 2]
-		});
+		let [t_auto, t_gpu, t_faer] = times.map(median);
 		let where_auto = auto.last_report().unwrap().host_routing.map_or("GPU", |_| "host");
 		let best = t_gpu.min(t_faer);
 		rows(format!(
