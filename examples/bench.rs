@@ -660,46 +660,59 @@ fn out_of_core(sizes: &[usize], budget: usize, rows: &mut dyn FnMut(String)) {
 	}
 }
 
-/// host products over several GPUs (`gpus`, f64 `F64`): each size on GPU 0 alone, split over
-/// GPUs 0 and 1 where the machine has two, and split over GPU 0 twice (the split's own cost), in
-/// the same process, transfers included
+/// products over several GPUs (`gpus`, f64 `F64`): each size on GPU 0 alone and split over GPUs
+/// 0 and 1 (where the machine has two), host to host (transfers included) and between device
+/// matrices (uploaded once, split by rows over the context's GPUs), in the same process; the
+/// speed-up over GPU 0 alone, each the median of three warm runs
 fn gpus(sizes: &[usize], rows: &mut dyn FnMut(String)) {
-	let one = Emulator::with_backend(Backend::Gpu).unwrap();
-	let sets: Vec<(&str, Emulator)> = [("GPUs 0 and 1", vec![0, 1]), ("GPU 0 twice", vec![0, 0])]
+	let sets: Vec<(&str, Emulator)> = [("GPU 0 alone", vec![0]), ("GPUs 0 and 1", vec![0, 1])]
 		.into_iter()
 		.filter_map(|(what, ordinals)| Emulator::on_gpus(&ordinals).ok().map(|e| (what, e)))
 		.collect();
+	let warm = |mut run: Box<dyn FnMut() + '_>| {
+		median(
+			(0..4)
+				.map(|_| {
+					let start = Instant::now();
+					run();
+					start.elapsed()
+				})
+				.skip(1)
+				.collect(),
+		)
+	};
 	for &n in sizes {
 		let (a, b) = (generate::<f64>(n, 1.0, 3), generate::<f64>(n, 1.0, 4));
 		let mut c = Mat::<f64>::zeros(n, n);
-		let mut time = |emu: &Emulator| {
-			median(
-				(0..4)
-					.map(|_| {
-						let start = Instant::now();
-						emu.matmul(c.as_mut(), Accum::Replace, a.as_ref(), b.as_ref(), 1.0, Precision::F64)
-							.unwrap();
-						start.elapsed()
-					})
-					.skip(1)
-					.collect(),
-			)
-		};
-		let base = time(&one);
-		rows(format!(
-			"| gpus | f64 | F64, GPU 0 alone | {n} | {:.1} | {:.2} | 1.00x | | | | | |",
-			ms(base),
-			tflops::<f64>(n, base)
-		));
+		let mut base = [None; 2];
 		for (what, emu) in &sets {
-			let t = time(emu);
-			rows(format!(
-				"| gpus | f64 | F64, {what} ({}) | {n} | {:.1} | {:.2} | {:.2}x | | | | | |",
-				emu.last_report().unwrap().plan,
-				ms(t),
-				tflops::<f64>(n, t),
-				base.as_secs_f64() / t.as_secs_f64()
-			));
+			let host = warm(Box::new(|| {
+				emu.matmul(c.as_mut(), Accum::Replace, a.as_ref(), b.as_ref(), 1.0, Precision::F64)
+					.unwrap();
+			}));
+			let host_report = emu.last_report().unwrap();
+			let (da, db) = (emu.upload(a.as_ref()).unwrap(), emu.upload(b.as_ref()).unwrap());
+			let mut dc = emu.zeros_on_device::<f64>(n, n).unwrap();
+			let device = warm(Box::new(|| {
+				emu.matmul_device(&mut dc, Accum::Replace, &da, &db, 1.0, Precision::F64).unwrap();
+			}));
+			let device_report = emu.last_report().unwrap();
+			let ways = [("host to host", host, host_report), ("device matrices", device, device_report)];
+			for (base, (way, t, r)) in base.iter_mut().zip(ways) {
+				let base = *base.get_or_insert(t);
+				let tiles = r.tiles.map_or("in core".to_string(), |(ti, tj)| format!("{ti} x {tj} tiles"));
+				rows(format!(
+					"| gpus | f64 | F64 ({}), {way}, {what}, {tiles} | {n} | {:.1} | {:.2} | {:.2}x | | | upload {:.1}, bound passes {:.1} | {:.1} | download {:.1} |",
+					r.plan,
+					ms(t),
+					tflops::<f64>(n, t),
+					base.as_secs_f64() / t.as_secs_f64(),
+					ms(r.times.upload),
+					ms(r.times.bound),
+					ms(r.times.split + r.times.products + r.times.reconstruct),
+					ms(r.times.download)
+				));
+			}
 		}
 	}
 }

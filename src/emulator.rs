@@ -128,8 +128,8 @@ pub struct Report {
 	/// was predicted faster than the GPU with its transfers: both predictions
 	/// ([`Emulator::with_host_routing`])
 	pub host_routing: Option<crate::HostRouting>,
-	/// a host product that ran out of core on the GPU: its grid of output tiles, `(row tiles,
-	/// column tiles)` ([`Emulator::with_device_memory`])
+	/// a product computed in tiles of the output, out of core ([`Emulator::with_device_memory`]) or
+	/// over several GPUs ([`Emulator::on_gpus`]): the grid of tiles, `(row tiles, column tiles)`
 	pub tiles: Option<(usize, usize)>,
 }
 
@@ -158,7 +158,7 @@ impl fmt::Display for Report {
 			write!(f, " | {} non-finite entries computed natively", self.nonfinite_entries)?;
 		}
 		if let Some((rows, cols)) = self.tiles {
-			write!(f, " | out of core in {rows} x {cols} tiles")?;
+			write!(f, " | in {rows} x {cols} tiles")?;
 		}
 		if let Some(r) = self.host_routing {
 			write!(
@@ -226,8 +226,8 @@ fn host_routing_from_env() -> Option<bool> {
 /// the default size of each page-locked staging buffer: 24 MiB, 192 MiB in all (two sets of four)
 pub(crate) const DEFAULT_STAGING: usize = 24 << 20;
 
-/// the GPUs a context's host products run on, by ordinal, in order (at most [`Devices::MAX`]); an
-/// ordinal may repeat, its shares then run one after the other on that GPU
+/// the GPUs a context's products run on, by ordinal, in order (at most [`Devices::MAX`]); an
+/// ordinal may repeat, for one pipeline per repetition on that GPU
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Devices {
 	ordinals: [u16; Devices::MAX],
@@ -423,12 +423,14 @@ impl Emulator {
 		self
 	}
 
-	/// a context on the GPUs `ordinals` of this host ([`Backend::Gpu`]): a host product splits its
+	/// a context on the GPUs `ordinals` of this host ([`Backend::Gpu`]): a product splits its
 	/// output by rows over them, each GPU computing its rows with the same pipeline, the plan and
 	/// the scaling decided once for the whole product, so that the result is the one GPU's bit for
-	/// bit (but for rows the bound leaves native, which cuBLAS computes per tile). An ordinal may repeat (its shares then run one after the other on that GPU, which
-	/// exercises the split on a machine with one GPU). Device matrices stay on GPU 0 whatever
-	/// the list
+	/// bit (but for rows the bound leaves native, which cuBLAS computes per tile). A host operand
+	/// that every GPU needs (`B`) crosses PCIe once, a piece of it over each GPU's link, and the
+	/// GPUs copy the pieces from each other (over NVLink where they are joined by it). Device
+	/// matrices ([`Emulator::upload`]) are split by rows over the GPUs. An ordinal may repeat: it
+	/// then runs one pipeline per repetition (which exercises the split on a machine with one GPU)
 	///
 	/// # example
 	/// ```no_run
@@ -450,6 +452,7 @@ impl Emulator {
 				reason: format!("GPU {ordinal}: {reason}"),
 			})?;
 		}
+		crate::gpu::connect(ordinals)?;
 		let mut emu = Self::with_backend(Backend::Gpu)?;
 		emu.settings.devices = devices;
 		Ok(emu)

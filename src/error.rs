@@ -47,6 +47,12 @@ pub enum Error {
 		/// the failing call and its status
 		reason: String,
 	},
+	/// device matrices that lie on other GPUs than the context's: multiply matrices that the
+	/// same context (or one over the same GPUs) uploaded
+	Placement {
+		/// which matrix, where it lies, and where the context runs
+		reason: String,
+	},
 	/// the backend asked for cannot run here
 	BackendUnavailable {
 		/// the backend asked for
@@ -76,6 +82,7 @@ impl fmt::Display for Error {
 			),
 			Error::OutOfMemory { what } => write!(f, "out of memory: {what}"),
 			Error::Gpu { reason } => write!(f, "GPU error: {reason}"),
+			Error::Placement { reason } => write!(f, "device matrices on the wrong GPUs: {reason}"),
 			Error::BackendUnavailable { backend, reason } => write!(f, "backend {backend:?} unavailable: {reason}"),
 		}
 	}

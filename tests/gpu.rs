@@ -8,7 +8,7 @@ mod common;
 
 use common::{cpu, emulated, same_bits};
 use emugemm::testing::{Adversarial, InnerPattern, Pair, adversarial_matrix, pair, random_matrix};
-use emugemm::{Accum, Backend, EmuMatMul, Emulator, Error, Precision, Route, Scalar, Scaling, Scheme};
+use emugemm::{Accum, Backend, EmuMatMul, Emulator, Error, Precision, Report, Route, Scalar, Scaling, Scheme};
 use faer::{Mat, MatRef, c32, c64};
 
 /// `$case::<T>()` for every element type
@@ -625,10 +625,44 @@ fn staged_nalgebra_views() {
 	assert!((0..41).all(|i| (0..29).all(|j| c[(i, j)].to_bits() == expected[(i, j)].to_bits())));
 }
 
-/// a context over two logical devices that are both GPU 0 splits a host product's rows between
-/// them (each its own panels, bound pass and tiles, in turn on the one GPU) and gives the one
-/// GPU's result bit for bit: inner-scaled operands, ragged rows, `Accum::Add`, a target precision
-/// and an explicit plan, in core and with budgets forcing several tiles per device
+/// `emu`'s product `old + alpha a b`, from the host and from device matrices it uploaded; the
+/// reports of both
+fn host_and_device<T: Scalar>(
+	emu: &Emulator,
+	(a, b, old): (&Mat<T>, &Mat<T>, &Mat<T>),
+	alpha: T,
+	precision: Precision,
+) -> [(Mat<T>, Report); 2] {
+	let mut c = old.clone();
+	emu.matmul(c.as_mut(), Accum::Add, a.as_ref(), b.as_ref(), alpha, precision)
+		.unwrap();
+	let host = (c, emu.last_report().unwrap());
+	let (da, db, mut dc) = (
+		emu.upload(a.as_ref()).unwrap(),
+		emu.upload(b.as_ref()).unwrap(),
+		emu.upload(old.as_ref()).unwrap(),
+	);
+	emu.matmul_device(&mut dc, Accum::Add, &da, &db, alpha, precision).unwrap();
+	let report = emu.last_report().unwrap();
+	[host, (dc.download().unwrap(), report)]
+}
+
+/// the entries of `c` that differ from `expected` in their bits, outside the rows `native` (which
+/// cuBLAS computes per tile, and whose kernel for a narrower tile may round differently)
+fn differing<T: Scalar>(c: &Mat<T>, expected: &Mat<T>, native: &[usize]) -> usize {
+	(0..c.nrows())
+		.filter(|i| native.binary_search(i).is_err())
+		.flat_map(|i| (0..c.ncols()).map(move |j| (i, j)))
+		.filter(|&(i, j)| !same_bits(c.as_ref().submatrix(i, j, 1, 1), expected.as_ref().submatrix(i, j, 1, 1)))
+		.count()
+}
+
+/// a context over two pipelines that are both on GPU 0 splits a product's rows between them
+/// (each its own panels, bound pass and tiles, the panels of `B` shared between them by copies)
+/// and gives the one GPU's result bit for bit, from host and from device matrices: inner-scaled
+/// operands, ragged rows, a product of one row (one pipeline without rows), `Accum::Add`, a
+/// target precision and an explicit plan, in core and with budgets forcing several tiles per
+/// pipeline
 #[test]
 #[ignore = "needs a Hopper GPU"]
 fn split_over_two_logical_devices() {
@@ -637,77 +671,81 @@ fn split_over_two_logical_devices() {
 			pattern: InnerPattern::Alternating,
 			range: 25,
 		};
-		let (a, b) = pair::<T>(family, 333, 200, 190, 11);
-		let old = random_matrix::<T>(333, 190, 1.0, 12);
 		let alpha = T::from_parts(1.5, 0.25);
-		for precision in [Precision::F64, Precision::SchemeII { moduli: 10 }] {
-			let (one, mut expected) = (gpu(), old.clone());
-			one.matmul(expected.as_mut(), Accum::Add, a.as_ref(), b.as_ref(), alpha, precision)
-				.unwrap();
-			let whole = one.last_report().unwrap();
-			for budget in [None, Some(3 << 20)] {
-				let mut two = Emulator::on_gpus(&[0, 0]).unwrap().with_native_candidate(false);
-				if let Some(bytes) = budget {
-					two = two.with_device_memory(bytes);
+		// the last shape's tiles are large enough to be downloaded in column tiles
+		// a budget that leaves the device matrices room for tiles of 64 x 64, not for one per pipeline
+		let small = Some(size_of::<T>() << 19);
+		for ((m, k, n), budgets) in [
+			((333, 200, 190), &[None, small][..]),
+			((1, 40, 3), &[None, small]),
+			((4096, 64, 4096), &[None]),
+		] {
+			let (a, b) = pair::<T>(family, m, k, n, 11);
+			let old = random_matrix::<T>(m, n, 1.0, 12);
+			for precision in [Precision::F64, Precision::SchemeII { moduli: 10 }] {
+				let [(expected, whole), _] = host_and_device(&gpu(), (&a, &b, &old), alpha, precision);
+				assert_ne!(whole.plan.scheme, Scheme::Native, "{whole}");
+				let plan = |r: &Report| (r.plan.scheme, r.plan.predicted_bits.to_bits(), r.native_rows.clone());
+				for &budget in budgets {
+					let mut two = Emulator::on_gpus(&[0, 0]).unwrap().with_native_candidate(false);
+					if let Some(bytes) = budget {
+						two = two.with_device_memory(bytes);
+					}
+					assert_eq!(two.gpus(), vec![0, 0]);
+					for (c, report) in host_and_device(&two, (&a, &b, &old), alpha, precision) {
+						let (rows, _) = report.tiles.unwrap_or_else(|| panic!("not split: {report}"));
+						assert!(rows >= 2, "{report}");
+						assert_eq!(plan(&report), plan(&whole), "{report}");
+						let differ = differing(&c, &expected, &whole.native_rows);
+						assert_eq!(differ, 0, "{} {m}x{n}x{k} {precision:?} {budget:?}: {report}", T::NAME);
+					}
 				}
-				assert_eq!(two.gpus(), vec![0, 0]);
-				let mut c = old.clone();
-				two.matmul(c.as_mut(), Accum::Add, a.as_ref(), b.as_ref(), alpha, precision)
-					.unwrap();
-				let report = two.last_report().unwrap();
-				let (rows, _) = report.tiles.unwrap_or_else(|| panic!("not split: {report}"));
-				assert!(rows >= 2, "{report}");
-				// the rows left native go through cuBLAS per tile, whose kernel for a narrower
-				// tile may round differently: the same rows, and the same bits elsewhere
-				assert_eq!(report.native_rows, whole.native_rows, "{report}");
-				let emulated = |i: &usize| whole.native_rows.binary_search(i).is_err();
-				let differ = (0..333)
-					.filter(emulated)
-					.flat_map(|i| (0..190).map(move |j| (i, j)))
-					.filter(|&(i, j)| !same_bits(c.as_ref().submatrix(i, j, 1, 1), expected.as_ref().submatrix(i, j, 1, 1)))
-					.count();
-				assert_eq!(differ, 0, "{} {precision:?} {budget:?}: {report}", T::NAME);
 			}
 		}
 	}
 	every_type!(case);
 	assert!(Emulator::on_gpus(&[]).is_err() && Emulator::on_gpus(&[0; 9]).is_err());
+	let (one, two) = (gpu(), Emulator::on_gpus(&[0, 0]).unwrap());
+	let a = one.upload(Mat::<f64>::identity(4, 4).as_ref()).unwrap();
+	let mut c = two.zeros_on_device::<f64>(4, 4).unwrap();
+	let err = two.matmul_device(&mut c, Accum::Replace, &a, &a, 1.0, Precision::F64).unwrap_err();
+	assert!(matches!(err, Error::Placement { .. }), "{err}");
 }
 
-/// on a machine with two GPUs or more: a host product split over GPUs 0 and 1 gives GPU 0's
-/// result bit for bit (f64, c64 and f32, ragged rows, `Accum::Add`); skipped, and said so, with
-/// one GPU
+/// on a machine with two GPUs or more: a product split over GPUs 0 and 1 gives GPU 0's result
+/// bit for bit, from host and from device matrices (f64, c64 and f32, ragged rows and columns,
+/// `Accum::Add`, in core and in several tiles per GPU); skipped, and said so, with one GPU
 #[test]
 #[ignore = "needs a Hopper GPU"]
 fn split_over_two_gpus() {
-	let Ok(two) = Emulator::on_gpus(&[0, 1]) else {
+	if Emulator::on_gpus(&[0, 1]).is_err() {
 		println!("split_over_two_gpus: SKIPPED, this machine has one GPU (the split is tested on one by split_over_two_logical_devices)");
 		return;
-	};
-	fn case<T: Scalar>(two: &Emulator) {
-		let (a, b) = (random_matrix::<T>(1001, 700, 1.0, 21), random_matrix::<T>(700, 650, 1.0, 22));
-		let old = random_matrix::<T>(1001, 650, 1.0, 23);
-		let run = |emu: &Emulator| {
-			let mut c = old.clone();
-			emu.matmul(
-				c.as_mut(),
-				Accum::Add,
-				a.as_ref(),
-				b.as_ref(),
-				T::from_parts(1.0, 0.0),
-				Precision::F64,
-			)
-			.unwrap();
-			c
-		};
-		let (expected, c) = (run(&gpu()), run(two));
-		let report = two.last_report().unwrap();
-		assert!(same_bits(c.as_ref(), expected.as_ref()), "{}: {report}", T::NAME);
 	}
-	let two = two.with_native_candidate(false);
-	case::<f64>(&two);
-	case::<c64>(&two);
-	case::<f32>(&two);
+	fn case<T: Scalar>() {
+		let (a, b) = (random_matrix::<T>(1001, 700, 1.0, 21), random_matrix::<T>(700, 651, 1.0, 22));
+		let old = random_matrix::<T>(1001, 651, 1.0, 23);
+		let alpha = T::from_parts(1.0, 0.0);
+		let [(expected, whole), (resident, _)] = host_and_device(&gpu(), (&a, &b, &old), alpha, Precision::F64);
+		assert!(
+			whole.native_rows.is_empty() && same_bits(expected.as_ref(), resident.as_ref()),
+			"{whole}"
+		);
+		// tiles per GPU from the host, and from device matrices beside them
+		for budget in [None, Some(size_of::<T>() << 22)] {
+			let mut emu = Emulator::on_gpus(&[0, 1]).unwrap().with_native_candidate(false);
+			if let Some(bytes) = budget {
+				emu = emu.with_device_memory(bytes);
+			}
+			for (c, report) in host_and_device(&emu, (&a, &b, &old), alpha, Precision::F64) {
+				assert!(report.tiles.is_some() && report.plan == whole.plan, "{report}");
+				assert!(same_bits(c.as_ref(), expected.as_ref()), "{}: {report}", T::NAME);
+			}
+		}
+	}
+	case::<f64>();
+	case::<c64>();
+	case::<f32>();
 }
 
 /// an `Auto` context routes small host products at a target precision to the host's cores (the

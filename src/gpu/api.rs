@@ -1,9 +1,10 @@
 //! the GPU side of [`Emulator`]: device-resident operands and products
 
-use super::device::{Gpu, gpu, gpu_on};
+use super::device::{Device, Gpu, gpu, gpu_at, pipelines};
 use super::matrix::DeviceMatrix;
 use super::pipeline::{DeviceOperand, How, Outcome, Output, product};
-use super::{staging, tiled};
+use super::staging;
+use super::tiled::{self, Operand, Sink};
 use crate::emulator::publish;
 use crate::{Accum, Backend, Emulator, Error, PhaseTimes, Precision, Report, Scalar};
 use faer::{MatMut, MatRef};
@@ -46,7 +47,7 @@ impl Emulator {
 	/// ```
 	pub fn upload<T: Scalar>(&self, a: MatRef<'_, T>) -> Result<DeviceMatrix<T>, Error> {
 		self.require_gpu()?;
-		DeviceMatrix::upload(a, self.staging_buffers())
+		DeviceMatrix::upload(&self.gpus(), a, self.staging_buffers())
 	}
 
 	/// a zeroed `nrows x ncols` matrix in GPU memory (feature `cuda`, [`Backend::Gpu`]); an
@@ -62,7 +63,7 @@ impl Emulator {
 	/// ```
 	pub fn zeros_on_device<T: Scalar>(&self, nrows: usize, ncols: usize) -> Result<DeviceMatrix<T>, Error> {
 		self.require_gpu()?;
-		DeviceMatrix::zeros(nrows, ncols, self.staging_buffers())
+		DeviceMatrix::zeros(&self.gpus(), (nrows, ncols), self.staging_buffers())
 	}
 
 	/// `dst = alpha lhs rhs` ([`Accum::Replace`]) or `dst += alpha lhs rhs` ([`Accum::Add`]) with
@@ -98,40 +99,101 @@ impl Emulator {
 		}
 		crate::precision::validate::<T>(precision)?;
 		let start = Instant::now();
-		let g = gpu()?;
+		let devices = pipelines(self.gpus());
+		for (what, matrix) in [("destination", &*dst), ("left operand", lhs), ("right operand", rhs)] {
+			if matrix.devices() != devices {
+				return Err(Error::Placement {
+					reason: format!(
+						"the {what} lies on GPUs {:?}, this context runs on {:?}: use matrices this context uploaded",
+						matrix.devices().iter().map(|d| d.0).collect::<Vec<_>>(),
+						self.gpus()
+					),
+				});
+			}
+		}
 		let (m, k, n) = (lhs.nrows(), lhs.ncols(), rhs.ncols());
-		let a = DeviceOperand {
-			ptr: lhs.ptr(&g),
-			rows: m,
-			k,
-			rs: 1,
-			cs: m.max(1) as i64,
-		};
-		let b = DeviceOperand {
-			ptr: rhs.ptr(&g),
-			rows: n,
-			k,
-			rs: k.max(1) as i64,
-			cs: 1,
-		};
-		let out = Output {
-			ptr: dst.ptr(&g),
-			ld: m.max(1),
-			accumulate: accum == Accum::Add,
-			remainder: 0,
-		};
 		dst.forget();
-		let (mut ka, mut kb) = (
-			lhs.kept[0].lock().unwrap_or_else(|e| e.into_inner()),
-			rhs.kept[1].lock().unwrap_or_else(|e| e.into_inner()),
+		let budget = self.device_budget(&devices)?;
+		let resident = |share: usize| size_of::<T>() * (share * k + k * n + share * n);
+		if devices.len() == 1 && tiled::footprint::<T>((m, n, k)) + resident(m) <= budget {
+			let g = gpu()?;
+			let a = DeviceOperand {
+				ptr: lhs.ptr(&g),
+				rows: m,
+				k,
+				rs: 1,
+				cs: m.max(1) as i64,
+			};
+			let b = DeviceOperand {
+				ptr: rhs.ptr(&g),
+				rows: n,
+				k,
+				rs: k.max(1) as i64,
+				cs: 1,
+			};
+			let out = Output {
+				ptr: dst.ptr(&g),
+				ld: m.max(1),
+				accumulate: accum == Accum::Add,
+				remainder: 0,
+			};
+			let (mut ka, mut kb) = (
+				lhs.kept[0].lock().unwrap_or_else(|e| e.into_inner()),
+				rhs.kept[1].lock().unwrap_or_else(|e| e.into_inner()),
+			);
+			let keep = (lhs.reuses().then_some(&mut *ka), rhs.reuses().then_some(&mut *kb));
+			let outcome = product(&g, a, b, out, alpha, How::plain(precision, self.settings()), keep)?;
+			g.stream.synchronize().map_err(super::device::driver)?;
+			let mut times = outcome.times;
+			times.total = start.elapsed();
+			publish(self, outcome.report::<T>((m, n, k), times));
+			return Ok(());
+		}
+		// over several GPUs (`B` whole on each), or larger than the memory left: in tiles
+		let share = m.div_ceil(devices.len());
+		let gathered = if devices.len() > 1 { k * n * size_of::<T>() } else { 0 };
+		let tile = budget
+			.checked_sub(resident(share) + gathered)
+			.and_then(|left| tiled::tile::<T>((share, n, k), left))
+			.ok_or_else(|| too_large::<T>((m, n, k), budget))?;
+		let operands = (Operand::Device(lhs), Operand::Device(rhs));
+		let (outcome, tiles) = tiled::tiled(
+			&devices,
+			operands,
+			Sink::Device(dst),
+			accum,
+			alpha,
+			(precision, self.settings()),
+			tile,
+		)?;
+		let times = PhaseTimes {
+			total: start.elapsed(),
+			..outcome.times
+		};
+		publish(
+			self,
+			Report {
+				tiles: Some(tiles),
+				..outcome.report::<T>((m, n, k), times)
+			},
 		);
-		let keep = (lhs.reuses().then_some(&mut *ka), rhs.reuses().then_some(&mut *kb));
-		let outcome = product(&g, a, b, out, alpha, How::plain(precision, self.settings()), keep)?;
-		g.stream.synchronize().map_err(super::device::driver)?;
-		let mut times = outcome.times;
-		times.total = start.elapsed();
-		publish(self, outcome.report::<T>((m, n, k), times));
 		Ok(())
+	}
+
+	/// the device memory a product may take on each of the pipelines `devices`: the context's
+	/// setting, otherwise 90% of the GPU's memory, shared between the pipelines on one GPU
+	fn device_budget(&self, devices: &[Device]) -> Result<usize, Error> {
+		if let Some(bytes) = self.settings().device_memory {
+			return Ok(bytes);
+		}
+		devices
+			.iter()
+			.map(|&(ordinal, _)| {
+				let total = gpu_at((ordinal, 0))?.ctx.total_mem().map_err(super::device::driver)?;
+				Ok(total / 10 * 9 / devices.iter().filter(|d| d.0 == ordinal).count())
+			})
+			.collect::<Result<Vec<usize>, Error>>()
+			.map(|budgets| budgets.into_iter().min().unwrap_or_default())
 	}
 
 	/// a host product on the GPU (see [`Emulator::staged`])
@@ -146,32 +208,16 @@ impl Emulator {
 	) -> Result<Report, Error> {
 		let settings = self.settings();
 		let shape = (lhs.nrows(), rhs.ncols(), lhs.ncols());
-		let devices: Vec<usize> = settings.devices.ordinals().collect();
-		let budget = match settings.device_memory {
-			Some(bytes) => bytes,
-			None => devices
-				.iter()
-				.map(|&d| Ok(gpu_on(d)?.ctx.total_mem().map_err(super::device::driver)? / 10 * 9))
-				.collect::<Result<Vec<usize>, Error>>()?
-				.into_iter()
-				.min()
-				.unwrap_or_default(),
-		};
-		let Some(tile) = tiled::tile::<T>(shape, budget) else {
-			return Err(Error::OutOfMemory {
-				what: format!(
-					"a {}x{}x{} product of {} in tiles of at least 64 x 64 within {budget} bytes of device memory",
-					shape.0,
-					shape.1,
-					shape.2,
-					T::NAME
-				),
-			});
-		};
+		let devices = pipelines(self.gpus());
+		let budget = self.device_budget(&devices)?;
+		let empty = shape.0 == 0 || shape.1 == 0;
 		// over several GPUs, or larger than one: in tiles
-		if devices.len() > 1 || tile != (shape.0.max(1), shape.1.max(1)) {
+		if !empty && (devices.len() > 1 || tiled::footprint::<T>(shape) > budget) {
+			let (m, n, k) = shape;
+			let tile = tiled::tile::<T>((m.div_ceil(devices.len()), n, k), budget).ok_or_else(|| too_large::<T>(shape, budget))?;
 			let start = Instant::now();
-			let (outcome, tiles) = tiled::out_of_core(&devices, dst, accum, (lhs, rhs), alpha, (precision, settings), tile)?;
+			let operands = (Operand::Host(lhs), Operand::Host(rhs));
+			let (outcome, tiles) = tiled::tiled(&devices, operands, Sink::Host(dst), accum, alpha, (precision, settings), tile)?;
 			let times = PhaseTimes {
 				total: start.elapsed(),
 				..outcome.times
@@ -244,5 +290,15 @@ impl Emulator {
 			..outcome.times
 		};
 		Ok(outcome.report::<T>((m, n, k), times))
+	}
+}
+
+/// the error of a product that does not fit even in tiles of the smallest size
+fn too_large<T: Scalar>((m, n, k): (usize, usize, usize), budget: usize) -> Error {
+	Error::OutOfMemory {
+		what: format!(
+			"a {m}x{n}x{k} product of {} in tiles of at least 64 x 64 within {budget} bytes of device memory",
+			T::NAME
+		),
 	}
 }

@@ -27,8 +27,6 @@ pub(crate) struct Gpu {
 	/// the slots whose addresses the lock's current holder was given (bit `slot`); the others'
 	/// buffers are only kept for later products, and may be freed when memory runs out
 	scratch_in_use: Cell<u64>,
-	/// how many times the lock has been taken (see [`Gpu::holder`])
-	holders: Cell<u64>,
 	/// grow-only page-locked host buffer for small downloads (the statistics)
 	pinned: RefCell<Option<PinnedHostSlice<u8>>>,
 	/// the page-locked buffers that matrices go to and from the GPU through
@@ -104,7 +102,6 @@ impl Gpu {
 			lt_workspace,
 			scratch: RefCell::new(Vec::new()),
 			scratch_in_use: Cell::new(0),
-			holders: Cell::new(0),
 			pinned: RefCell::new(None),
 			staging: RefCell::default(),
 			drain_staging: RefCell::default(),
@@ -230,12 +227,6 @@ impl Gpu {
 		Ok(fit)
 	}
 
-	/// the number of this hold of the lock: a holder whose next hold is numbered one more knows
-	/// that nobody used the GPU in between, so that what it left in the scratch is still there
-	pub fn holder(&self) -> u64 {
-		self.holders.get()
-	}
-
 	/// the module that defines kernel `name`, loaded on first use (panics on a name no cubin
 	/// defines: a programming error)
 	fn module(&self, name: &str) -> Result<Arc<CudaModule>, Error> {
@@ -273,16 +264,43 @@ impl Gpu {
 /// the most GPUs of one host the crate drives
 pub(crate) const MAX_GPUS: usize = 16;
 
-/// the process's GPU 0 (see [`gpu_on`])
-pub(crate) fn gpu() -> Result<MutexGuard<'static, Gpu>, Error> {
-	gpu_on(0)
+/// a pipeline on a GPU: its ordinal, and which of the pipelines on that GPU (a context whose list
+/// of GPUs repeats an ordinal runs one pipeline per repetition there, each with its own streams,
+/// scratch and staging buffers)
+pub(crate) type Device = (usize, usize);
+
+/// the pipelines of a list of ordinals, in order: each ordinal with the number of its earlier
+/// repetitions
+pub(crate) fn pipelines(ordinals: impl IntoIterator<Item = usize>) -> Vec<Device> {
+	let mut seen = Vec::new();
+	ordinals
+		.into_iter()
+		.map(|o| {
+			let copy = seen.iter().filter(|&&x| x == o).count();
+			seen.push(o);
+			(o, copy)
+		})
+		.collect()
 }
 
-/// the process's GPU `ordinal`, initialised on first use; products take its lock in turn
+/// the process's first pipeline on GPU 0 (see [`gpu_at`])
+pub(crate) fn gpu() -> Result<MutexGuard<'static, Gpu>, Error> {
+	gpu_at((0, 0))
+}
+
+/// the process's first pipeline on GPU `ordinal` (see [`gpu_at`])
 pub(crate) fn gpu_on(ordinal: usize) -> Result<MutexGuard<'static, Gpu>, Error> {
-	static GPUS: [OnceLock<Result<Mutex<Gpu>, Error>>; MAX_GPUS] = [const { OnceLock::new() }; MAX_GPUS];
+	gpu_at((ordinal, 0))
+}
+
+/// the process's pipeline `device`, initialised on first use; products take its lock in turn
+pub(crate) fn gpu_at((ordinal, copy): Device) -> Result<MutexGuard<'static, Gpu>, Error> {
+	type Slot = OnceLock<Result<Mutex<Gpu>, Error>>;
+	static GPUS: [[Slot; crate::emulator::Devices::MAX]; MAX_GPUS] =
+		[const { [const { OnceLock::new() }; crate::emulator::Devices::MAX] }; MAX_GPUS];
 	let slot = GPUS
 		.get(ordinal)
+		.and_then(|copies| copies.get(copy))
 		.ok_or_else(|| Error::gpu(format!("GPU {ordinal}: this crate drives ordinals below {MAX_GPUS}")))?;
 	match slot.get_or_init(|| Gpu::new(ordinal).map(Mutex::new)) {
 		Ok(gpu) => {
@@ -290,12 +308,55 @@ pub(crate) fn gpu_on(ordinal: usize) -> Result<MutexGuard<'static, Gpu>, Error> 
 			// a new holder: no scratch address handed out yet; the driver calls the holder makes
 			// directly (copies, events) need the context current on its thread
 			g.scratch_in_use.set(0);
-			g.holders.set(g.holders.get() + 1);
 			g.ctx.bind_to_thread().map_err(driver)?;
 			Ok(g)
 		},
 		Err(e) => Err(e.clone()),
 	}
+}
+
+/// lets every GPU of `ordinals` read the memory of every other directly (over NVLink where they
+/// are joined by it), so that copies between them do not pass through the host; pairs that cannot
+/// are left as they are (their copies still work, through the host)
+pub(crate) fn connect(ordinals: &[usize]) -> Result<(), Error> {
+	use cudarc::driver::sys;
+	let contexts = ordinals
+		.iter()
+		.map(|&o| Ok((o, gpu_on(o)?.ctx.clone())))
+		.collect::<Result<Vec<_>, Error>>()?;
+	for (d, ctx) in &contexts {
+		for (e, peer) in contexts.iter().filter(|(e, _)| e != d) {
+			let mut can = 0;
+			// SAFETY: plain queries and a context setting on contexts that outlive the calls
+			unsafe {
+				sys::cuDeviceCanAccessPeer(&mut can, ctx.cu_device(), peer.cu_device())
+					.result()
+					.map_err(driver)?;
+				if can == 0 {
+					log::debug!("emugemm: GPU {d} cannot read GPU {e} directly; copies between them go through the host");
+					continue;
+				}
+				ctx.bind_to_thread().map_err(driver)?;
+				match sys::cuCtxEnablePeerAccess(peer.cu_ctx(), 0) {
+					CUresult::CUDA_SUCCESS | CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED => {},
+					other => return Err(driver(DriverError(other))),
+				}
+				// the pipeline's buffers come from the peer's stream-ordered pool, which peer access
+				// does not open: its own setting does
+				let mut pool = std::ptr::null_mut();
+				sys::cuDeviceGetMemPool(&mut pool, peer.cu_device()).result().map_err(driver)?;
+				let access = sys::CUmemAccessDesc {
+					location: sys::CUmemLocation {
+						type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
+						id: ctx.cu_device(),
+					},
+					flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+				};
+				sys::cuMemPoolSetAccess(pool, &access, 1).result().map_err(driver)?;
+			}
+		}
+	}
+	Ok(())
 }
 
 /// a driver error as an [`Error`], out-of-memory told apart

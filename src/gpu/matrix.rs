@@ -1,16 +1,18 @@
 //! matrices resident on the GPU, for repeated products without host transfers
 
-use super::device::{Gpu, driver, gpu};
+use super::device::{Device, Gpu, driver, gpu_at, pipelines};
 use super::pipeline::Kept;
-use super::staging;
+use super::{staging, tiled};
 use crate::{Error, Scalar};
 use cudarc::driver::{CudaSlice, DevicePtr};
-use faer::{Mat, MatRef};
+use faer::{Mat, MatMut, MatRef};
 use std::marker::PhantomData;
+use std::ops::Range;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// a column-major matrix in GPU memory (leading dimension = rows)
+/// a column-major matrix in GPU memory (leading dimension = rows); on a context over several GPUs
+/// ([`crate::Emulator::on_gpus`]) split by rows over them, one block of rows each
 ///
 /// made by [`crate::Emulator::upload`] or [`crate::Emulator::zeros_on_device`], multiplied by
 /// [`crate::Emulator::matmul_device`], brought back by [`DeviceMatrix::download`]
@@ -29,7 +31,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// # Ok::<(), emugemm::Error>(())
 /// ```
 pub struct DeviceMatrix<T: Scalar> {
-	pub(crate) data: CudaSlice<u8>,
+	/// the blocks of rows, one per pipeline of the context that made it, in its order
+	pub(crate) parts: Vec<Part>,
 	nrows: usize,
 	ncols: usize,
 	/// whether products keep this matrix's statistics and split planes for the next product
@@ -88,20 +91,37 @@ impl<T: Scalar> DeviceMatrix<T> {
 		}
 	}
 
-	/// a zeroed `nrows x ncols` matrix on the GPU, transferred through staging buffers of
-	/// `staging_bytes`
-	pub(crate) fn zeros(nrows: usize, ncols: usize, staging_bytes: usize) -> Result<Self, Error> {
-		let g = gpu()?;
+	/// a zeroed `nrows x ncols` matrix split by rows over the pipelines of `ordinals`,
+	/// transferred through staging buffers of `staging_bytes`
+	pub(crate) fn zeros(ordinals: &[usize], (nrows, ncols): (usize, usize), staging_bytes: usize) -> Result<Self, Error> {
 		let bytes = nrows
 			.checked_mul(ncols)
 			.and_then(|x| x.checked_mul(size_of::<T>()))
 			.ok_or(Error::OutOfMemory {
 				what: "matrix size overflows".into(),
 			})?;
-		let what = || format!("a {nrows}x{ncols} {} matrix ({bytes} bytes) on the GPU", T::NAME);
-		let data = g.freeing_scratch(what, || g.stream.alloc_zeros::<u8>(bytes.max(1)))?;
+		let devices = pipelines(ordinals.iter().copied());
+		let parts = devices
+			.iter()
+			.zip(tiled::split(nrows, devices.len()))
+			.map(|(&device, rows)| {
+				let g = gpu_at(device)?;
+				let bytes = rows.len() * ncols * size_of::<T>();
+				let what = || {
+					format!(
+						"a {}x{ncols} block of a {nrows}x{ncols} {} matrix ({bytes} bytes) on GPU {}",
+						rows.len(),
+						T::NAME,
+						device.0
+					)
+				};
+				let data = g.freeing_scratch(what, || g.stream.alloc_zeros::<u8>(bytes.max(1)))?;
+				Ok(Part { device, rows, data })
+			})
+			.collect::<Result<Vec<_>, Error>>()?;
+		debug_assert!(parts.iter().map(|p| p.rows.len() * ncols * size_of::<T>()).sum::<usize>() == bytes);
 		Ok(DeviceMatrix {
-			data,
+			parts,
 			nrows,
 			ncols,
 			reuse: AtomicBool::new(false),
@@ -111,17 +131,21 @@ impl<T: Scalar> DeviceMatrix<T> {
 		})
 	}
 
-	/// a copy of `a` on the GPU (any strides), staged in chunks through buffers of
-	/// `staging_bytes`
-	pub(crate) fn upload(a: MatRef<'_, T>, staging_bytes: usize) -> Result<Self, Error> {
-		let m = Self::zeros(a.nrows(), a.ncols(), staging_bytes)?;
-		let g = gpu()?;
-		staging::upload(&g, a, m.ptr(&g), staging_bytes)?;
-		g.stream.synchronize().map_err(driver)?;
+	/// a copy of `a` (any strides) split by rows over the pipelines of `ordinals`, each block
+	/// staged in chunks through buffers of `staging_bytes`, the blocks at once
+	pub(crate) fn upload(ordinals: &[usize], a: MatRef<'_, T>, staging_bytes: usize) -> Result<Self, Error> {
+		let m = Self::zeros(ordinals, (a.nrows(), a.ncols()), staging_bytes)?;
+		m.each_part(|g, p| {
+			let part = &m.parts[p];
+			let block = a.subrows(part.rows.start, part.rows.len());
+			staging::upload(g, block, part.ptr(g), staging_bytes)?;
+			g.stream.synchronize().map_err(driver)
+		})?;
 		Ok(m)
 	}
 
-	/// a copy of the matrix on the host, staged in chunks
+	/// a copy of the matrix on the host, staged in chunks (the blocks of a matrix split over
+	/// several GPUs at once)
 	///
 	/// # example
 	/// ```no_run
@@ -133,13 +157,63 @@ impl<T: Scalar> DeviceMatrix<T> {
 	/// ```
 	pub fn download(&self) -> Result<Mat<T>, Error> {
 		let mut host = Mat::zeros(self.nrows, self.ncols);
-		let g = gpu()?;
-		staging::download(&g, self.ptr(&g), host.as_mut(), self.staging_bytes)?;
+		let mut rest = host.as_mut();
+		let mut blocks: Vec<Mutex<Option<MatMut<'_, T>>>> = Vec::new();
+		for part in &self.parts {
+			let (block, below) = rest.split_at_row_mut(part.rows.len());
+			blocks.push(Mutex::new(Some(block)));
+			rest = below;
+		}
+		self.each_part(|g, p| {
+			let part = &self.parts[p];
+			let block = blocks[p].lock().unwrap_or_else(|e| e.into_inner()).take().expect("each part once");
+			staging::download(g, part.ptr(g), block, self.staging_bytes).map(|_| ())
+		})?;
 		Ok(host)
 	}
 
-	/// the device address of the first element
+	/// `work` on every part (by index), each on its pipeline, at once
+	fn each_part(&self, work: impl Fn(&Gpu, usize) -> Result<(), Error> + Sync) -> Result<(), Error> {
+		std::thread::scope(|scope| {
+			let threads: Vec<_> = self
+				.parts
+				.iter()
+				.enumerate()
+				.map(|(p, part)| {
+					let work = &work;
+					scope.spawn(move || work(&*gpu_at(part.device)?, p))
+				})
+				.collect();
+			threads
+				.into_iter()
+				.try_for_each(|t| t.join().map_err(|_| Error::gpu("a GPU's thread panicked"))?)
+		})
+	}
+
+	/// the pipelines the matrix is split over, in order
+	pub(crate) fn devices(&self) -> Vec<Device> {
+		self.parts.iter().map(|p| p.device).collect()
+	}
+
+	/// the device address of the first element of a matrix on one pipeline (panics on a matrix
+	/// split over several: callers check [`DeviceMatrix::devices`])
 	pub(crate) fn ptr(&self, gpu: &Gpu) -> u64 {
+		assert_eq!(self.parts.len(), 1, "a matrix on one GPU");
+		self.parts[0].ptr(gpu)
+	}
+}
+
+/// one block of rows of a [`DeviceMatrix`], on one pipeline
+pub(crate) struct Part {
+	pub device: Device,
+	/// the rows of the matrix it holds
+	pub rows: Range<usize>,
+	data: CudaSlice<u8>,
+}
+
+impl Part {
+	/// the device address of the block's first element, for work on `gpu` (its pipeline)
+	pub fn ptr(&self, gpu: &Gpu) -> u64 {
 		self.data.device_ptr(&gpu.stream).0
 	}
 }

@@ -24,6 +24,8 @@ mod device;
 #[cfg(feature = "cuda")]
 mod matrix;
 #[cfg(feature = "cuda")]
+mod meeting;
+#[cfg(feature = "cuda")]
 #[macro_use]
 mod pipeline;
 #[cfg(feature = "cuda")]
@@ -62,6 +64,18 @@ pub(crate) fn probe() -> Result<(), String> {
 #[cfg(feature = "cuda")]
 pub(crate) fn probe_on(ordinal: usize) -> Result<(), String> {
 	device::gpu_on(ordinal).map(|_| ()).map_err(|e| e.to_string())
+}
+
+/// lets the GPUs `ordinals` read each other's memory directly, where they can
+#[cfg(feature = "cuda")]
+pub(crate) fn connect(ordinals: &[usize]) -> Result<(), crate::Error> {
+	device::connect(ordinals)
+}
+
+/// without the `cuda` feature there are no GPUs to connect
+#[cfg(not(feature = "cuda"))]
+pub(crate) fn connect(_ordinals: &[usize]) -> Result<(), crate::Error> {
+	Ok(())
 }
 
 /// `Ok` when the GPU backend can run here, otherwise why not

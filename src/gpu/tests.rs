@@ -106,7 +106,7 @@ const SPLIT_SHAPES: [(usize, usize, usize); 4] = [(37, 45, 37), (40, 300, 40), (
 fn for_each_split_case<T: Scalar>(mut check: impl FnMut(&Gpu, &DeviceOperand, &Operand, &str)) {
 	for (m, k, used) in SPLIT_SHAPES {
 		let host = random_matrix::<T>(m, k, 2.0, 9);
-		let dev = DeviceMatrix::upload(host.as_ref(), crate::emulator::DEFAULT_STAGING).expect("these tests need a Hopper GPU");
+		let dev = DeviceMatrix::upload(&[0], host.as_ref(), crate::emulator::DEFAULT_STAGING).expect("these tests need a Hopper GPU");
 		let g = gpu().unwrap();
 		let host = host.subrows(0, used).to_owned();
 		for (op, what) in operands(&g, &dev, used) {
@@ -653,7 +653,8 @@ fn a_matrix_allocation_frees_kept_scratch_when_memory_runs_out() {
 		g.scratch(30, free - MATRIX / 2).unwrap();
 	}
 	const COLS: usize = MATRIX / 8 / 8192;
-	let m = DeviceMatrix::<f64>::zeros(8192, COLS, crate::emulator::DEFAULT_STAGING).expect("the kept scratch freed for the matrix");
+	let m =
+		DeviceMatrix::<f64>::zeros(&[0], (8192, COLS), crate::emulator::DEFAULT_STAGING).expect("the kept scratch freed for the matrix");
 	assert_eq!(m.download().unwrap()[(8191, COLS - 1)], 0.0);
 	drop(m);
 	// the pipeline's scratch is allocated again when asked for
@@ -747,8 +748,8 @@ fn bound_matches<T: Scalar>() {
 	{
 		let (a, b) = pair::<T>(family, m, k, n, 4);
 		let (da, db) = (
-			DeviceMatrix::upload(a.as_ref(), crate::emulator::DEFAULT_STAGING).unwrap(),
-			DeviceMatrix::upload(b.as_ref(), crate::emulator::DEFAULT_STAGING).unwrap(),
+			DeviceMatrix::upload(&[0], a.as_ref(), crate::emulator::DEFAULT_STAGING).unwrap(),
+			DeviceMatrix::upload(&[0], b.as_ref(), crate::emulator::DEFAULT_STAGING).unwrap(),
 		);
 		let g = gpu().unwrap();
 		let oa = DeviceOperand {

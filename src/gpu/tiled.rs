@@ -1,4 +1,5 @@
-//! host products larger than the GPU's memory: out of core, tile by tile of the output
+//! products in tiles of the output: host products larger than the GPU's memory (out of core), and
+//! products over several GPUs, each a block of rows of the output
 //!
 //! the plan and the inner balancing are decided once for the whole product, from passes over
 //! panels of the operands, and every tile is then computed with them ([`Given`]): the inner
@@ -13,8 +14,16 @@
 //!   (scheme II scales fast);
 //! - rows left to the native product are computed by cuBLAS per tile, whose kernel for a tile
 //!   may round differently from its kernel for the whole product.
+//!
+//! Over several GPUs, each pipeline computes its block of rows. The panels of `B`, which every
+//! pipeline reads, are shared out: each uploads a piece of a panel's columns over its own link and
+//! copies the other pieces from the others, GPU to GPU, so that `B` crosses PCIe once in all. To
+//! share them, every pipeline asks for the same column panels in the same order, in lock-step
+//! ([`Meeting`]); the passes that decide the plan meet to pool their ranges and bounds.
 
-use super::device::{Gpu, driver, gpu_on};
+use super::device::{Device, Gpu, driver, gpu_at};
+use super::matrix::DeviceMatrix;
+use super::meeting::Meeting;
 use super::pipeline::{self, Columns, DeviceOperand, Given, How, Outcome, Output, ResiduePlanes, operand_stats, pad16};
 use super::staging::{self, Drain};
 use crate::balance::{Range, normal_exponents, shifts};
@@ -48,12 +57,18 @@ pub(crate) fn footprint<T: Scalar>((m, n, k): (usize, usize, usize)) -> usize {
 	2 * operands + result + bound + split + residues
 }
 
-/// the tile of the output `(rows, columns)` whose [`footprint`] fits in `budget` bytes: the whole
+/// the device memory a tile of a tiled product takes: its [`footprint`], and the second buffers
+/// its panels and output take turns with
+fn tile_footprint<T: Scalar>((m, n, k): (usize, usize, usize)) -> usize {
+	footprint::<T>((m, n, k)) + size_of::<T>() * ((m + n) * k + m * n)
+}
+
+/// the tile of the output `(rows, columns)` whose [`tile_footprint`] fits in `budget` bytes: the whole
 /// product where it fits, otherwise the larger side halved until it does; `None` where not even
 /// tiles of [`MIN_TILE`] do (or, for products that fit, a single tile)
 pub(crate) fn tile<T: Scalar>((m, n, k): (usize, usize, usize), budget: usize) -> Option<(usize, usize)> {
 	let (mut ti, mut tj) = (m.max(1), n.max(1));
-	while footprint::<T>((ti, tj, k)) > budget {
+	while tile_footprint::<T>((ti, tj, k)) > budget {
 		if ti >= tj && ti > MIN_TILE {
 			ti = ti.div_ceil(2);
 		} else if tj > MIN_TILE {
@@ -68,6 +83,11 @@ pub(crate) fn tile<T: Scalar>((m, n, k): (usize, usize, usize), budget: usize) -
 /// the spans of `len` in pieces of `size` (the last one ragged)
 fn spans(len: usize, size: usize) -> Vec<Span<usize>> {
 	(0..len.div_ceil(size)).map(|t| t * size..((t + 1) * size).min(len)).collect()
+}
+
+/// `count` consecutive spans that cover `len` as evenly as can be (empty ones where `count > len`)
+pub(crate) fn split(len: usize, count: usize) -> Vec<Span<usize>> {
+	(0..count).map(|p| p * len / count..(p + 1) * len / count).collect()
 }
 
 /// the column panels of row panel `i` in the order they are visited: forwards, then backwards on
@@ -214,296 +234,496 @@ impl<'a> Tiles<'a> {
 type Block = (Span<usize>, Span<usize>);
 
 /// two device buffers that the panels of one operand take turns in, uploaded on a stream of their
-/// own: a panel's transfer overlaps the compute stream's work on the panel before it
+/// own: a panel's transfer overlaps the compute stream's work on the panel before it. A panel that
+/// every pipeline needs is shared out: each uploads a piece of its columns and copies the others'
+/// pieces from their buffers, GPU to GPU
 struct Ring {
-	slots: [usize; 2],
+	at: [u64; 2],
 	up: Arc<CudaStream>,
 	chunk: usize,
 	next: usize,
-	/// per buffer: the compute stream's event after its last reader
-	read: [Option<CudaEvent>; 2],
-	/// the buffer and the panel last uploaded (rows and columns of the operand)
-	last: Option<(usize, Block)>,
+	/// per buffer: the panel it holds
+	held: [Option<Block>; 2],
+	/// per buffer: what its next upload waits for, the compute stream's reads of it and the
+	/// other pipelines' copies out of it
+	readers: [Vec<Arc<CudaEvent>>; 2],
+	/// the buffer of the panel last handed out
+	used: Option<usize>,
 }
 
 impl Ring {
-	fn new(gpu: &Gpu, slots: [usize; 2], chunk: usize) -> Result<Self, Error> {
+	/// a ring in scratch slots `slots`, for panels of up to `bytes`
+	fn new(gpu: &Gpu, slots: [usize; 2], bytes: usize, chunk: usize) -> Result<Self, Error> {
 		Ok(Ring {
-			slots,
+			at: [gpu.scratch(slots[0], bytes)?, gpu.scratch(slots[1], bytes)?],
 			up: gpu.ctx.new_stream().map_err(driver)?,
 			chunk,
 			next: 0,
-			read: [None, None],
-			last: None,
+			held: [None, None],
+			readers: Default::default(),
+			used: None,
 		})
 	}
 
-	/// the panel `rows x cols` of `src` on the device (column-major), once the compute stream
-	/// reaches its upload: where the last panel uploaded is the same, that one
-	fn panel<T: Scalar>(&mut self, gpu: &Gpu, src: MatRef<'_, T>, (rows, cols): Block, times: &mut PhaseTimes) -> Result<u64, Error> {
-		if let Some((b, last)) = &self.last
-			&& *last == (rows.clone(), cols.clone())
-		{
-			return gpu.scratch(self.slots[*b], (rows.len() * cols.len()).max(1) * size_of::<T>());
+	/// the panel `src` (named `key`) on the device, column-major, once the compute stream reaches
+	/// it: where a buffer holds it already, that one. With `shared`, every pipeline of the meeting
+	/// asks for the same panels in the same order, and each uploads its piece of the columns only
+	fn panel<T: Scalar>(
+		&mut self,
+		gpu: &Gpu,
+		(src, key): (MatRef<'_, T>, Block),
+		shared: Option<(&Meeting, usize)>,
+		upload: &mut std::time::Duration,
+	) -> Result<u64, Error> {
+		if let Some(b) = (0..2).find(|&b| self.held[b].as_ref() == Some(&key)) {
+			self.used = Some(b);
+			return Ok(self.at[b]);
 		}
-		let b = self.next;
+		let (b, at) = (self.next, self.at[self.next]);
 		self.next ^= 1;
-		let at = gpu.scratch(self.slots[b], (rows.len() * cols.len()).max(1) * size_of::<T>())?;
-		if let Some(read) = self.read[b].take() {
-			self.up.wait(&read).map_err(driver)?;
+		for reader in self.readers[b].drain(..) {
+			self.up.wait(&reader).map_err(driver)?;
 		}
-		let panel = src.submatrix(rows.start, cols.start, rows.len(), cols.len());
-		times.upload += staging::upload_on(&self.up, &mut gpu.staging.borrow_mut(), panel, at, self.chunk)?;
-		let ready = gpu.ctx.new_event(None).map_err(driver)?;
-		ready.record(&self.up).map_err(driver)?;
+		let (rows, size) = (src.nrows(), size_of::<T>());
+		let offset = |cols: &Span<usize>| (cols.start * rows * size) as u64;
+		let count = shared.map_or(1, |(meeting, _)| meeting.count());
+		let pieces = split(src.ncols(), count);
+		let mine = &pieces[shared.map_or(0, |(_, me)| me)];
+		let piece = src.subcols(mine.start, mine.len());
+		*upload += staging::upload_on(&self.up, &mut gpu.staging.borrow_mut(), piece, at + offset(mine), self.chunk)?;
+		let uploaded = Arc::new(event(gpu, &self.up)?);
+		let ready = match shared {
+			Some((meeting, me)) if count > 1 => {
+				let all = meeting.exchange(me, (at, uploaded, gpu.ctx.clone()))?;
+				for (cols, (theirs, uploaded, ctx)) in pieces.iter().zip(&all).filter(|(cols, _)| *cols != mine && !cols.is_empty()) {
+					self.up.wait(uploaded).map_err(driver)?;
+					// SAFETY: both buffers hold the panel's columns `cols` (the other pipeline's
+					// uploaded, as the wait above orders); the other does not write its buffer
+					// again before the event recorded after this copy
+					unsafe {
+						cudarc::driver::result::memcpy_peer_async(
+							gpu.ctx.cu_ctx(),
+							at + offset(cols),
+							ctx.cu_ctx(),
+							theirs + offset(cols),
+							cols.len() * rows * size,
+							self.up.cu_stream(),
+						)
+					}
+					.map_err(driver)?;
+				}
+				let copied = Arc::new(event(gpu, &self.up)?);
+				let all = meeting.exchange(me, copied.clone())?;
+				self.readers[b].extend(all.into_iter().enumerate().filter(|&(e, _)| e != me).map(|(_, c)| c));
+				copied
+			},
+			_ => uploaded,
+		};
 		gpu.stream.wait(&ready).map_err(driver)?;
-		self.last = Some((b, (rows, cols)));
+		(self.held[b], self.used) = (Some(key), Some(b));
 		Ok(at)
 	}
 
-	/// forgets the panel last uploaded (another user of the slots may have overwritten it)
-	fn forget(&mut self) {
-		self.last = None;
-	}
-
-	/// marks the compute stream's work so far as the last reader of the last panel
+	/// marks the compute stream's work so far as a reader of the panel last handed out
 	fn read(&mut self, gpu: &Gpu) -> Result<(), Error> {
-		if let Some((b, _)) = &self.last {
-			let event = gpu.ctx.new_event(None).map_err(driver)?;
-			event.record(&gpu.stream).map_err(driver)?;
-			self.read[*b] = Some(event);
+		if let Some(b) = self.used {
+			self.readers[b].push(Arc::new(event(gpu, &gpu.stream)?));
 		}
 		Ok(())
 	}
 }
 
-/// the panels of a tiled product on the device: rows of `A` and columns of `B`, over all of K
+/// an event recorded on `stream` now
+fn event(gpu: &Gpu, stream: &CudaStream) -> Result<CudaEvent, Error> {
+	let event = gpu.ctx.new_event(None).map_err(driver)?;
+	event.record(stream).map_err(driver)?;
+	Ok(event)
+}
+
+/// an operand of a tiled product
+#[derive(Clone, Copy)]
+pub(crate) enum Operand<'a, T: Scalar> {
+	/// a host matrix: its panels uploaded as the tiles need them
+	Host(MatRef<'a, T>),
+	/// a device matrix split by rows over the product's pipelines, in their order
+	Device(&'a DeviceMatrix<T>),
+}
+
+/// the destination of a tiled product
+pub(crate) enum Sink<'a, T: Scalar> {
+	/// a host matrix: the tiles downloaded as they complete
+	Host(MatMut<'a, T>),
+	/// a device matrix split by rows over the product's pipelines, in their order: the tiles
+	/// written in place
+	Device(&'a DeviceMatrix<T>),
+}
+
+/// one pipeline's panels of one operand
+enum Side<'a, T: Scalar> {
+	/// uploaded from the host matrix
+	Host(MatRef<'a, T>, Ring),
+	/// on the device: column-major at `ptr` with leading dimension `ld`, its first row (of `A`)
+	/// or column (of `B`) that of the operand's `first`; complete once `ready` is, where given
+	Device {
+		ptr: u64,
+		ld: usize,
+		first: usize,
+		ready: Option<CudaEvent>,
+	},
+}
+
+/// a pipeline's panels of a tiled product: rows of `A` and columns of `B`, over all of K
 struct Panels<'a, T: Scalar> {
-	lhs: MatRef<'a, T>,
-	rhs: MatRef<'a, T>,
-	a: Ring,
-	b: Ring,
+	a: Side<'a, T>,
+	b: Side<'a, T>,
+	/// the host time of the uploads
+	upload: std::time::Duration,
 }
 
 impl<T: Scalar> Panels<'_, T> {
 	/// rows `rows` of `A` (column-major)
-	fn a(&mut self, gpu: &Gpu, rows: &Span<usize>, times: &mut PhaseTimes) -> Result<DeviceOperand, Error> {
-		let k = self.lhs.ncols();
+	fn a(&mut self, gpu: &Gpu, k: usize, rows: &Span<usize>) -> Result<DeviceOperand, Error> {
+		let (ptr, cs) = match &mut self.a {
+			Side::Host(lhs, ring) => {
+				let panel = (lhs.subrows(rows.start, rows.len()), (rows.clone(), 0..k));
+				(ring.panel(gpu, panel, None, &mut self.upload)?, rows.len())
+			},
+			Side::Device { ptr, ld, first, .. } => (*ptr + ((rows.start - *first) * size_of::<T>()) as u64, *ld),
+		};
 		Ok(DeviceOperand {
-			ptr: self.a.panel(gpu, self.lhs, (rows.clone(), 0..k), times)?,
+			ptr,
 			rows: rows.len(),
 			k,
 			rs: 1,
-			cs: rows.len().max(1) as i64,
+			cs: cs.max(1) as i64,
 		})
 	}
 
-	/// columns `cols` of `B` (column-major: K-major rows of `B^T`)
-	fn b(&mut self, gpu: &Gpu, cols: &Span<usize>, times: &mut PhaseTimes) -> Result<DeviceOperand, Error> {
-		let k = self.rhs.nrows();
+	/// columns `cols` of `B` (column-major: K-major rows of `B^T`); every pipeline of `meeting`
+	/// asks for the same panels in the same order
+	fn b(&mut self, gpu: &Gpu, k: usize, cols: &Span<usize>, meeting: (&Meeting, usize)) -> Result<DeviceOperand, Error> {
+		let (ptr, rs) = match &mut self.b {
+			Side::Host(rhs, ring) => {
+				let panel = (rhs.subcols(cols.start, cols.len()), (0..k, cols.clone()));
+				(ring.panel(gpu, panel, Some(meeting), &mut self.upload)?, k)
+			},
+			Side::Device { ptr, ld, first, ready } => {
+				if let Some(ready) = ready.take() {
+					gpu.stream.wait(&ready).map_err(driver)?;
+				}
+				(*ptr + ((cols.start - *first) * *ld * size_of::<T>()) as u64, *ld)
+			},
+		};
 		Ok(DeviceOperand {
-			ptr: self.b.panel(gpu, self.rhs, (0..k, cols.clone()), times)?,
+			ptr,
 			rows: cols.len(),
 			k,
-			rs: k.max(1) as i64,
+			rs: rs.max(1) as i64,
 			cs: 1,
 		})
 	}
 
-	/// forgets the panels last uploaded
-	fn forget(&mut self) {
-		self.a.forget();
-		self.b.forget();
-	}
-
-	/// the compute stream's work so far read the last panels
+	/// the compute stream's work so far read the panels last handed out
 	fn read(&mut self, gpu: &Gpu) -> Result<(), Error> {
-		self.a.read(gpu)?;
-		self.b.read(gpu)
+		for side in [&mut self.a, &mut self.b] {
+			if let Side::Host(_, ring) = side {
+				ring.read(gpu)?;
+			}
+		}
+		Ok(())
 	}
 }
 
-/// one GPU's share of a tiled product: the row panels of tiles it computes, its panels on the
-/// device, its blocks of the output, and the host time of its uploads
+/// a tiled product, as every pipeline's thread sees it
+struct Tiled<'a, T: Scalar> {
+	lhs: Operand<'a, T>,
+	rhs: Operand<'a, T>,
+	/// a device destination (a host one is given out in blocks to the shares)
+	dst: Option<&'a DeviceMatrix<T>>,
+	shape: (usize, usize, usize),
+	/// the row panels, `per_share` consecutive ones to each pipeline
+	rows: Vec<Span<usize>>,
+	per_share: usize,
+	cols: Vec<Span<usize>>,
+	accum: Accum,
+	alpha: T,
+	precision: Precision,
+	settings: Settings,
+	meeting: Meeting,
+}
+
+/// one pipeline's share of a tiled product
 struct Share<'a, T: Scalar> {
-	ordinal: usize,
-	/// indices into the row panels
-	rows: Span<usize>,
-	panels: Panels<'a, T>,
-	/// its blocks of the output, row panel by row panel (taken as they are computed)
+	device: Device,
+	/// its index among the pipelines
+	me: usize,
+	/// its blocks of a host destination, row panel by row panel (taken as they are computed)
 	blocks: Vec<Option<MatMut<'a, T>>>,
-	/// the GPU's [`Gpu::holder`] when the share last held it: where another holder came in
-	/// between (another product, or another share on the same GPU), its panels there are gone
-	holder: u64,
+}
+
+/// what one pipeline's share reports: its outcome (its tiles' phases), the balancing and choice
+/// of the whole product, and the host times of its uploads, of the passes that decided the plan
+/// and of its downloads
+struct Done {
+	/// `None` where it had no rows
+	outcome: Option<Outcome>,
+	given: Given,
 	times: PhaseTimes,
 }
 
-/// `work` on every share at once, one thread each holding its GPU's lock; the results in order,
-/// or the first error
+/// `dst = alpha A B (+ dst)` in tiles of `(rows, columns)` of the output over the pipelines
+/// `devices`, each computing an even block of rows (of a device destination, its part) in row
+/// panels of at most `ti` rows: panels uploaded while the tile before computes, panels that every
+/// pipeline needs shared out between them, tiles downloaded while the next computes. The plan and
+/// the balancing are decided once, from passes every pipeline runs over its panels. The outcome's
+/// times include the transfers (each the slowest pipeline's), and `bound` the passes that decide
+/// the plan; returns the grid of tiles too
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn tiled<T: Scalar>(
+	devices: &[Device],
+	(lhs, rhs): (Operand<'_, T>, Operand<'_, T>),
+	dst: Sink<'_, T>,
+	accum: Accum,
+	alpha: T,
+	(precision, settings): (Precision, Settings),
+	(ti, tj): (usize, usize),
+) -> Result<(Outcome, (usize, usize)), Error> {
+	let (m, n, k) = match (&lhs, &rhs) {
+		(Operand::Host(a), Operand::Host(b)) => (a.nrows(), b.ncols(), a.ncols()),
+		(Operand::Device(a), Operand::Device(b)) => (a.nrows(), b.ncols(), a.ncols()),
+		_ => unreachable!("both operands on the host or both on the device"),
+	};
+	let count = devices.len();
+	let per_share = m.div_ceil(count).div_ceil(ti.max(1)).max(1);
+	let (rows, cols) = (split(m, count * per_share), spans(n, tj));
+	let (mut blocks, dst) = match dst {
+		Sink::Host(dst) => (staging::blocks(dst, &rows, &cols).into_iter().map(Some).collect::<Vec<_>>(), None),
+		Sink::Device(dst) => (Vec::new(), Some(dst)),
+	};
+	let per = per_share * cols.len();
+	let mut shares: Vec<Share<'_, T>> = devices
+		.iter()
+		.enumerate()
+		.map(|(me, &device)| Share {
+			device,
+			me,
+			blocks: blocks.drain(..per.min(blocks.len())).collect(),
+		})
+		.collect();
+	let job = Tiled {
+		lhs,
+		rhs,
+		dst,
+		shape: (m, n, k),
+		rows,
+		per_share,
+		cols,
+		accum,
+		alpha,
+		precision,
+		settings,
+		meeting: Meeting::new(count),
+	};
+	let done = on_every_gpu(&mut shares, &job.meeting, |gpu, share| run_share(gpu, &job, share))?;
+	let slowest = |phase: fn(&PhaseTimes) -> std::time::Duration| done.iter().map(|d| phase(&d.times)).max().unwrap_or_default();
+	let (upload, bound, download) = (slowest(|t| t.upload), slowest(|t| t.bound), slowest(|t| t.download));
+	let mut done = done.into_iter();
+	let first = done.next().expect("one pipeline at least");
+	let mut tiles = Tiles::new(m, &first.given);
+	first
+		.outcome
+		.into_iter()
+		.chain(done.filter_map(|d| d.outcome))
+		.for_each(|o| tiles.add(o));
+	let mut outcome = tiles.outcome();
+	outcome.times = PhaseTimes {
+		upload,
+		download,
+		bound,
+		..outcome.times
+	};
+	Ok((outcome, (job.rows.len(), job.cols.len())))
+}
+
+/// `work` on every share at once, one thread each holding its pipeline's lock (taken in the
+/// order of the pipelines, as every tiled product takes them, so that two products over the same
+/// GPUs cannot each hold one the other waits for); the results in order, or the error of the
+/// first share that failed
 fn on_every_gpu<'a, T: Scalar, R: Send>(
 	shares: &mut [Share<'a, T>],
+	meeting: &Meeting,
 	work: impl Fn(&Gpu, &mut Share<'a, T>) -> Result<R, Error> + Sync,
 ) -> Result<Vec<R>, Error> {
-	std::thread::scope(|scope| {
+	let mut order: Vec<Device> = shares.iter().map(|s| s.device).collect();
+	order.sort();
+	let turn = (std::sync::Mutex::new(0), std::sync::Condvar::new());
+	let results: Vec<Result<R, Error>> = std::thread::scope(|scope| {
 		let threads: Vec<_> = shares
 			.iter_mut()
 			.map(|share| {
-				let work = &work;
+				let (work, order, turn) = (&work, &order, &turn);
 				scope.spawn(move || {
-					let gpu = gpu_on(share.ordinal)?;
-					if gpu.holder() != share.holder + 1 {
-						share.panels.forget();
+					let me = share.me;
+					let mine = order
+						.iter()
+						.position(|&d| d == share.device)
+						.expect("every share's pipeline in the order");
+					let mut next = turn.0.lock().unwrap_or_else(|e| e.into_inner());
+					while *next != mine {
+						next = turn.1.wait(next).unwrap_or_else(|e| e.into_inner());
 					}
-					share.holder = gpu.holder();
-					work(&gpu, share)
+					let gpu = gpu_at(share.device);
+					*next += 1;
+					turn.1.notify_all();
+					drop(next);
+					let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(&*gpu?, share)))
+						.unwrap_or_else(|_| Err(Error::gpu("a GPU's thread panicked")));
+					if result.is_err() {
+						meeting.fail(me);
+					}
+					result
 				})
 			})
 			.collect();
 		threads
 			.into_iter()
-			.map(|t| t.join().map_err(|_| Error::gpu("a GPU's thread panicked"))?)
+			.map(|t| t.join().unwrap_or_else(|_| Err(Error::gpu("a GPU's thread panicked"))))
 			.collect()
-	})
+	});
+	match meeting.failed() {
+		Some(first) => Err(results.into_iter().nth(first).and_then(Result::err).expect("the share that failed")),
+		None => results.into_iter().collect(),
+	}
 }
 
-/// `dst = alpha A B (+ dst)` for host matrices, in tiles of `(rows, columns)` of the output
-/// ([`tile`]) over the GPUs `devices`, each computing a contiguous block of row panels (at least
-/// one each): panels uploaded while the tile before computes, tiles downloaded while the next
-/// computes. The plan and the balancing are decided once, from passes that every GPU runs over
-/// its own panels. The outcome's times include the transfers (each the slowest GPU's), and
-/// `bound` the passes that decide the plan; returns the grid of tiles too
-pub(crate) fn out_of_core<T: Scalar>(
-	devices: &[usize],
-	dst: MatMut<'_, T>,
-	accum: Accum,
-	(lhs, rhs): (MatRef<'_, T>, MatRef<'_, T>),
-	alpha: T,
-	(precision, settings): (Precision, Settings),
-	(ti, tj): (usize, usize),
-) -> Result<(Outcome, (usize, usize)), Error> {
-	let (m, n) = (lhs.nrows(), rhs.ncols());
-	let ti = ti.min(m.div_ceil(devices.len()).max(1));
-	let (rows, cols) = (spans(m, ti), spans(n, tj));
-	let chunk = settings.staging_bytes;
-	let count = devices.len().min(rows.len());
-	let mut blocks = staging::blocks(dst, &rows, &cols).into_iter();
-	let mut shares = devices[..count]
-		.iter()
-		.enumerate()
-		.map(|(d, &ordinal)| {
-			let gpu = gpu_on(ordinal)?;
-			let mine = d * rows.len() / count..(d + 1) * rows.len() / count;
-			Ok(Share {
-				ordinal,
-				blocks: blocks.by_ref().take(mine.len() * cols.len()).map(Some).collect(),
-				rows: mine,
-				holder: gpu.holder(),
-				panels: Panels {
-					lhs,
-					rhs,
-					a: Ring::new(&gpu, [40, 46], chunk)?,
-					b: Ring::new(&gpu, [41, 45], chunk)?,
-				},
-				times: PhaseTimes::default(),
-			})
-		})
-		.collect::<Result<Vec<_>, Error>>()?;
-	let analysis = Instant::now();
-	let given = decide_panels::<T>(&mut shares, (&rows, &cols), (precision, settings))?;
-	let uploads = |shares: &[Share<'_, T>]| shares.iter().map(|s| s.times.upload).max().unwrap_or_default();
-	let bound = analysis.elapsed().saturating_sub(uploads(&shares));
-	let outcomes = on_every_gpu(&mut shares, |gpu, share| {
-		compute_share(gpu, share, (&rows, &cols), (accum, alpha), (precision, settings), &given)
-	})?;
-	let mut tiles = Tiles::new(m, &given);
-	let download = outcomes.iter().map(|o| o.times.download).max().unwrap_or_default();
-	outcomes.into_iter().for_each(|o| tiles.add(o));
-	let mut outcome = tiles.outcome();
-	outcome.times = PhaseTimes {
-		upload: uploads(&shares),
-		download,
-		bound,
-		..outcome.times
-	};
-	Ok((outcome, (rows.len(), cols.len())))
-}
-
-/// one GPU's tiles of a tiled product with the whole product's `given`, row panel by row panel,
-/// column panels in serpentine order; its outcome (the download time that of its drain)
-fn compute_share<T: Scalar>(
-	gpu: &Gpu,
-	share: &mut Share<'_, T>,
-	(rows, cols): (&[Span<usize>], &[Span<usize>]),
-	(accum, alpha): (Accum, T),
-	(precision, settings): (Precision, Settings),
-	given: &Given,
-) -> Result<Outcome, Error> {
-	let (m, k) = (share.panels.lhs.nrows(), share.panels.lhs.ncols());
-	let (size, chunk) = (size_of::<T>(), settings.staging_bytes);
-	std::thread::scope(|scope| {
-		let drain = Drain::start(scope, gpu, chunk)?;
-		let mut tiles = Tiles::new(m, given);
-		let mut sent = 0;
-		for (i, r) in share.rows.clone().map(|i| (i, &rows[i])) {
-			let tile_given = tiles.given(r.clone());
-			for j in serpentine(i, cols.len()) {
-				let c = &cols[j];
-				let block = share.blocks[(i - share.rows.start) * cols.len() + j]
-					.take()
-					.expect("one block per tile");
-				let a = share.panels.a(gpu, r, &mut share.times)?;
-				let b = share.panels.b(gpu, c, &mut share.times)?;
-				// the output buffer of two tiles ago: written once its download is under way
-				if sent >= 2 {
-					drain.reuse(gpu)?;
-				}
-				let at = gpu.scratch([42, 44][sent % 2], (r.len() * c.len()).max(1) * size)?;
-				if accum == Accum::Add {
-					share.times.upload += staging::upload(gpu, block.as_ref(), at, chunk)?;
-				} else if k == 0 {
-					// the native product of an empty inner dimension scales the destination by 0
-					// SAFETY: the slot holds the tile
-					unsafe { cudarc::driver::result::memset_d8_async(at, 0, r.len() * c.len() * size, gpu.stream.cu_stream()) }
-						.map_err(driver)?;
-				}
-				let out = Output {
-					ptr: at,
-					ld: r.len(),
-					accumulate: accum == Accum::Add,
-					remainder: 0,
-				};
-				let how = How {
-					given: Some(&tile_given),
-					..How::plain(precision, settings)
-				};
-				tiles.add(pipeline::product(gpu, a, b, out, alpha, how, (None, None))?);
-				share.panels.read(gpu)?;
-				drain.send(gpu, block, at)?;
-				sent += 1;
-			}
+/// one pipeline's share of a tiled product: its panels set up, the plan decided with the
+/// others, its tiles computed
+fn run_share<T: Scalar>(gpu: &Gpu, job: &Tiled<'_, T>, share: &mut Share<'_, T>) -> Result<Done, Error> {
+	let mut panels = panels(gpu, job, share.me)?;
+	let start = Instant::now();
+	let given = decide(gpu, job, share.me, &mut panels)?;
+	let bound = start.elapsed().saturating_sub(panels.upload);
+	let (outcome, download) = compute(gpu, job, share, &mut panels, &given)?;
+	for side in [&panels.a, &panels.b] {
+		if let Side::Host(_, ring) = side {
+			ring.up.synchronize().map_err(driver)?;
 		}
-		let mut outcome = tiles.outcome();
-		outcome.times.download = drain.finish(gpu)?;
-		Ok(outcome)
+	}
+	gpu.stream.synchronize().map_err(driver)?;
+	let times = PhaseTimes {
+		upload: panels.upload,
+		bound,
+		download,
+		..PhaseTimes::default()
+	};
+	Ok(Done { outcome, given, times })
+}
+
+/// pipeline `me`'s panels: host operands through rings of two buffers each (scratch slots 40
+/// and 46 for `A`, 41 and 45 for `B`); device ones where they are, `B` whole on every pipeline
+/// (its parts copied together into scratch slot 47 where it is split)
+fn panels<'a, T: Scalar>(gpu: &Gpu, job: &Tiled<'a, T>, me: usize) -> Result<Panels<'a, T>, Error> {
+	let (_, _, k) = job.shape;
+	let (size, chunk) = (size_of::<T>(), job.settings.staging_bytes);
+	let widest = |spans: &[Span<usize>]| spans.iter().map(Span::len).max().unwrap_or(0);
+	let a = match job.lhs {
+		Operand::Host(lhs) => Side::Host(lhs, Ring::new(gpu, [40, 46], (widest(&job.rows) * k * size).max(1), chunk)?),
+		Operand::Device(lhs) => {
+			let part = &lhs.parts[me];
+			Side::Device {
+				ptr: part.ptr(gpu),
+				ld: part.rows.len(),
+				first: part.rows.start,
+				ready: None,
+			}
+		},
+	};
+	let b = match job.rhs {
+		Operand::Host(rhs) => Side::Host(rhs, Ring::new(gpu, [41, 45], (widest(&job.cols) * k * size).max(1), chunk)?),
+		Operand::Device(rhs) if rhs.parts.len() == 1 => Side::Device {
+			ptr: rhs.parts[0].ptr(gpu),
+			ld: k,
+			first: 0,
+			ready: None,
+		},
+		Operand::Device(rhs) => {
+			let (ptr, ready) = gather(gpu, rhs, (&job.meeting, me))?;
+			Side::Device {
+				ptr,
+				ld: k,
+				first: 0,
+				ready: Some(ready),
+			}
+		},
+	};
+	Ok(Panels {
+		a,
+		b,
+		upload: std::time::Duration::ZERO,
 	})
 }
 
-/// the whole product's balancing and choice from passes that every GPU runs over its panels: the
-/// inner exponent ranges of its row panels of `A` and of its share of the column panels of `B`,
-/// then the error bound of its tiles (target precisions only). The policy weighs neither
-/// separately scaled parts nor accurate scaling here (see the module's docs)
-fn decide_panels<T: Scalar>(
-	shares: &mut [Share<'_, T>],
-	(rows, cols): (&[Span<usize>], &[Span<usize>]),
-	(precision, settings): (Precision, Settings),
-) -> Result<Given, Error> {
-	let (lhs, rhs) = (shares[0].panels.lhs, shares[0].panels.rhs);
-	let (m, n, k) = (lhs.nrows(), rhs.ncols(), lhs.ncols());
+/// the whole of `rhs`, split by rows over the pipelines of `meeting`, on pipeline `me` (scratch
+/// slot 47, column-major): every part copied there, GPU to GPU, once the work its pipeline had
+/// enqueued before is complete, on a stream of its own (the compute stream's work on `A` goes on
+/// meanwhile); the event after the copies
+fn gather<T: Scalar>(gpu: &Gpu, rhs: &DeviceMatrix<T>, (meeting, me): (&Meeting, usize)) -> Result<(u64, CudaEvent), Error> {
+	use cudarc::driver::sys;
+	let (k, n, size) = (rhs.nrows(), rhs.ncols(), size_of::<T>());
+	let whole = gpu.scratch(47, (k * n * size).max(1))?;
+	let copies = gpu.ctx.new_stream().map_err(driver)?;
+	let part = &rhs.parts[me];
+	let written = Arc::new(event(gpu, &gpu.stream)?);
+	let parts = meeting.exchange(me, (part.ptr(gpu), part.rows.clone(), written, gpu.ctx.clone()))?;
+	for (ptr, rows, written, ctx) in parts.iter().filter(|p| !p.1.is_empty() && n > 0) {
+		copies.wait(written).map_err(driver)?;
+		let copy = sys::CUDA_MEMCPY3D_PEER {
+			srcXInBytes: 0,
+			srcY: 0,
+			srcZ: 0,
+			srcLOD: 0,
+			srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+			srcHost: std::ptr::null(),
+			srcDevice: *ptr,
+			srcArray: std::ptr::null_mut(),
+			srcContext: ctx.cu_ctx(),
+			srcPitch: rows.len() * size,
+			srcHeight: n,
+			dstXInBytes: rows.start * size,
+			dstY: 0,
+			dstZ: 0,
+			dstLOD: 0,
+			dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+			dstHost: std::ptr::null_mut(),
+			dstDevice: whole,
+			dstArray: std::ptr::null_mut(),
+			dstContext: gpu.ctx.cu_ctx(),
+			dstPitch: k * size,
+			dstHeight: n,
+			WidthInBytes: rows.len() * size,
+			Height: n,
+			Depth: 1,
+		};
+		// SAFETY: the source part holds `rows` x n elements (leading dimension rows), the
+		// destination k x n; the part is not written while the product holds the matrix
+		unsafe { sys::cuMemcpy3DPeerAsync(&copy, copies.cu_stream()) }
+			.result()
+			.map_err(driver)?;
+	}
+	Ok((whole, event(gpu, &copies)?))
+}
+
+/// the whole product's balancing and choice from passes every pipeline runs over its panels: the
+/// inner exponent ranges of its row panels of `A` and of the column panels of `B` dealt to it,
+/// then the error bound of its tiles (target precisions only), shared with the others. The policy
+/// weighs neither separately scaled parts nor accurate scaling here (see the module's docs)
+fn decide<T: Scalar>(gpu: &Gpu, job: &Tiled<'_, T>, me: usize, panels: &mut Panels<'_, T>) -> Result<Given, Error> {
+	let (m, n, k) = job.shape;
 	let settings = Settings {
 		scaling: Scaling::Fast,
-		..settings
+		..job.settings
 	};
-	let input = match without_bound::<T>((m, n, k), (precision, settings)) {
+	let input = match without_bound::<T>(job.shape, (job.precision, settings)) {
 		Ok(given) => return Ok(given),
 		Err(input) => input,
 	};
@@ -516,52 +736,53 @@ fn decide_panels<T: Scalar>(
 			})
 			.collect()
 	};
-	let count = shares.len();
-	let ranges = on_every_gpu(shares, |gpu, share| {
-		let (mut a_ranges, mut b_ranges) = (vec![Range::EMPTY; k], vec![Range::EMPTY; k]);
-		for r in &rows[share.rows.clone()] {
-			let a = share.panels.a(gpu, r, &mut share.times)?;
-			a_ranges = union(a_ranges, super::balance::ranges::<T>(gpu, &a)?);
-			share.panels.read(gpu)?;
-		}
-		// the column panels dealt to the GPUs in turn
-		let turn = share.rows.start * count / rows.len().max(1);
-		for c in cols.iter().skip(turn).step_by(count) {
-			let b = share.panels.b(gpu, c, &mut share.times)?;
+	let (meeting, count) = (&job.meeting, job.meeting.count());
+	let mine = &job.rows[me * job.per_share..(me + 1) * job.per_share];
+	let (mut a_ranges, mut b_ranges) = (vec![Range::EMPTY; k], vec![Range::EMPTY; k]);
+	// backwards, so that the first panels the bound pass reads are the ones uploaded last
+	for r in mine.iter().rev().filter(|r| !r.is_empty()) {
+		let a = panels.a(gpu, k, r)?;
+		a_ranges = union(a_ranges, super::balance::ranges::<T>(gpu, &a)?);
+		panels.read(gpu)?;
+	}
+	for (j, c) in job.cols.iter().enumerate().rev() {
+		let b = panels.b(gpu, k, c, (meeting, me))?;
+		if j % count == me {
 			b_ranges = union(b_ranges, super::balance::ranges::<T>(gpu, &b)?);
-			share.panels.read(gpu)?;
 		}
-		Ok((a_ranges, b_ranges))
-	})?;
-	let (a_ranges, b_ranges) = ranges
+		panels.read(gpu)?;
+	}
+	let (a_ranges, b_ranges) = meeting
+		.exchange(me, (a_ranges, b_ranges))?
 		.into_iter()
 		.reduce(|(a, b), (x, y)| (union(a, x), union(b, y)))
-		.expect("one share at least");
+		.expect("one pipeline at least");
 	let balance = shifts(&a_ranges, &b_ranges, normal_exponents(T::MANTISSA_BITS));
-	let maxima = on_every_gpu(shares, |gpu, share| {
-		let first = rows[share.rows.start].start;
-		let mut maxima = vec![RowMaxima::default(); rows[share.rows.end - 1].end - first];
-		for (i, r) in share.rows.clone().map(|i| (i, &rows[i])) {
-			for c in serpentine(i, cols.len()).map(|j| &cols[j]) {
-				let (a, b) = (share.panels.a(gpu, r, &mut share.times)?, share.panels.b(gpu, c, &mut share.times)?);
-				let balanced = balance
-					.as_ref()
-					.map(|d| super::balance::balanced::<T>(gpu, (&a, &b), d))
-					.transpose()?;
-				let (a, b) = balanced.as_ref().map_or((a, b), |x| (x.a, x.b));
-				let (sa, sb) = operand_stats::<T>(gpu, (&a, &b), (None, None))?;
-				let tile = super::bound::bound::<T>(gpu, (&a, &b), (&sa, &sb), None, T::MANTISSA_BITS)?;
-				share.panels.read(gpu)?;
-				maxima[r.start - first..r.end - first]
-					.iter_mut()
-					.zip(&tile.rows)
-					.for_each(|(x, y)| x.merge(y));
+	let first = mine.first().map_or(0, |r| r.start);
+	let mut maxima = vec![RowMaxima::default(); mine.last().map_or(0, |r| r.end) - first];
+	for (local, r) in mine.iter().enumerate() {
+		for c in serpentine(local, job.cols.len()).map(|j| &job.cols[j]) {
+			let b = panels.b(gpu, k, c, (meeting, me))?;
+			if r.is_empty() {
+				continue;
 			}
+			let a = panels.a(gpu, k, r)?;
+			let balanced = balance
+				.as_ref()
+				.map(|d| super::balance::balanced::<T>(gpu, (&a, &b), d))
+				.transpose()?;
+			let (a, b) = balanced.as_ref().map_or((a, b), |x| (x.a, x.b));
+			let (sa, sb) = operand_stats::<T>(gpu, (&a, &b), (None, None))?;
+			let tile = super::bound::bound::<T>(gpu, (&a, &b), (&sa, &sb), None, T::MANTISSA_BITS)?;
+			panels.read(gpu)?;
+			maxima[r.start - first..r.end - first]
+				.iter_mut()
+				.zip(&tile.rows)
+				.for_each(|(x, y)| x.merge(y));
 		}
-		Ok(maxima)
-	})?;
+	}
 	let bound = Bound {
-		rows: maxima.concat(),
+		rows: meeting.exchange(me, maxima)?.concat(),
 		shape: (m, n, k),
 		complex: T::IS_COMPLEX,
 		mantissa: T::MANTISSA_BITS,
@@ -570,8 +791,118 @@ fn decide_panels<T: Scalar>(
 		bound: Some(&bound),
 		..input
 	}
-	.choose(precision);
+	.choose(job.precision);
 	Ok(Given { balance, choice })
+}
+
+/// one pipeline's tiles with the whole product's `given`, row panel by row panel, column panels
+/// in serpentine order; its outcome and the host time of its downloads
+fn compute<T: Scalar>(
+	gpu: &Gpu,
+	job: &Tiled<'_, T>,
+	share: &mut Share<'_, T>,
+	panels: &mut Panels<'_, T>,
+	given: &Given,
+) -> Result<(Option<Outcome>, std::time::Duration), Error> {
+	let (m, _, k) = job.shape;
+	let (size, chunk, me) = (size_of::<T>(), job.settings.staging_bytes, share.me);
+	let replace_empty = job.accum == Accum::Replace && k == 0;
+	let part = job.dst.map(|dst| &dst.parts[me]);
+	std::thread::scope(|scope| {
+		let drain = match part {
+			None => Some(Drain::start(scope, gpu, chunk)?),
+			Some(part) => {
+				if replace_empty {
+					// the native product of an empty inner dimension scales the destination by 0
+					// SAFETY: the part holds its rows x n elements
+					unsafe {
+						cudarc::driver::result::memset_d8_async(
+							part.ptr(gpu),
+							0,
+							part.rows.len() * job.shape.1 * size,
+							gpu.stream.cu_stream(),
+						)
+					}
+					.map_err(driver)?;
+				}
+				None
+			},
+		};
+		let mut tiles = Tiles::new(m, given);
+		// per tile still in an output buffer: the downloads it was sent in
+		let (mut pending, mut drained) = (std::collections::VecDeque::new(), 0);
+		let mine = &job.rows[me * job.per_share..(me + 1) * job.per_share];
+		for (local, r) in mine.iter().enumerate() {
+			let tile_given = tiles.given(r.clone());
+			for j in serpentine(local, job.cols.len()) {
+				let c = &job.cols[j];
+				let b = panels.b(gpu, k, c, (&job.meeting, me))?;
+				if r.is_empty() {
+					continue;
+				}
+				let a = panels.a(gpu, k, r)?;
+				let accumulate = job.accum == Accum::Add;
+				let how = How {
+					given: Some(&tile_given),
+					..How::plain(job.precision, job.settings)
+				};
+				let outcome = match (&drain, part) {
+					(Some(drain), _) => {
+						// the output buffer of two tiles ago: written once its downloads are under way
+						if pending.len() == 2 {
+							(0..pending.pop_front().unwrap_or(0)).try_for_each(|_| drain.reuse(gpu))?;
+						}
+						let at = gpu.scratch([42, 44][drained % 2], (r.len() * c.len()).max(1) * size)?;
+						let block = share.blocks[local * job.cols.len() + j].take().expect("one block per tile");
+						if accumulate {
+							panels.upload += staging::upload(gpu, block.as_ref(), at, chunk)?;
+						} else if replace_empty {
+							// SAFETY: the slot holds the tile
+							unsafe { cudarc::driver::result::memset_d8_async(at, 0, r.len() * c.len() * size, gpu.stream.cu_stream()) }
+								.map_err(driver)?;
+						}
+						let out = Output {
+							ptr: at,
+							ld: r.len(),
+							accumulate,
+							remainder: 0,
+						};
+						// the tile's columns downloaded as they complete
+						let (mut rest, mut sends) = (Some(block), 0);
+						let mut send = |cols: Span<usize>| -> Result<(), Error> {
+							let (piece, right) = rest.take().expect("columns handed on once, in order").split_at_col_mut(cols.len());
+							rest = Some(right);
+							sends += 1;
+							drain.send(gpu, piece, at + (cols.start * r.len() * size) as u64)
+						};
+						let mut columns = Columns::new(column_tiles::<T>(r.len(), c.len()), &mut send);
+						let how = How {
+							columns: Some(&mut columns),
+							..how
+						};
+						let outcome = pipeline::product(gpu, a, b, out, job.alpha, how, (None, None))?;
+						pending.push_back(sends);
+						drained += 1;
+						outcome
+					},
+					(None, Some(part)) => {
+						let out = Output {
+							ptr: part.ptr(gpu) + ((r.start - part.rows.start + c.start * part.rows.len()) * size) as u64,
+							ld: part.rows.len(),
+							accumulate,
+							remainder: 0,
+						};
+						pipeline::product(gpu, a, b, out, job.alpha, how, (None, None))?
+					},
+					(None, None) => unreachable!("a host destination drains"),
+				};
+				tiles.add(outcome);
+				panels.read(gpu)?;
+			}
+		}
+		let download = drain.map(|d| d.finish(gpu)).transpose()?.unwrap_or_default();
+		Ok((mine.iter().any(|r| !r.is_empty()).then(|| tiles.outcome()), download))
+	})
 }
 
 #[cfg(test)]
@@ -584,15 +915,20 @@ mod tests {
 	#[test]
 	fn tiles_fit_the_budget() {
 		let shape = (1000, 700, 300);
-		assert_eq!(tile::<f64>(shape, footprint::<f64>(shape)), Some((1000, 700)));
-		let budget = footprint::<c64>(shape) / 5;
+		assert_eq!(tile::<f64>(shape, tile_footprint::<f64>(shape)), Some((1000, 700)));
+		let budget = tile_footprint::<c64>(shape) / 5;
 		let (ti, tj) = tile::<c64>(shape, budget).unwrap();
-		assert!(footprint::<c64>((ti, tj, 300)) <= budget && (ti, tj) != (1000, 700));
+		assert!(tile_footprint::<c64>((ti, tj, 300)) <= budget && (ti, tj) != (1000, 700));
 		assert_eq!(tile::<f64>((10_000, 10_000, 1 << 30), 1 << 30), None);
 		for (len, size) in [(1000, 250), (1000, 333), (7, 10), (1, 1)] {
 			let s = spans(len, size);
 			assert_eq!((s[0].start, s.last().unwrap().end), (0, len));
 			assert!(s.windows(2).all(|w| w[0].end == w[1].start) && s.iter().all(|x| !x.is_empty() && x.len() <= size));
+		}
+		for (len, count) in [(1000, 3), (5, 8), (0, 2), (7, 7)] {
+			let s = split(len, count);
+			assert_eq!((s.len(), s[0].start, s.last().unwrap().end), (count, 0, len));
+			assert!(s.windows(2).all(|w| w[0].end == w[1].start && w[0].len().abs_diff(w[1].len()) <= 1));
 		}
 	}
 }
