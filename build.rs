@@ -1,18 +1,26 @@
 //! build script: compiles the GPU kernels (feature `cuda`) and embeds them
 //!
 //! with the `cuda` feature, every `cuda/*.cu` becomes an `sm_90a` cubin in `$OUT_DIR` (one nvcc call per
-//! file: several files in one call make ptxas serialise wgmma), and `$OUT_DIR/kernels.rs` lists them
-//! as `KERNELS`, embedded with `include_bytes!` (read by `src/kernels.rs`). a kernel whose ptxas
-//! report shows a register spill or a wgmma serialisation warning fails the build.
+//! file: several files in one call make ptxas serialise wgmma), packed by `fatbinary` into a
+//! compressed fatbin (the driver unpacks it when it loads the module: the cubins' `-lineinfo`
+//! sections are most of their bytes and compress well). `$OUT_DIR/kernels.rs` lists them as
+//! `KERNELS`: every fatbin, embedded with `include_bytes!`, with the kernel entry points its cubin's
+//! ELF symbol table names (the compressed image cannot be read without the driver), read by
+//! `src/kernels.rs`. a kernel whose ptxas report shows a register spill or a wgmma serialisation
+//! warning fails the build, and so does a kernel name that two files define.
+//!
+//! the feature `bench` adds what only the benchmark and the tests launch: the files of
+//! [`BENCH_ONLY`], and in every file the code under `#ifdef EMUGEMM_BENCH` (nvcc gets
+//! `-DEMUGEMM_BENCH` then).
 //!
 //! nvcc is searched in this order: `$NVCC`; `$CUDA_HOME/bin/nvcc`, `$CUDA_PATH/bin/nvcc`; `nvcc` on
 //! `PATH`; the pip wheel of the active python (`<purelib>/nvidia/cu13/bin/nvcc`);
 //! `$EMUGEMM_CUDA_WHEELS/nvidia/cu13/bin/nvcc` (where `scripts/install-nvcc.sh` installs the pinned
-//! wheels). without nvcc the crate builds without kernels (cfg `emugemm_no_kernels`, a warning),
-//! unless `EMUGEMM_REQUIRE_KERNELS=1`, which makes it an error. `EMUGEMM_PTXAS_REPORT=1` prints
-//! each kernel's registers, shared memory and stack as cargo warnings. a kernel file whose inputs (nvcc,
-//! flags, environment, its `.cu` and every `.cuh`) are those of an earlier successful build in the same
-//! `$OUT_DIR` is not compiled again.
+//! wheels); `fatbinary` is the one beside it. without nvcc the crate builds without kernels (cfg
+//! `emugemm_no_kernels`, a warning), unless `EMUGEMM_REQUIRE_KERNELS=1`, which makes it an error.
+//! `EMUGEMM_PTXAS_REPORT=1` prints each kernel's registers, shared memory and stack as cargo
+//! warnings. a kernel file whose inputs (nvcc, flags, environment, its `.cu` and every `.cuh`) are
+//! those of an earlier successful build in the same `$OUT_DIR` is not compiled again.
 
 use std::env;
 use std::fmt::Write as _;
@@ -23,7 +31,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 
-/// the nvcc flags of every kernel, before `-o <cubin> cuda/<stem>.cu`
+/// the nvcc flags of every kernel (with the feature `bench`, [`BENCH_DEFINE`] after them)
 const NVCC_FLAGS: &[&str] = &[
 	"-cubin",
 	"-gencode=arch=compute_90a,code=sm_90a",
@@ -37,8 +45,22 @@ const NVCC_FLAGS: &[&str] = &[
 	"cuda",
 ];
 
+/// the `fatbinary` flags that pack a cubin: every image compressed, in the mode that gives the
+/// smallest images (which the CUDA 13.0 driver also unpacks faster than the `balance` mode's)
+const FATBIN_FLAGS: &[&str] = &["--64", "--compress-all", "--compress-mode=size"];
+
+/// the nvcc flag of a build with the feature `bench`
+const BENCH_DEFINE: &str = "-DEMUGEMM_BENCH";
+
+/// the kernel files (stems) that only the benchmark and the tests launch: built with the feature
+/// `bench` alone
+const BENCH_ONLY: &[&str] = &["selftest"];
+
 /// the target architecture, as named in the cubin files
 const ARCH: &str = "sm_90a";
+
+/// the architecture in `fatbinary`'s terms
+const FATBIN_SM: &str = "90a";
 
 /// the nvcc release the GPU machine's driver (CUDA 13.0) is known to accept
 const NVCC_RELEASE: &str = "release 13.0,";
@@ -83,17 +105,43 @@ fn main() {
 	fs::write(out_dir.join("kernels.rs"), table).expect("cannot write $OUT_DIR/kernels.rs");
 }
 
-/// one compiled kernel file: `cuda/<stem>.cu` and its cubin
+/// one compiled kernel file: `cuda/<stem>.cu`, its cubin and the compressed fatbin of that
 struct Kernel {
 	stem: String,
 	cubin: PathBuf,
+	fatbin: PathBuf,
 }
 
-/// compiles every `cuda/*.cu` to a cubin in `out_dir`; empty when nvcc is missing (and allowed to be)
-fn build_kernels(manifest_dir: &Path, out_dir: &Path) -> Vec<Kernel> {
+/// a kernel file as embedded: its compressed fatbin and the kernel entry points its cubin defines
+struct Embedded {
+	stem: String,
+	fatbin: PathBuf,
+	entries: Vec<String>,
+}
+
+/// whether the feature `bench` is on
+fn bench() -> bool {
+	env::var_os("CARGO_FEATURE_BENCH").is_some()
+}
+
+/// the nvcc flags of this build, before `-o <cubin> cuda/<stem>.cu`
+fn nvcc_flags() -> Vec<&'static str> {
+	let mut flags = NVCC_FLAGS.to_vec();
+	if bench() {
+		flags.push(BENCH_DEFINE);
+	}
+	flags
+}
+
+/// compiles every `cuda/*.cu` (but [`BENCH_ONLY`] without the feature `bench`) to a compressed
+/// fatbin in `out_dir`; empty when nvcc is missing (and allowed to be)
+fn build_kernels(manifest_dir: &Path, out_dir: &Path) -> Vec<Embedded> {
 	let cuda_dir = manifest_dir.join("cuda");
 	println!("cargo::rerun-if-changed=cuda");
-	let stems = kernel_sources(&cuda_dir);
+	let mut stems = kernel_sources(&cuda_dir);
+	if !bench() {
+		stems.retain(|stem| !BENCH_ONLY.contains(&stem.as_str()));
+	}
 	let nvcc = match find_nvcc() {
 		Ok(nvcc) => nvcc,
 		Err(searched) => {
@@ -108,7 +156,82 @@ fn build_kernels(manifest_dir: &Path, out_dir: &Path) -> Vec<Kernel> {
 	if rejected > 0 {
 		return Vec::new();
 	}
-	results.into_iter().map(|result| result.kernel).collect()
+	let embedded: Result<Vec<_>, _> = results.into_iter().map(|result| embed(result.kernel)).collect();
+	match embedded.and_then(unique_entries) {
+		Ok(embedded) => embedded,
+		Err(problem) => {
+			println!("cargo::error={problem}");
+			Vec::new()
+		},
+	}
+}
+
+/// `kernel` as embedded: its fatbin, with the entry points its cubin names
+fn embed(kernel: Kernel) -> Result<Embedded, String> {
+	let cubin = fs::read(&kernel.cubin).map_err(|e| format!("cannot read {}: {e}", kernel.cubin.display()))?;
+	let entries = entry_points(&cubin).ok_or_else(|| format!("{} is not an ELF64 cubin", kernel.cubin.display()))?;
+	Ok(Embedded {
+		stem: kernel.stem,
+		fatbin: kernel.fatbin,
+		entries,
+	})
+}
+
+/// `embedded`, unless two files define a kernel of the same name (the kernel's module would be
+/// ambiguous)
+fn unique_entries(embedded: Vec<Embedded>) -> Result<Vec<Embedded>, String> {
+	let mut seen = std::collections::HashMap::new();
+	for file in &embedded {
+		for entry in &file.entries {
+			if let Some(other) = seen.insert(entry, &file.stem) {
+				return Err(format!(
+					"kernel {entry} is defined by both cuda/{other}.cu and cuda/{}.cu",
+					file.stem
+				));
+			}
+		}
+	}
+	Ok(embedded)
+}
+
+/// the kernel entry points of a cubin (an ELF64, little-endian): its global function symbols
+/// (`extern "C" __global__`; the device functions it keeps out of line are weak or local), in the
+/// order of its symbol table; `None` where the file is no such ELF
+fn entry_points(elf: &[u8]) -> Option<Vec<String>> {
+	let bytes = |at: usize, len: usize| elf.get(at..at.checked_add(len)?);
+	let u16_at = |at| Some(u16::from_le_bytes(bytes(at, 2)?.try_into().ok()?));
+	let u32_at = |at| Some(u32::from_le_bytes(bytes(at, 4)?.try_into().ok()?));
+	let usize_at = |at| usize::try_from(u64::from_le_bytes(bytes(at, 8)?.try_into().ok()?)).ok();
+	// the magic, ELFCLASS64, ELFDATA2LSB
+	if bytes(0, 6)? != b"\x7fELF\x02\x01" {
+		return None;
+	}
+	// the section headers (Elf64_Shdr): e_shoff, e_shentsize, e_shnum
+	let (headers, header_size, count) = (usize_at(0x28)?, usize::from(u16_at(0x3a)?), usize::from(u16_at(0x3c)?));
+	let header = |index: usize| headers.checked_add(index.checked_mul(header_size)?);
+	const SHT_SYMTAB: u32 = 2;
+	const SYMBOL_SIZE: usize = 24;
+	let mut entries = Vec::new();
+	for index in 0..count {
+		let section = header(index)?;
+		if u32_at(section + 4)? != SHT_SYMTAB {
+			continue;
+		}
+		// sh_offset, sh_size; the string table is the section sh_link names
+		let (symbols, size) = (usize_at(section + 24)?, usize_at(section + 32)?);
+		let strings = usize_at(header(u32_at(section + 40)? as usize)? + 24)?;
+		for symbol in (symbols..symbols.checked_add(size)?).step_by(SYMBOL_SIZE) {
+			// Elf64_Sym: st_name, st_info (binding STB_GLOBAL = 1, type STT_FUNC = 2), st_shndx
+			// (SHN_UNDEF = 0 where not defined here)
+			let info = *elf.get(symbol + 4)?;
+			if info >> 4 == 1 && info & 0xf == 2 && u16_at(symbol + 6)? != 0 {
+				let name = elf.get(strings.checked_add(u32_at(symbol)? as usize)?..)?;
+				let name = &name[..name.iter().position(|&b| b == 0)?];
+				entries.push(String::from_utf8(name.to_vec()).ok()?);
+			}
+		}
+	}
+	Some(entries)
 }
 
 /// the sorted stems of `cuda/*.cu`; asks cargo to rerun when any `.cu` or `.cuh` changes
@@ -238,12 +361,12 @@ fn check_version(nvcc: &Path) {
 	}
 }
 
-/// the result of one nvcc call
+/// the result of one nvcc call and the `fatbinary` call after it
 struct Compiled {
 	kernel: Kernel,
-	/// whether nvcc succeeded
+	/// whether both succeeded
 	success: bool,
-	/// nvcc's stdout and stderr (the ptxas report is in there)
+	/// their stdout and stderr (the ptxas report is in there)
 	log: String,
 }
 
@@ -271,36 +394,45 @@ fn compile_all(nvcc: &Path, manifest_dir: &Path, out_dir: &Path, stems: &[String
 	results.into_iter().map(|(_, compiled)| compiled).collect()
 }
 
-/// `nvcc <NVCC_FLAGS> -o $OUT_DIR/<stem>.sm_90a.cubin cuda/<stem>.cu`, run in the crate's root;
-/// skipped when `$OUT_DIR` holds the cubin and the log of a successful call with the same inputs
-/// (see [`inputs_key`]): then the log is read back, so that the report is the same
+/// `nvcc <flags> -o $OUT_DIR/<stem>.sm_90a.cubin cuda/<stem>.cu`, run in the crate's root, then
+/// `fatbinary` packs the cubin into `$OUT_DIR/<stem>.sm_90a.fatbin`; skipped when `$OUT_DIR` holds
+/// both and the log of a successful call with the same inputs (see [`inputs_key`]): then the log
+/// is read back, so that the report is the same
 fn compile(nvcc: &Path, manifest_dir: &Path, out_dir: &Path, stem: &str) -> Compiled {
-	let cubin = out_dir.join(format!("{stem}.{ARCH}.cubin"));
+	let kernel = Kernel {
+		stem: stem.into(),
+		cubin: out_dir.join(format!("{stem}.{ARCH}.cubin")),
+		fatbin: out_dir.join(format!("{stem}.{ARCH}.fatbin")),
+	};
 	let (key_file, log_file) = (out_dir.join(format!("{stem}.key")), out_dir.join(format!("{stem}.log")));
 	let key = inputs_key(nvcc, manifest_dir, stem);
-	if cubin.exists()
+	if kernel.cubin.exists()
+		&& kernel.fatbin.exists()
 		&& fs::read_to_string(&key_file).is_ok_and(|old| old == key)
 		&& let Ok(log) = fs::read_to_string(&log_file)
 	{
 		return Compiled {
-			kernel: Kernel { stem: stem.into(), cubin },
+			kernel,
 			success: true,
 			log,
 		};
 	}
 	let _ = fs::remove_file(&key_file);
-	let compiled = run_nvcc(nvcc, manifest_dir, cubin, stem);
+	let mut compiled = run_nvcc(nvcc, manifest_dir, kernel);
+	if compiled.success {
+		pack(nvcc, &mut compiled);
+	}
 	if compiled.success && fs::write(&log_file, &compiled.log).is_ok() {
 		let _ = fs::write(&key_file, key);
 	}
 	compiled
 }
 
-/// what a kernel's cubin depends on, hashed: nvcc, its flags and environment, `cuda/<stem>.cu`
-/// and every `cuda/*.cuh` (any of which it may include)
+/// what a kernel's cubin and fatbin depend on, hashed: nvcc (and the `fatbinary` beside it), their
+/// flags and environment, `cuda/<stem>.cu` and every `cuda/*.cuh` (any of which it may include)
 fn inputs_key(nvcc: &Path, manifest_dir: &Path, stem: &str) -> String {
 	let mut hasher = std::hash::DefaultHasher::new();
-	(nvcc, NVCC_FLAGS).hash(&mut hasher);
+	(nvcc, nvcc_flags(), FATBIN_FLAGS).hash(&mut hasher);
 	ENV_VARS.iter().map(env::var_os).for_each(|value| value.hash(&mut hasher));
 	let cuda_dir = manifest_dir.join("cuda");
 	let mut headers: Vec<PathBuf> = fs::read_dir(&cuda_dir)
@@ -316,26 +448,42 @@ fn inputs_key(nvcc: &Path, manifest_dir: &Path, stem: &str) -> String {
 	format!("{:016x}\n", hasher.finish())
 }
 
-/// runs nvcc on `cuda/<stem>.cu`, writing `cubin`
-fn run_nvcc(nvcc: &Path, manifest_dir: &Path, cubin: PathBuf, stem: &str) -> Compiled {
+/// runs nvcc on `cuda/<stem>.cu`, writing the kernel's cubin
+fn run_nvcc(nvcc: &Path, manifest_dir: &Path, kernel: Kernel) -> Compiled {
 	let output = Command::new(nvcc)
 		.current_dir(manifest_dir)
-		.args(NVCC_FLAGS)
+		.args(nvcc_flags())
 		.arg("-o")
-		.arg(&cubin)
-		.arg(format!("cuda/{stem}.cu"))
+		.arg(&kernel.cubin)
+		.arg(format!("cuda/{}.cu", kernel.stem))
 		.output();
-	let (success, log) = match output {
+	let (success, log) = run_output(nvcc, output);
+	Compiled { kernel, success, log }
+}
+
+/// packs the cubin of `compiled` into its compressed fatbin with the `fatbinary` beside `nvcc`;
+/// a failure fails `compiled`, its output added to the log
+fn pack(nvcc: &Path, compiled: &mut Compiled) {
+	let fatbinary = nvcc.with_file_name(format!("fatbinary{}", env::consts::EXE_SUFFIX));
+	let kernel = &compiled.kernel;
+	let output = Command::new(&fatbinary)
+		.args(FATBIN_FLAGS)
+		.arg(format!("--image3=kind=elf,sm={FATBIN_SM},file={}", kernel.cubin.display()))
+		.arg(format!("--create={}", kernel.fatbin.display()))
+		.output();
+	let (success, log) = run_output(&fatbinary, output);
+	compiled.success = success;
+	compiled.log.push_str(&log);
+}
+
+/// whether a tool's run succeeded, and its stdout and stderr (or why it could not run)
+fn run_output(tool: &Path, output: std::io::Result<std::process::Output>) -> (bool, String) {
+	match output {
 		Ok(output) => {
 			let log = String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr);
 			(output.status.success(), log)
 		},
-		Err(err) => (false, format!("cannot run {}: {err}", nvcc.display())),
-	};
-	Compiled {
-		kernel: Kernel { stem: stem.into(), cubin },
-		success,
-		log,
+		Err(err) => (false, format!("cannot run {}: {err}", tool.display())),
 	}
 }
 
@@ -397,7 +545,7 @@ fn report(compiled: &Compiled) -> bool {
 	let functions = parse_ptxas(&compiled.log);
 	let mut problems = Vec::new();
 	if !compiled.success {
-		problems.push("nvcc failed".to_owned());
+		problems.push("nvcc or fatbinary failed".to_owned());
 	}
 	for function in functions.iter().filter(|function| function.spilled_bytes > 0) {
 		problems.push(format!("register spill in {}: {}", function.name, function.frame));
@@ -425,17 +573,23 @@ fn report(compiled: &Compiled) -> bool {
 	true
 }
 
-/// the source of `$OUT_DIR/kernels.rs`: `KERNELS`, every cubin by stem, 64-byte aligned
-fn kernel_table(kernels: &[Kernel]) -> String {
-	let mut src = String::from("// generated by build.rs: the sm_90a cubin of every `cuda/<stem>.cu`, by stem\n\n");
+/// the source of `$OUT_DIR/kernels.rs`: `KERNELS`, every compressed fatbin (64-byte aligned) with
+/// its kernels, by stem
+fn kernel_table(kernels: &[Embedded]) -> String {
+	let mut src = String::from("// generated by build.rs: the sm_90a fatbin of every `cuda/<stem>.cu`, by stem\n\n");
 	if !kernels.is_empty() {
-		src.push_str("/// a cubin image, aligned for the driver's ELF loader\n#[repr(C, align(64))]\nstruct Aligned<B>(B);\n\n");
+		src.push_str("/// a module image, aligned for the driver's loader\n#[repr(C, align(64))]\nstruct Aligned<B>(B);\n\n");
 	}
-	src.push_str("/// `(stem, cubin)` for every `cuda/<stem>.cu`, sorted by stem; empty without kernels\n");
-	src.push_str("pub(crate) static KERNELS: &[(&str, &[u8])] = &[\n");
-	for Kernel { stem, cubin } in kernels {
-		let cubin = cubin.to_str().expect("OUT_DIR must be UTF-8");
-		writeln!(src, "\t({stem:?}, &Aligned(*include_bytes!({cubin:?})).0),").unwrap();
+	src.push_str("/// every embedded `cuda/<stem>.cu`, sorted by stem; empty without kernels\n");
+	src.push_str("pub(crate) static KERNELS: &[Module] = &[\n");
+	for Embedded { stem, fatbin, entries } in kernels {
+		let fatbin = fatbin.to_str().expect("OUT_DIR must be UTF-8");
+		writeln!(
+			src,
+			"\tModule {{\n\t\tstem: {stem:?},\n\t\timage: &Aligned(*include_bytes!({fatbin:?})).0,"
+		)
+		.unwrap();
+		writeln!(src, "\t\tkernels: &{entries:?},\n\t}},").unwrap();
 	}
 	src.push_str("];\n");
 	src

@@ -1,13 +1,16 @@
-// emugemm: the INT8 wgmma GEMM chassis (issue 4): K-major int8 planes loaded by TMA with 128-byte
+// emugemm: the INT8 wgmma GEMM chassis: K-major int8 planes loaded by TMA with 128-byte
 // swizzle into an mbarrier ring, one producer warpgroup and two consumer warpgroups, 128 x BN
 // tiles of m64nBNk32 wgmma (exact INT32 accumulation), a persistent grid, optionally in clusters
 // of two CTAs along M that share (multicast) the B tile. The variants (BN, ring depth, cluster)
 // are instances of one template (Config), each entry point instantiated for each of them by one
-// macro (EMU_CHASSIS); src/gpu/wgmma_config.rs picks one per product. Earlier versions (no-swizzle
-// layout with plain loads; one CTA per tile; fixed 128 x 256 tiles) are recorded in docs/PERF.md.
+// macro (EMU_CHASSIS); src/gpu/wgmma_config.rs picks one per product. The ring, the
+// warp-specialised split and the tile walk are cuda/persistent.cuh's, shared with fused scheme I.
+// Earlier versions (no-swizzle layout with plain loads; one CTA per tile; fixed 128 x 256 tiles)
+// each measured slower than the one that replaced them.
 #include <stdint.h>
 #include <cuda.h>
 #include "common.cuh"
+#include "persistent.cuh"
 #include "wgmma.cuh"
 
 namespace {
@@ -29,43 +32,43 @@ struct Config {
 	// a column every STAGING_STRIDE = 64 + 4 bytes (so that the byte stores of a warp, 4 columns
 	// 2 apart, fall in different banks)
 	static constexpr int STAGING_COLS = 128, STAGING_STRIDE = 68, STAGING_BYTES = STAGING_COLS * STAGING_STRIDE;
-	// the dynamic shared memory (src/gpu/wgmma_config.rs: Variant::smem): the ring, 1024 bytes
-	// of alignment slack (the 128-byte swizzle wants 1024-byte aligned stages), a full and an
-	// empty mbarrier (8 bytes each) per stage; and with the two warpgroups' staging, for the
-	// kernels whose epilogue is STAGED
-	static constexpr int SMEM = STAGES * STAGE_BYTES + 1024 + 16 * STAGES, STAGED_SMEM = SMEM + 2 * STAGING_BYTES;
+	// the ring of stages (shared by the CLUSTER CTAs' multicast) and the walk of the tiles
+	using Ring = emu::hopper::Ring<STAGES, STAGE_BYTES, CLUSTER>;
+	using Schedule = emu::hopper::Schedule<BM, BN, CLUSTER>;
+	// the dynamic shared memory (src/gpu/wgmma_config.rs: Variant::smem): the ring (its stages,
+	// alignment slack and barriers: ring_bytes); and with the two warpgroups' staging after it, for
+	// the kernels whose epilogue is STAGED
+	static constexpr int SMEM = Ring::BYTES, STAGED_SMEM = SMEM + 2 * STAGING_BYTES;
 	static_assert(BN % 128 == 0 && BN <= 256, "BN: a wgmma width the epilogue covers in rounds of 128 columns");
 	static_assert(CLUSTER == 1 || CLUSTER == 2, "clusters of 1 or 2 CTAs along M");
-	static_assert(STAGED_SMEM <= 232448, "the ring and the staging must fit the 227 KB of dynamic shared memory per block");
+	static_assert(STAGED_SMEM <= SMEM_LIMIT, "the ring and the staging must fit the dynamic shared memory of a block");
 };
 
 }  // namespace
 
-// the persistent chassis: the clusters (of Config::CLUSTER CTAs; a single CTA is a cluster of
-// one) walk the tile units u = cluster, cluster + clusters, ...; a unit is CLUSTER vertically
-// adjacent tiles, one per CTA of the cluster (rank r takes the r-th). The producer's ring runs
-// across units (a consumer's epilogue overlaps the next tile's loads); units are rasterised in
-// groups of 8 tile rows along M so that operand panels stay in L2. A third coordinate selects a
-// modulus of scheme II: unit index = (modulus, unit of the modulus), modulus outermost. Each
-// tile runs Epilogue::PHASES phases (a compile-time count): phase f accumulates the product of
-// planes PHASES l + f of A and B (l the tile's modulus) into the same INT32 accumulators, zeroed
-// at the start of every phase, and hands them to the epilogue, which is told the phase and keeps
-// what it needs between phases in its per-tile State (registers). The producer loads, unit after
-// unit, the phases' K blocks in order, one ring across phases and units. With Epilogue::CARRY,
-// every CHUNK_BLOCKS K blocks the accumulators are replaced by small values congruent mod the
-// tile's modulus (Modulus::carry), so that any K is exact (only the value mod m matters; see
-// CHUNK_BLOCKS).
+// the persistent chassis (cuda/persistent.cuh): the clusters (of Config::CLUSTER CTAs; a single CTA
+// is a cluster of one) walk the tile units (Schedule: a unit is CLUSTER vertically adjacent tiles,
+// one per CTA of the cluster, rasterised in groups of 8 tile rows along M), one plane of units per
+// modulus of scheme II, modulus outermost. The producer's ring runs across units (a consumer's
+// epilogue overlaps the next tile's loads). Each tile runs Epilogue::PHASES phases (a compile-time
+// count): phase f accumulates the product of planes PHASES l + f of A and B (l the tile's modulus)
+// into the same INT32 accumulators, zeroed at the start of every phase, and hands them to the
+// epilogue, which is told the phase and keeps what it needs between phases in its per-tile State
+// (registers). The producer loads, unit after unit, the phases' K blocks in order, one ring across
+// phases and units. With Epilogue::CARRY, every CHUNK_BLOCKS K blocks the accumulators are replaced
+// by small values congruent mod the tile's modulus (Modulus::carry), so that any K is exact (only
+// the value mod m matters; see CHUNK_BLOCKS).
 //
 // Clusters of two (multicast): the CTAs of a cluster compute the tiles (m0, n0) and (m0 + 128, n0)
 // of one plane and share the B tile: each loads its A tile and half of the B tile (BN / 2 rows,
-// rank r the r-th half) multicast into both CTAs' stage, so that each CTA's full barrier of a
-// stage completes on A_BYTES + B_BYTES. A stage is refilled only once the consumers of both CTAs
-// released it: every consumer warpgroup arrives on the empty barrier of both CTAs (count 2 x 2).
-// A cluster barrier after the barriers' initialisation (no multicast lands before the peer's
-// barriers exist) and before exit (no CTA leaves while its peer may still arrive on its barriers).
-// With an odd count of tile rows, the second CTA of the last unit row holds a tile past m: it loads
-// its half of B (its peer needs it) but no A, computes on stale A and stores nothing (every store
-// is predicated on the row being < m).
+// rank r the r-th half) multicast into both CTAs' stage, so that each CTA's full barrier of a stage
+// completes on A_BYTES + B_BYTES. A stage is refilled only once the consumers of both CTAs released
+// it: every consumer warpgroup arrives on the empty barrier of both CTAs (count 2 x 2). A cluster
+// barrier after the barriers' initialisation (Ring::start: no multicast lands before the peer's
+// barriers exist) and before exit (Ring::finish: no CTA leaves while its peer may still arrive on
+// its barriers). With an odd count of tile rows, the second CTA of the last unit row holds a tile
+// past m: it loads its half of B (its peer needs it) but no A, computes on stale A and stores
+// nothing (every store is predicated on the row being < m).
 //
 // The epilogues:
 //   Int32Out     C (m x n, INT32, column-major), one modulus, one phase (the plain GEMM; exact
@@ -136,9 +139,10 @@ __device__ __forceinline__ void set_byte(uint32_t (&packed)[N], int i, int v) {
 // operator()(Phase<F>, State&, i, v) maps accumulator i (value v) in place; then, where
 // stores(F), the mapped values are stored to destination(Phase<F>, State), a column-major m x n
 // output (int8 or INT32 by the pointer's type), through the warpgroup's staging where STAGED
-// (TileStore; the fused real product: 6-7% faster on an H100 at n = 4096, 1-2.5% on an H200, and
-// faster than the multicast pair in a single CTA, docs/PERF.md issue 4 step 16; the 3M kernel,
-// whose two stores per tile came out 1% slower staged, stores straight)
+// (TileStore: a warp's byte stores from the fragment write 8 bytes in each of 4 columns, partial
+// sectors; staged, the fused real product measured 6-7% faster on an H100 at n = 4096, 1-2.5% on
+// an H200, and faster than the multicast pair in a single CTA; the 3M kernel, whose two stores per
+// tile came out 1% slower staged, stores straight)
 struct Int32Out {
 	static constexpr int PHASES = 1;
 	static constexpr bool CARRY = false, STAGED = false;
@@ -198,35 +202,12 @@ struct Residue3mOut {
 	__device__ signed char* destination(Phase<2>, const State& s) const { return s.im; }
 };
 
-struct Tile {
-	int plane, m0, n0;
-};
-
-// the units of a product of `moduli` planes of an m x n output and a cluster's place in their walk
-template <typename Cfg>
-struct Schedule {
-	int tiles_n, units_m, units, first, stride, rank;
-	__device__ Schedule(int m, int n, int moduli)
-	    : tiles_n((n + Cfg::BN - 1) / Cfg::BN),
-	      units_m(((m + Cfg::BM - 1) / Cfg::BM + Cfg::CLUSTER - 1) / Cfg::CLUSTER),
-	      units(moduli * units_m * tiles_n),
-	      first(Cfg::CLUSTER == 1 ? (int)blockIdx.x : cluster_id()),
-	      stride(Cfg::CLUSTER == 1 ? (int)gridDim.x : cluster_count()),
-	      rank(Cfg::CLUSTER == 1 ? 0 : cluster_rank()) {}
-
-	// this CTA's tile of unit u: grouped raster, 8 tile rows (8 / CLUSTER unit rows) per group
-	__device__ Tile tile(int u) const {
-		const int per_plane = units_m * tiles_n;
-		const int2 at = grouped_raster(u % per_plane, units_m, tiles_n, 8 / Cfg::CLUSTER);
-		return Tile{u / per_plane, (at.x * Cfg::CLUSTER + rank) * Cfg::BM, at.y * Cfg::BN};
-	}
-};
-
-// the producer (one thread): for every unit, phase and K block, waits for the stage to be free in
-// every CTA of the cluster, then loads its A tile (when inside m) and its B rows into it
+// the producer (one thread): for every unit (one modulus per plane of the walk), phase and K
+// block, waits for the stage to be free in every CTA of the cluster, then loads its A tile (when
+// inside m) and its B rows into it
 template <typename Cfg, int PHASES>
-__device__ void produce(const CUtensorMap* map_a, const CUtensorMap* map_b, int m, int n, int blocks, const Schedule<Cfg>& sched, uint32_t base) {
-	const uint32_t full = base + Cfg::STAGES * Cfg::STAGE_BYTES, empty = full + 8 * Cfg::STAGES;
+__device__ void produce(const CUtensorMap* map_a, const CUtensorMap* map_b, int m, int n, int blocks, const typename Cfg::Schedule& sched,
+                        const typename Cfg::Ring& ring) {
 	int it = 0;
 	for (int u = sched.first; u < sched.units; u += sched.stride) {
 		const Tile tile = sched.tile(u);
@@ -237,28 +218,15 @@ __device__ void produce(const CUtensorMap* map_a, const CUtensorMap* map_b, int 
 		for (int phase = 0; phase < PHASES; ++phase) {
 			const int plane = PHASES * tile.plane + phase;
 			for (int kb = 0; kb < blocks; ++kb, ++it) {
-				const int s = it % Cfg::STAGES;
-				const uint32_t stage = base + s * Cfg::STAGE_BYTES, bar = full + 8 * s;
-				const uint32_t parity = ((it / Cfg::STAGES) & 1) ^ 1;
-				bar_wait(empty + 8 * s, parity);
-				bar_expect(bar, inside ? Cfg::STAGE_BYTES : Cfg::B_BYTES);
+				const int s = ring.slot(it);
+				const uint32_t stage = ring.stage(s), bar = ring.full(s);
+				ring.acquire(it, inside ? Cfg::STAGE_BYTES : Cfg::B_BYTES);
 				if (inside) tma_load3(stage, map_a, kb * Cfg::BK, tile.m0, plane, bar);
 				const uint32_t b_dst = stage + Cfg::A_BYTES + sched.rank * Cfg::B_ROWS * Cfg::BK;
 				if constexpr (Cfg::CLUSTER == 1) tma_load3(b_dst, map_b, kb * Cfg::BK, b_row, plane, bar);
 				else tma_load3_multicast(b_dst, map_b, kb * Cfg::BK, b_row, plane, bar, (1 << Cfg::CLUSTER) - 1);
 			}
 		}
-	}
-}
-
-// a consumer warpgroup's release of stage barrier `bar` (one thread): in every CTA of the cluster
-template <typename Cfg>
-__device__ __forceinline__ void release(uint32_t bar) {
-	if constexpr (Cfg::CLUSTER == 1) {
-		bar_arrive(bar);
-	} else {
-#pragma unroll
-		for (int r = 0; r < Cfg::CLUSTER; ++r) bar_arrive_cluster(bar, r);
 	}
 }
 
@@ -328,9 +296,9 @@ struct TileStore<Cfg, true> {
 // a consumer warpgroup (cw: 0 or 1, the tile's rows 64 cw ...): for every unit, its tile's phases
 // (K loop, then the epilogue of the phase)
 template <typename Cfg, typename Epilogue>
-__device__ void consume(int m, int n, int blocks, const Schedule<Cfg>& sched, uint32_t base, const Epilogue& epilogue) {
-	constexpr int PHASES = Epilogue::PHASES, ACC = Cfg::ACC, STAGES = Cfg::STAGES;
-	const uint32_t full = base + STAGES * Cfg::STAGE_BYTES, empty = full + 8 * STAGES, staging = empty + 8 * STAGES;
+__device__ void consume(int m, int n, int blocks, const typename Cfg::Schedule& sched, const typename Cfg::Ring& ring, const Epilogue& epilogue) {
+	constexpr int PHASES = Epilogue::PHASES, ACC = Cfg::ACC;
+	const uint32_t staging = ring.end();
 	const int cw = threadIdx.x / 128 - 1;
 	int it = 0;
 	for (int u = sched.first; u < sched.units; u += sched.stride) {
@@ -344,15 +312,12 @@ __device__ void consume(int m, int n, int blocks, const Schedule<Cfg>& sched, ui
 			for (int i = 0; i < ACC; ++i) d[i] = 0;
 			// one K block: wait for its stage, BK / 32 wgmma, release the stage
 			auto block = [&]() {
-				const int s = it % STAGES;
-				bar_wait(full + 8 * s, (it / STAGES) & 1);
-				const uint32_t a = base + s * Cfg::STAGE_BYTES + cw * 64 * Cfg::BK, b = base + s * Cfg::STAGE_BYTES + Cfg::A_BYTES;
+				const int s = ring.wait(it);
+				const uint32_t a = ring.stage(s) + cw * 64 * Cfg::BK, b = ring.stage(s) + Cfg::A_BYTES;
 				wgmma_fence();
 #pragma unroll
 				for (int ks = 0; ks < Cfg::BK / 32; ++ks) Wgmma<Cfg::BN>::mma(d, descriptor_sw128(a + 32 * ks), descriptor_sw128(b + 32 * ks), 1);
-				wgmma_commit();
-				wgmma_wait<0>();
-				if (threadIdx.x % 128 == 0) release<Cfg>(empty + 8 * s);
+				ring.retire(s);
 				++it;
 			};
 			if constexpr (!Epilogue::CARRY) {
@@ -394,35 +359,26 @@ __device__ void consume(int m, int n, int blocks, const Schedule<Cfg>& sched, ui
 }
 
 // the kernel body: checks the launch (dynamic shared memory, cluster size: a wrong launch traps
-// rather than computing garbage), sets up the ring's barriers, then runs the producer warpgroup
-// and the two consumer warpgroups. `moduli`: the tile planes' count (the tensor maps hold
+// rather than computing garbage), starts the ring, then runs the producer warpgroup and the two
+// consumer warpgroups. `moduli`: the tile planes' count (the tensor maps hold
 // Epilogue::PHASES planes per modulus)
 template <typename Cfg, typename Epilogue>
 __device__ void persistent(const CUtensorMap* map_a, const CUtensorMap* map_b, int m, int n, int k, int moduli, const Epilogue& epilogue) {
 	static_assert(!Epilogue::CARRY || 384ll + 128 + (long long)CHUNK_BLOCKS * Cfg::BK * 128 * 128 < (1ll << 31) - 1, "a chunk must be exact in INT32");
 	if (dynamic_smem_size() < (uint32_t)(Epilogue::STAGED ? Cfg::STAGED_SMEM : Cfg::SMEM) || cluster_size() != Cfg::CLUSTER) __trap();
-	extern __shared__ __align__(1024) uint8_t smem_raw[];
-	const uint32_t base = ((uint32_t)__cvta_generic_to_shared(smem_raw) + 1023) & ~1023u;
-	const uint32_t full = base + Cfg::STAGES * Cfg::STAGE_BYTES, empty = full + 8 * Cfg::STAGES;
-	const Schedule<Cfg> sched(m, n, moduli);
+	const typename Cfg::Ring ring;
+	const int tiles_n = (n + Cfg::BN - 1) / Cfg::BN, tiles_m = (m + Cfg::BM - 1) / Cfg::BM;
+	const typename Cfg::Schedule sched(tiles_m, tiles_n, moduli);
 	const int blocks = (k + Cfg::BK - 1) / Cfg::BK;
-	if (threadIdx.x == 0) {
-		for (int s = 0; s < Cfg::STAGES; ++s) {
-			bar_init(full + 8 * s, 1);
-			bar_init(empty + 8 * s, 2 * Cfg::CLUSTER);
-		}
-		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-	}
-	if constexpr (Cfg::CLUSTER == 1) __syncthreads();
-	else cluster_sync();
+	ring.start();
 	if (threadIdx.x < 128) {
-		asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
-		if (threadIdx.x == 0) produce<Cfg, Epilogue::PHASES>(map_a, map_b, m, n, blocks, sched, base);
+		producer_registers();
+		if (threadIdx.x == 0) produce<Cfg, Epilogue::PHASES>(map_a, map_b, m, n, blocks, sched, ring);
 	} else {
-		asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
-		consume<Cfg>(m, n, blocks, sched, base, epilogue);
+		consumer_registers();
+		consume<Cfg>(m, n, blocks, sched, ring, epilogue);
 	}
-	if constexpr (Cfg::CLUSTER > 1) cluster_sync();
+	ring.finish();
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// emugemm: fused scheme I (issue 5): all p(p+1)/2 slice products of an output tile in one
+// emugemm: fused scheme I: all p(p+1)/2 slice products of an output tile in one
 // persistent wgmma kernel, each slice loaded once, the p diagonal INT32 accumulators in
 // registers, the shift-reduce, the K passes, the scaling, alpha and accumulation in the epilogue,
 // the output written in the user's type and layout.
@@ -12,11 +12,11 @@
 // (4M, the CPU oracle's stacking along K) A re, im, -im and B re, im, each output part being one
 // phase of two segments: Re = A re B re + A (-im) B im, Im = A re B im + A im B re.
 //
-// Schedule: one producer warpgroup (one thread issuing TMA into a ring of stages), two consumer
-// warpgroups of 64 rows each (128 x N tiles, grouped raster along M, persistent grid). Per stage
-// and K chunk the consumers issue the p(p+1)/2 products t + u < p as m64nNk32 s8 wgmma into
-// accumulator d = t + u, digit t of A outer and d descending inner, so that consecutive wgmmas
-// add into different accumulators (p >= 2).
+// Schedule: the chassis of cuda/persistent.cuh, shared with cuda/igemm.cu: one producer warpgroup
+// (one thread issuing TMA into a ring of stages), two consumer warpgroups of 64 rows each (128 x N
+// tiles, grouped raster along M, persistent grid). Per stage and K chunk the consumers issue the
+// p(p+1)/2 products t + u < p as m64nNk32 s8 wgmma into accumulator d = t + u, digit t of A outer
+// and d descending inner, so that consecutive wgmmas add into different accumulators (p >= 2).
 //
 // Epilogue (the CPU oracle's reconstruct in src/cpu/scheme1.rs, operation for operation): per
 // output and pass q, v = shift_reduce(C_0..C_{p-1}); passes are added in order through an f64
@@ -27,15 +27,15 @@
 #include <stdint.h>
 #include <cuda.h>
 #include "common.cuh"
+#include "persistent.cuh"
 #include "wgmma.cuh"
 
 namespace {
 
 using namespace emu::hopper;
 
-// the dynamic shared memory every fused scheme I kernel is launched with (the opt-in maximum of
-// sm_90); the ring takes as many stages as fit
-constexpr int SMEM_BYTES = 232448;
+// every fused scheme I kernel is launched with SMEM_LIMIT bytes of dynamic shared memory (the
+// opt-in maximum of sm_90); the ring takes as many stages as fit
 constexpr int BM = 128, MAX_STAGES = 8;
 
 // the tile width N and the K chunks (of 32) per stage, by slice count p: p N / 2 accumulator
@@ -65,7 +65,8 @@ struct Shape {
 	static constexpr int ATOMS = (32 * P * CHUNKS + 127) / 128;
 	static constexpr int A_ATOM = BM * 128, B_ATOM = N * 128;
 	static constexpr int A_BYTES = ATOMS * A_ATOM, STAGE = ATOMS * (A_ATOM + B_ATOM);
-	static constexpr int FIT = (SMEM_BYTES - 1024 - 16 * MAX_STAGES) / STAGE;
+	// the stages that fit beside the alignment slack and the barriers of MAX_STAGES stages
+	static constexpr int FIT = (SMEM_LIMIT - ring_bytes(MAX_STAGES, 0)) / STAGE;
 	static constexpr int STAGES = FIT < MAX_STAGES ? FIT : MAX_STAGES;
 	// the descriptor offset (16-byte units) of byte o of a row in atoms of ATOM bytes
 	template <int ATOM>
@@ -117,17 +118,6 @@ __device__ __forceinline__ void finish(const Output<T>& o, int m, int n, int q, 
 	emu::combine_store(o.dst, i + (long long)j * o.ldd, COMPLEX ? o.carry[at] : v, COMPLEX ? v : 0.0, o.ar, o.ai, o.accumulate);
 }
 
-struct Tile {
-	int m0, n0;
-};
-
-// tile t of tiles_m x tiles_n, rasterised in groups of 8 along M (operand panels stay in L2)
-template <int N>
-__device__ __forceinline__ Tile tile_of(int t, int tiles_m, int tiles_n) {
-	const int2 at = grouped_raster(t, tiles_m, tiles_n, 8);
-	return Tile{at.x * BM, at.y * N};
-}
-
 // the kernel of slice count P and output type T. chunks: K chunks of 32 in a row of a plane
 // (kpad / 32); pass_chunks: K chunks per pass (a multiple of 4); tile_n: the host's N, checked
 template <int P, typename T>
@@ -135,58 +125,51 @@ __device__ void fused(const CUtensorMap* map_a, const CUtensorMap* map_b, int m,
                       const Output<T>& out) {
 	using S = Shape<P>;
 	using Pt = Parts<emu::Elem<T>::complex>;
-	constexpr int N = S::N, STAGES = S::STAGES;
-	extern __shared__ __align__(1024) uint8_t smem_raw[];
-	uint32_t dynamic_smem;
-	asm("mov.u32 %0, %%dynamic_smem_size;\n" : "=r"(dynamic_smem));
-	if (tile_n != N || dynamic_smem < SMEM_BYTES) __trap();
-	const uint32_t base = ((uint32_t)__cvta_generic_to_shared(smem_raw) + 1023) & ~1023u;
-	const uint32_t full = base + STAGES * S::STAGE, empty = full + 8 * STAGES;
-	const int tiles_m = (m + BM - 1) / BM, tiles_n = (n + N - 1) / N, tiles = tiles_m * tiles_n;
+	constexpr int N = S::N;
+	const uint32_t dynamic_smem = dynamic_smem_size();
+	if (tile_n != N || dynamic_smem < SMEM_LIMIT) __trap();
+	const Ring<S::STAGES, S::STAGE> ring;
+	// one plane of tiles, single CTAs: unit u is tile u. Each warpgroup's walk reads its start and
+	// stride (blockIdx.x, gridDim.x: sched.first and sched.stride of a single CTA) where its loop
+	// starts, as this kernel always did; sched.first, read before the warpgroups split, compiles this
+	// kernel to different code
+	const int tiles_m = (m + BM - 1) / BM, tiles_n = (n + N - 1) / N;
+	const Schedule<BM, N> sched(tiles_m, tiles_n, 1);
 	const int passes = (chunks + pass_chunks - 1) / pass_chunks;
 	// the K blocks of pass q (chunks and pass_chunks are multiples of 4, CHUNKS divides 4)
 	auto blocks = [&](int q) { return (min(chunks, (q + 1) * pass_chunks) - q * pass_chunks) / S::CHUNKS; };
 	const int wg = threadIdx.x / 128;
-	if (threadIdx.x == 0) {
-		for (int s = 0; s < STAGES; ++s) {
-			bar_init(full + 8 * s, 1);
-			bar_init(empty + 8 * s, 2);
-		}
-		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-	}
-	__syncthreads();
+	ring.start();
 	if (wg == 0) {
-		asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+		producer_registers();
 		if (threadIdx.x == 0) {
 			int it = 0;
-			for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
-				const Tile tile = tile_of<N>(t, tiles_m, tiles_n);
+			for (int u = blockIdx.x; u < sched.units; u += gridDim.x) {
+				const Tile tile = sched.tile(0, u);
 				for (int q = 0; q < passes; ++q)
 					for (int f = 0; f < Pt::PHASES; ++f)
 						for (int g = 0; g < Pt::SEGMENTS; ++g)
 							for (int b = 0; b < blocks(q); ++b, ++it) {
-								const int s = it % STAGES;
-								bar_wait(empty + 8 * s, ((it / STAGES) & 1) ^ 1);
-								bar_expect(full + 8 * s, S::STAGE);
-								const uint32_t stage = base + s * S::STAGE;
+								const int s = ring.acquire(it, S::STAGE);
+								const uint32_t stage = ring.stage(s);
 								const int k0 = (q * pass_chunks + b * S::CHUNKS) * 32 * P;
 #pragma unroll
 								for (int a = 0; a < S::ATOMS; ++a) {
-									tma_load3(stage + a * S::A_ATOM, map_a, k0 + 128 * a, tile.m0, Pt::a_plane(f, g), full + 8 * s);
+									tma_load3(stage + a * S::A_ATOM, map_a, k0 + 128 * a, tile.m0, Pt::a_plane(f, g), ring.full(s));
 									tma_load3(stage + S::A_BYTES + a * S::B_ATOM, map_b, k0 + 128 * a, tile.n0, Pt::b_plane(f, g),
-									          full + 8 * s);
+									          ring.full(s));
 								}
 							}
 			}
 		}
 		return;
 	}
-	asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+	consumer_registers();
 	const int cw = wg - 1;
 	const int w = (threadIdx.x % 128) / 32, l = threadIdx.x % 32;
 	int it = 0;
-	for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
-		const Tile tile = tile_of<N>(t, tiles_m, tiles_n);
+	for (int u = blockIdx.x; u < sched.units; u += gridDim.x) {
+		const Tile tile = sched.tile(0, u);
 #pragma unroll 1
 		for (int q = 0; q < passes; ++q) {
 #pragma unroll 1
@@ -198,9 +181,8 @@ __device__ void fused(const CUtensorMap* map_a, const CUtensorMap* map_b, int m,
 					for (int x = 0; x < N / 2; ++x) acc[d][x] = 0;
 				const int count = Pt::SEGMENTS * blocks(q);
 				for (int b = 0; b < count; ++b, ++it) {
-					const int s = it % STAGES;
-					bar_wait(full + 8 * s, (it / STAGES) & 1);
-					const uint32_t stage = base + s * S::STAGE;
+					const int s = ring.wait(it);
+					const uint32_t stage = ring.stage(s);
 					const uint64_t da = descriptor_sw128(stage + cw * 64 * 128), db = descriptor_sw128(stage + S::A_BYTES);
 					wgmma_fence();
 #pragma unroll
@@ -211,9 +193,7 @@ __device__ void fused(const CUtensorMap* map_a, const CUtensorMap* map_b, int m,
 							for (int d = P - 1; d >= ta; --d)
 								Wgmma<N>::mma(acc[d], da + S::template offset<S::A_ATOM>(32 * (c * P + ta)),
 								              db + S::template offset<S::B_ATOM>(32 * (c * P + d - ta)), 1);
-					wgmma_commit();
-					wgmma_wait<0>();
-					if (threadIdx.x % 128 == 0) bar_arrive(empty + 8 * s);
+					ring.retire(s);
 				}
 				// accumulator x of the m64nN fragment: row r + 8 ((x % 4) / 2), column c + 8 (x / 4) + x % 2;
 				// the coordinates pass through an opaque move so that they are not hoisted into the K loop
@@ -234,7 +214,7 @@ __device__ void fused(const CUtensorMap* map_a, const CUtensorMap* map_b, int m,
 }  // namespace
 
 // scheme1_fused_p<P>_<type>: C = alpha A B (+ C) by fused scheme I with P slices (see the top of
-// this file); launched with 384 threads and SMEM_BYTES of dynamic shared memory
+// this file); launched with 384 threads and SMEM_LIMIT bytes of dynamic shared memory
 #define EMU_SCHEME1_P(P, NAME, T)                                                                                             \
 	extern "C" __global__ void __launch_bounds__(384, 1) scheme1_fused_p##P##_##NAME(                                          \
 	    const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, int m, int n, int tile_n,         \

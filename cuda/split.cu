@@ -7,9 +7,10 @@
 // are 16-byte vectors along the input's contiguous dimension (a tile column is 128 bytes, a tile
 // row 256 elements), then each thread turns N consecutive elements of one row into one N-byte
 // store per plane: N = 8 for real types, so that a warp writes 256 contiguous bytes of each plane
-// (the pattern docs/PERF.md, issue 4 step 8, measured at 91-95% of the device copy); N = 4 for
-// complex types, whose three planes per modulus at N = 8 took 118 registers (2 blocks per SM,
-// measured slower, issue 4 step 9). what is written per element comes from the operation:
+// (a traffic pattern measured at 91-95% of the device copy, where 128 bytes per warp and plane
+// capped near 80%); N = 4 for complex types, whose three planes per modulus at N = 8 took 118
+// registers (2 blocks per SM, measured slower than N = 4 at 4 blocks per SM). what is written per
+// element comes from the operation:
 //   Digits   scheme I balanced digits of rint(x 2^s_r) (real part, imaginary part, or -imaginary)
 //   Residues scheme II residues of trunc(x 2^s_r) for the first p moduli (complex: re, im, re+im),
 //            each modulus a compile-time constant (residue_rep: 3 FP64 operations and an integer

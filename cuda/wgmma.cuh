@@ -1,8 +1,9 @@
 // emugemm: Hopper (sm_90a) building blocks shared by the wgmma kernels: shared-memory matrix
 // descriptors for the 128-byte swizzle, the int8 wgmma m64nNk32 (exact INT32 accumulation) for
 // every tile width a kernel uses, mbarriers, TMA loads (multicast to a cluster too), cp.async
-// copies, cluster helpers and predicated stores (PTX ISA 8.x, sections "Asynchronous Warpgroup Level
-// Matrix Multiply-Accumulate", "mbarrier", "cp.async", "cp.async.bulk.tensor", "barrier.cluster", "mapa")
+// copies, cluster helpers, predicated stores and the dynamic shared-memory limit (PTX ISA 8.x,
+// sections "Asynchronous Warpgroup Level Matrix Multiply-Accumulate", "mbarrier", "cp.async",
+// "cp.async.bulk.tensor", "barrier.cluster", "mapa")
 #pragma once
 #include <stdint.h>
 #include <cuda.h>
@@ -174,6 +175,11 @@ __device__ __forceinline__ int cluster_count() {
 	return r;
 }
 
+// the most dynamic shared memory a block may opt in to on sm_90 (227 KB: the SM's 228 KB less the
+// 1 KB the system reserves per block), in bytes: what the kernels' shared-memory layouts must fit
+// and the host's launches may ask for (SMEM_LIMIT in src/gpu/launch.rs, the host's copy)
+constexpr int SMEM_LIMIT = 232448;
+
 // the dynamic shared memory the kernel was launched with, in bytes
 __device__ __forceinline__ uint32_t dynamic_smem_size() {
 	uint32_t r;
@@ -185,7 +191,7 @@ __device__ __forceinline__ uint32_t dynamic_smem_size() {
 // included). Default (CTA-scope) semantics: the ring's consumers arrive once their wgmma reads of
 // the stage have completed (wgmma.wait_group), so the peer's TMA that waits on this arrival cannot
 // overtake them; a cluster-scope release compiles to two MEMBAR.ALL.GPU and a CGAERRBAR per
-// arrival, which halved the multicast chassis (docs/PERF.md, issue 4 step 14)
+// arrival, and with those the multicast pairs ran at half the speed of a single CTA
 __device__ __forceinline__ void bar_arrive_cluster(uint32_t bar, int rank) {
 	asm volatile(
 	    "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"

@@ -1,7 +1,7 @@
-//! GPU benchmark: every plan against cuBLAS in the same process (feature `cuda`, Hopper GPU), cuBLAS's
+//! GPU benchmark: every plan against cuBLAS in the same process (feature `bench`, Hopper GPU), cuBLAS's
 //! own FP64 emulation (fixed 4, 6, 7, 8 slices and dynamic mantissa) measured like the f64 plans
 //!
-//! `cargo run --release --features cuda --example bench` (or the bundle's `bench`); environment:
+//! `cargo run --release --features bench --example bench` (or the bundle's `bench`); environment:
 //! `EMUGEMM_BENCH_SIZES` (default `4096,8192,16384`), `EMUGEMM_BENCH_RUNS` (default 30),
 //! `EMUGEMM_BENCH_CSV` (a file to write the rows to), `EMUGEMM_BENCH_ONLY` (`;`-separated patterns:
 //! only the plans, emulation and chassis rows whose label, e.g. `f64 SchemeII { moduli: 15 }`,

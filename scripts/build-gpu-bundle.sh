@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds, on a machine without a GPU, everything a GPU run needs into one flat folder (the GPU
 # machine has no cargo and no network): every test executable, every example and every bench,
-# release, all features, with the kernels compiled by the pinned CUDA 13.0 nvcc and embedded.
+# release, all features (`bench` among them: the benchmark, the GPU tests and the kernels only they
+# launch), with the kernels compiled by the pinned CUDA 13.0 nvcc and embedded.
 #
 # usage: scripts/build-gpu-bundle.sh OUTDIR      (e.g. gpu-bundle, which git ignores)
 #
@@ -13,8 +14,8 @@
 #   run.sh             scripts/gpu-run.sh: run `OUTDIR/run.sh RESULTS` on the GPU machine
 #   MANIFEST           git revision, nvcc and rustc versions, and the size and sha256 of every binary
 # Binaries are copied with their debug info stripped (symbols kept, so backtraces still name
-# functions); with BUNDLE_XZ=1 each is compressed to <name>.xz (the embedded cubins shrink about
-# 10x: a bundle then fits the GPU machine's carry limit), and run.sh unpacks them there. An OUTDIR
+# functions); with BUNDLE_XZ=1 each is compressed to <name>.xz (about half the size: the embedded
+# kernels are compressed already), and run.sh unpacks them there. An OUTDIR
 # from an earlier run is emptied first; any other non-empty OUTDIR is refused.
 set -euo pipefail
 

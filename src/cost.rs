@@ -1,7 +1,8 @@
 //! the policy's cost model: the predicted time of a plan, from constants measured on a GPU
 //!
 //! a plan's time is modelled phase by phase, as the GPU pipeline runs it (the default routes: fused
-//! products for both schemes; complex scheme II with K > 8,192 on the unfused route), with
+//! products for both schemes; complex scheme II with K > 8,192 priced as the unfused route, whose
+//! products the three launches of the real kernel that run there beat by 4% on an H200), with
 //! $E = (m + n) k$ operand elements, $C = m n$ output entries, $c = 2$ for complex products
 //! (two parts to read, split and write) and $1$ otherwise, and $N$ =
 //! [`Scheme::int8_products`] INT8 products of $2 m n k$ operations each:
@@ -20,12 +21,12 @@
 //! the element type matters only as real or complex: `f32` and `f64` runs of the same plan differ
 //! by 1-7% in the measurements, in the same direction for both schemes.
 //!
-//! the constants ([`H200`]) are least-squares fits (relative errors) of the phase times of the
-//! benchmark runs `docs/runs/2026-11-22-h200-4096-8192.txt` and
-//! `docs/runs/2026-11-22-h200-16384.txt` (square products n = 4096, 8192, 16384; the `emugemm`
-//! rows with their split/products/reconstruct shares, and the kernel-alone rows of the fused
-//! scheme I kernel); `docs/PERF.md`, "Issue 5, step 2", has the fit and its errors. The tests below
-//! check the model against those rows.
+//! the constants ([`H200`]) are least-squares fits (relative errors) of the phase times that
+//! `examples/bench.rs` measured on an NVIDIA H200 (square products n = 4096, 8192, 16384; the
+//! `emugemm` rows with their split/products/reconstruct shares, and the kernel-alone rows of the
+//! fused scheme I kernel). On those runs the model predicts the end-to-end times within -11% to
+//! +7% at n = 4096, -6% to +6% at 8192 and -15% to +5% at 16384, and the fused scheme I kernel
+//! alone within 16%. The tests below hold the measured rows and check the model against them.
 //!
 //! the native products are priced at cuBLAS 13.1's rates on the same H200 at n = 8192 (DGEMM 19.8
 //! ms, ZGEMM 90.0 ms, SGEMM 21.7 ms, CGEMM 84.2 ms, TF32 SGEMM 2.67 ms), and the error bound of a
@@ -94,10 +95,10 @@ pub(crate) enum NativeArithmetic {
 	Wide,
 }
 
-/// NVIDIA H200 (141 GB HBM3e, 700 W, CUDA 13.0), 2026-11-22: fitted to the phase times of
-/// `docs/runs/2026-11-22-h200-4096-8192.txt` and `docs/runs/2026-11-22-h200-16384.txt`, n = 4096,
-/// 8192, 16384. Split and overhead: the split shares of the 43 fused real rows; scheme I rates and
-/// epilogue: the 24 kernel-alone rows (`fused scheme I kernel p=1..8`) and the products shares of
+/// NVIDIA H200 (141 GB HBM3e, 700 W, CUDA 13.0), 2026-11-22: fitted to the phase times of the
+/// benchmark's runs at n = 4096, 8192, 16384 on that GPU (the rows of the tests below). Split and
+/// overhead: the split shares of the 43 fused real rows; scheme I rates and epilogue: the 24
+/// kernel-alone rows (`fused scheme I kernel p=1..8`) and the products shares of
 /// the 18 fused scheme I rows; scheme II rate: the products shares of the 25 fused real scheme II
 /// rows; 3M factor: the products shares of the complex rows of the default route (fused at 4096
 /// and 8192, unfused at 16384); CRT: the reconstruct shares of the real scheme II rows
@@ -196,10 +197,10 @@ mod tests {
 		}
 	}
 
-	/// the end-to-end medians (ms) of the default route, `n x n x n`, transcribed from
-	/// `docs/runs/2026-11-22-h200-4096-8192.txt` and `docs/runs/2026-11-22-h200-16384.txt`: the
-	/// `emugemm` rows (`SchemeII { moduli: 10 }` is the `F32` row, which runs it), and for c64 at
-	/// 16384 the `emugemm unfused` row, the route complex products with K > 8,192 take now
+	/// the end-to-end medians (ms) of the default route, `n x n x n`, measured by
+	/// `examples/bench.rs` on an NVIDIA H200 (2026-11-22): the `emugemm` rows
+	/// (`SchemeII { moduli: 10 }` is the `F32` row, which runs it), and for c64 at 16384 the
+	/// `emugemm unfused` row, the route complex products with K > 8,192 took in that build
 	const MEASURED: &[(&str, usize, Scheme, f64)] = &[
 		("f64", 4096, two(8), 1.646),
 		("f64", 4096, two(10), 1.829),
@@ -250,7 +251,7 @@ mod tests {
 	];
 
 	/// the fused scheme I kernel alone (`fused scheme I kernel p=1..8`, f64 out, ms at n = 4096,
-	/// 8192, 16384), the same run files
+	/// 8192, 16384), the same runs
 	const KERNEL_ALONE: [[f64; 3]; 8] = [
 		[0.556, 2.379, 11.927],
 		[0.672, 3.580, 21.573],
@@ -267,8 +268,8 @@ mod tests {
 	}
 
 	/// wherever two measured plans of one type and size differ by more than the run-to-run spread
-	/// (2-6% in docs/PERF.md; 5% here), the model orders them the same way: the policy, which
-	/// takes the cheapest plan by the model, then takes the faster one
+	/// (2-6% between runs on the H200; 5% here), the model orders them the same way: the policy,
+	/// which takes the cheapest plan by the model, then takes the faster one
 	#[test]
 	fn orders_the_measured_plans_as_measured() {
 		let mut compared = 0;

@@ -1,8 +1,19 @@
-//! the GPU kernels: the `sm_90a` cubin of every `cuda/<stem>.cu`, compiled by `build.rs` and
-//! embedded in the library
+//! the GPU kernels: the `sm_90a` code of every `cuda/<stem>.cu`, compiled by `build.rs` and
+//! embedded in the library as a compressed fatbin, which the driver unpacks when it loads the module
 //!
 //! the table is empty when the crate was built without nvcc (cfg `emugemm_no_kernels`); the GPU
 //! backend then reports `Error::NoKernels` instead of loading anything.
+
+/// the module of one `cuda/<stem>.cu`
+pub(crate) struct Module {
+	/// the file's stem
+	pub stem: &'static str,
+	/// the compressed fatbin of its cubin, for `cuModuleLoadData`
+	pub image: &'static [u8],
+	/// the kernel entry points it defines (read by `build.rs` from the cubin's symbol table: the
+	/// compressed image hides it)
+	pub kernels: &'static [&'static str],
+}
 
 include!(concat!(env!("OUT_DIR"), "/kernels.rs"));
 
@@ -11,12 +22,19 @@ mod tests {
 	use super::*;
 
 	#[test]
-	fn table_is_sorted_and_holds_cubins() {
+	fn table_is_sorted_and_holds_fatbins() {
 		assert_eq!(KERNELS.is_empty(), cfg!(emugemm_no_kernels));
-		assert!(KERNELS.windows(2).all(|pair| pair[0].0 < pair[1].0), "stems sorted and unique");
-		for (stem, image) in KERNELS {
-			assert_eq!(&image[..4], b"\x7fELF", "{stem} is not an ELF cubin");
+		assert!(
+			KERNELS.windows(2).all(|pair| pair[0].stem < pair[1].stem),
+			"stems sorted and unique"
+		);
+		for Module { stem, image, kernels } in KERNELS {
+			assert_eq!(&image[..4], 0xba55_ed50_u32.to_le_bytes(), "{stem} is not a fatbin");
 			assert_eq!(image.as_ptr() as usize % 64, 0, "{stem} is not 64-byte aligned");
+			assert!(!kernels.is_empty(), "{stem} defines no kernel");
 		}
+		// the kernels only the benchmark and the tests launch are there with the feature `bench` alone
+		let stems: Vec<&str> = KERNELS.iter().map(|module| module.stem).collect();
+		assert_eq!(stems.contains(&"selftest"), cfg!(feature = "bench") && !KERNELS.is_empty());
 	}
 }

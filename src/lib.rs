@@ -32,11 +32,16 @@
 //!
 //! # backends
 //!
-//! [`Backend::Auto`] (what [`EmuMatMul`] uses) runs on an NVIDIA Hopper GPU when one is usable
-//! (feature `cuda`; the kernels arrive in a later release) and otherwise computes the product with
+//! [`Backend::Auto`] (what [`EmuMatMul`] uses) runs on an NVIDIA Hopper GPU (sm_90a) when one is
+//! usable (feature `cuda`, with the kernels built by nvcc) and otherwise computes the product with
 //! faer's native matmul, the fastest correct answer on a CPU. [`Backend::CpuEmulation`] runs the
 //! emulation itself on the CPU, bit for bit what the GPU computes: it is the oracle of the tests
 //! and a way to get the GPU's exact bits without one.
+//!
+//! on the GPU, `Emulator::upload` keeps operands on the device for repeated products
+//! (`Emulator::matmul_device`); host matrices are staged through page-locked buffers, and
+//! products larger than the GPU's memory run in tiles. [`Emulator::on_gpus`] splits a product's
+//! rows over several GPUs of one host.
 //!
 //! ```
 //! use emugemm::{Accum, Backend, Emulator, Precision};
@@ -52,7 +57,9 @@
 //!
 //! - `faer` (default): [`EmuMatMul`] for `faer::Mat` and `faer::MatRef`
 //! - `nalgebra`: [`EmuMatMul`] for every nalgebra matrix and view (zero-copy)
-//! - `cuda`: the GPU backend (a placeholder in this release)
+//! - `cuda`: the GPU backend on NVIDIA Hopper (sm_90a). `build.rs` compiles the kernels with nvcc
+//!   (from `NVCC`, `CUDA_HOME`/`CUDA_PATH` or `PATH`); without nvcc the crate still builds, and
+//!   the GPU backend then reports [`Error::NoKernels`]
 
 #![warn(missing_docs)]
 
@@ -81,7 +88,9 @@ pub use emulator::{Backend, Emulator, PhaseTimes, Report, Route, last_report};
 pub use error::Error;
 pub use faer::Accum;
 #[cfg(feature = "cuda")]
-pub use gpu::{DeviceMatrix, baseline, profile};
+pub use gpu::DeviceMatrix;
+#[cfg(feature = "bench")]
+pub use gpu::{baseline, profile};
 pub use interop::EmuMatMul;
 pub use precision::{Plan, Precision, Scaling, Scheme};
 pub use routing::HostRouting;

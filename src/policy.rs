@@ -71,7 +71,25 @@ pub(crate) struct PolicyInput<'a> {
 	pub native_candidate: bool,
 }
 
-impl PolicyInput<'_> {
+impl<'a> PolicyInput<'a> {
+	/// the policy's view of an `(m, n, k)` product of `T` in a context with `scaling` and
+	/// `native_candidate`, with error bound `bound`
+	pub fn of<T: crate::Scalar>(
+		shape: (usize, usize, usize),
+		(scaling, native_candidate): (Scaling, bool),
+		bound: Option<&'a Bound>,
+	) -> Self {
+		PolicyInput {
+			bound,
+			parts: None,
+			shape,
+			complex: T::IS_COMPLEX,
+			mantissa: T::MANTISSA_BITS,
+			scaling,
+			native_candidate,
+		}
+	}
+
 	/// the plan for `precision`: the given plan for an explicit precision, otherwise the cheapest
 	/// of [`PolicyInput::candidates`], or the native product where there is none
 	pub fn choose(&self, precision: Precision) -> Choice {

@@ -1,6 +1,6 @@
-//! the fused scheme I kernel (issue 5, the default scheme I route on the GPU) against the CPU
-//! oracle and the unfused GPU route, bit for bit: every slice count, every type, odd shapes, K
-//! passes, alpha and accumulation, adversarial and non-finite inputs
+//! the fused scheme I kernel (`cuda/scheme1.cu`, the default scheme I route on the GPU) against
+//! the CPU oracle and the unfused GPU route, bit for bit: every slice count, every type, odd
+//! shapes, K passes, alpha and accumulation, adversarial and non-finite inputs
 //!
 //! these tests need an NVIDIA Hopper GPU and a build with the `cuda` feature: they are ignored
 //! otherwise (run them with `--include-ignored`; without a GPU they then fail, never pass)

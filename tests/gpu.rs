@@ -337,6 +337,8 @@ fn auto_backend_picks_the_gpu() {
 /// by default the native product competes by time: a small `F64` product runs DGEMM, and `Tf32`
 /// of `f32` operands a TF32 GEMM (faster than any emulation), bit for bit cuBLAS's own, and the
 /// report says so; with the native product reserved, both are emulated
+/// (it times cuBLAS through `baseline`, of the feature `bench`)
+#[cfg(feature = "bench")]
 #[test]
 #[ignore = "needs a Hopper GPU"]
 fn native_products_compete_by_time() {

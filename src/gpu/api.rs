@@ -1,11 +1,15 @@
 //! the GPU side of [`Emulator`]: device-resident operands and products
 
 use super::device::{Device, Gpu, gpu, gpu_at, pipelines};
+use super::footprint;
+use super::job::{Columns, DeviceOperand, How, Outcome, Output};
 use super::matrix::DeviceMatrix;
-use super::pipeline::{DeviceOperand, How, Outcome, Output, product};
-use super::staging;
-use super::tiled::{self, Operand, Sink};
-use crate::emulator::publish;
+use super::panels::Operand;
+use super::pipeline::product;
+use super::slot::Slot;
+use super::staging::{self, Drain};
+use super::tiled::{self, Sink};
+use crate::emulator::{Settings, publish};
 use crate::{Accum, Backend, Emulator, Error, PhaseTimes, Precision, Report, Scalar};
 use faer::{MatMut, MatRef};
 use std::time::{Duration, Instant};
@@ -115,37 +119,10 @@ impl Emulator {
 		dst.forget();
 		let budget = self.device_budget(&devices)?;
 		let resident = |share: usize| size_of::<T>() * (share * k + k * n + share * n);
-		if devices.len() == 1 && tiled::footprint::<T>((m, n, k)) + resident(m) <= budget {
-			let g = gpu()?;
-			let a = DeviceOperand {
-				ptr: lhs.ptr(&g),
-				rows: m,
-				k,
-				rs: 1,
-				cs: m.max(1) as i64,
-			};
-			let b = DeviceOperand {
-				ptr: rhs.ptr(&g),
-				rows: n,
-				k,
-				rs: k.max(1) as i64,
-				cs: 1,
-			};
-			let out = Output {
-				ptr: dst.ptr(&g),
-				ld: m.max(1),
-				accumulate: accum == Accum::Add,
-				remainder: 0,
-			};
-			let (mut ka, mut kb) = (
-				lhs.kept[0].lock().unwrap_or_else(|e| e.into_inner()),
-				rhs.kept[1].lock().unwrap_or_else(|e| e.into_inner()),
-			);
-			let keep = (lhs.reuses().then_some(&mut *ka), rhs.reuses().then_some(&mut *kb));
-			let outcome = product(&g, a, b, out, alpha, How::plain(precision, self.settings()), keep)?;
-			g.stream.synchronize().map_err(super::device::driver)?;
-			let mut times = outcome.times;
-			times.total = start.elapsed();
+		if devices.len() == 1 && footprint::footprint::<T>((m, n, k)) + resident(m) <= budget {
+			let mut outcome = in_place(dst, (lhs, rhs), (accum, alpha), How::plain(precision, self.settings()))?;
+			outcome.times.total = start.elapsed();
+			let times = outcome.times;
 			publish(self, outcome.report::<T>((m, n, k), times));
 			return Ok(());
 		}
@@ -154,7 +131,7 @@ impl Emulator {
 		let gathered = if devices.len() > 1 { k * n * size_of::<T>() } else { 0 };
 		let tile = budget
 			.checked_sub(resident(share) + gathered)
-			.and_then(|left| tiled::tile::<T>((share, n, k), left))
+			.and_then(|left| footprint::tile::<T>((share, n, k), left))
 			.ok_or_else(|| too_large::<T>((m, n, k), budget))?;
 		let operands = (Operand::Device(lhs), Operand::Device(rhs));
 		let (outcome, tiles) = tiled::tiled(
@@ -212,9 +189,9 @@ impl Emulator {
 		let budget = self.device_budget(&devices)?;
 		let empty = shape.0 == 0 || shape.1 == 0;
 		// over several GPUs, or larger than one: in tiles
-		if !empty && (devices.len() > 1 || tiled::footprint::<T>(shape) > budget) {
+		if !empty && (devices.len() > 1 || footprint::footprint::<T>(shape) > budget) {
 			let (m, n, k) = shape;
-			let tile = tiled::tile::<T>((m.div_ceil(devices.len()), n, k), budget).ok_or_else(|| too_large::<T>(shape, budget))?;
+			let tile = footprint::tile::<T>((m.div_ceil(devices.len()), n, k), budget).ok_or_else(|| too_large::<T>(shape, budget))?;
 			let start = Instant::now();
 			let operands = (Operand::Host(lhs), Operand::Host(rhs));
 			let (outcome, tiles) = tiled::tiled(&devices, operands, Sink::Host(dst), accum, alpha, (precision, settings), tile)?;
@@ -228,7 +205,7 @@ impl Emulator {
 			});
 		}
 		self.staged(dst, accum, (lhs, rhs), |g, operands, dst| {
-			tiled::in_core(g, operands, dst, alpha, (precision, settings))
+			in_core(g, operands, dst, alpha, (precision, settings))
 		})
 	}
 
@@ -249,9 +226,9 @@ impl Emulator {
 		let (m, k, n) = (lhs.nrows(), lhs.ncols(), rhs.ncols());
 		let bytes = |rows: usize, cols: usize| (rows * cols * size_of::<T>()).max(1);
 		let (da, db, dc) = (
-			g.scratch(40, bytes(m, k))?,
-			g.scratch(41, bytes(k, n))?,
-			g.scratch(42, bytes(m, n))?,
+			g.scratch(Slot::StagedA, bytes(m, k))?,
+			g.scratch(Slot::StagedB, bytes(k, n))?,
+			g.scratch(Slot::StagedC, bytes(m, n))?,
 		);
 		let mut upload = staging::upload(&g, lhs, da, chunk)?;
 		upload += staging::upload(&g, rhs, db, chunk)?;
@@ -301,4 +278,79 @@ fn too_large<T: Scalar>((m, n, k): (usize, usize, usize), budget: usize) -> Erro
 			T::NAME
 		),
 	}
+}
+
+/// `dst = alpha A B (+ dst)` for operands staged whole at `a` and `b`, the output at `out`: in
+/// [`tiled::column_tiles`], each downloaded into `dst` while the next computes (where the route computes
+/// the output whole, downloaded whole). Returns the outcome and the host time of the download
+fn in_core<T: Scalar>(
+	gpu: &Gpu,
+	(a, b, out): (DeviceOperand, DeviceOperand, Output),
+	dst: MatMut<'_, T>,
+	alpha: T,
+	(precision, settings): (Precision, Settings),
+) -> Result<(Outcome, std::time::Duration), Error> {
+	let (m, n) = (a.rows, b.rows);
+	let chunk = settings.staging_bytes;
+	let count = tiled::column_tiles::<T>(m, n);
+	if count == 1 {
+		let outcome = product(gpu, a, b, out, alpha, How::plain(precision, settings), (None, None))?;
+		return Ok((outcome, staging::download(gpu, out.ptr, dst, chunk)?));
+	}
+	let size = size_of::<T>();
+	std::thread::scope(|scope| {
+		let drain = Drain::start(scope, gpu, chunk)?;
+		let mut rest = Some(dst);
+		let mut send = |cols: std::ops::Range<usize>| -> Result<(), Error> {
+			let (block, right) = rest.take().expect("columns handed on once, in order").split_at_col_mut(cols.len());
+			rest = Some(right);
+			drain.send(gpu, block, out.ptr + (cols.start * m * size) as u64)
+		};
+		let mut columns = Columns::new(count, &mut send);
+		let how = How {
+			columns: Some(&mut columns),
+			..How::plain(precision, settings)
+		};
+		let outcome = product(gpu, a, b, out, alpha, how, (None, None))?;
+		Ok((outcome, drain.finish(gpu)?))
+	})
+}
+
+/// `dst = alpha lhs rhs (+ dst)` for device matrices on GPU 0 alone, whole, with what they keep
+fn in_place<T: Scalar>(
+	dst: &DeviceMatrix<T>,
+	(lhs, rhs): (&DeviceMatrix<T>, &DeviceMatrix<T>),
+	(accum, alpha): (Accum, T),
+	how: How<'_>,
+) -> Result<Outcome, Error> {
+	let g = gpu()?;
+	let (m, k, n) = (lhs.nrows(), lhs.ncols(), rhs.ncols());
+	let a = DeviceOperand {
+		ptr: lhs.ptr(&g),
+		rows: m,
+		k,
+		rs: 1,
+		cs: m.max(1) as i64,
+	};
+	let b = DeviceOperand {
+		ptr: rhs.ptr(&g),
+		rows: n,
+		k,
+		rs: k.max(1) as i64,
+		cs: 1,
+	};
+	let out = Output {
+		ptr: dst.ptr(&g),
+		ld: m.max(1),
+		accumulate: accum == Accum::Add,
+		remainder: 0,
+	};
+	let (mut ka, mut kb) = (
+		lhs.kept[0].lock().unwrap_or_else(|e| e.into_inner()),
+		rhs.kept[1].lock().unwrap_or_else(|e| e.into_inner()),
+	);
+	let keep = (lhs.reuses().then_some(&mut *ka), rhs.reuses().then_some(&mut *kb));
+	let outcome = product(&g, a, b, out, alpha, how, keep)?;
+	g.stream.synchronize().map_err(super::device::driver)?;
+	Ok(outcome)
 }

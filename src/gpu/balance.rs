@@ -3,10 +3,12 @@
 //! balanced copies the pipeline then reads
 
 use super::device::{Gpu, driver};
-use super::pipeline::{DeviceOperand, elementwise, ptr, upload_i32};
+use super::job::DeviceOperand;
+use super::launch::{elementwise, ptr, upload_i32};
+use super::slot::Slot;
 use crate::balance::{Range, normal_exponents, shifts};
 use crate::{Error, Scalar};
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, LaunchConfig};
 
 /// the balanced copies of both operands (in scratch, A column-major, B K-major) and the shifts they
 /// were made with
@@ -70,10 +72,10 @@ pub(super) fn balanced<T: Scalar>(gpu: &Gpu, (a, b): (&DeviceOperand, &DeviceOpe
 	let d = upload_i32(gpu, d)?;
 	// the layouts the pipeline assumes (the native product passes them to cuBLAS): the rows of A
 	// column-major, the columns of B K-major (B column-major)
-	let copy = |slot: usize, op: &DeviceOperand, sign: i32, (rs, cs): (i64, i64)| -> Result<DeviceOperand, Error> {
+	let copy = |slot: Slot, op: &DeviceOperand, sign: i32, (rs, cs): (i64, i64)| -> Result<DeviceOperand, Error> {
 		let out = gpu.scratch(slot, (op.rows * op.k).max(1) * size_of::<T>())?;
 		let (rows, k) = (op.rows as i32, op.k as i32);
-		let cfg = elementwise(op.rows * op.k);
+		let cfg = elementwise(gpu, op.rows * op.k);
 		launch!(
 			gpu,
 			format!("balance_{}", T::NAME),
@@ -98,8 +100,8 @@ pub(super) fn balanced<T: Scalar>(gpu: &Gpu, (a, b): (&DeviceOperand, &DeviceOpe
 		})
 	};
 	Ok(Balanced {
-		a: copy(34, a, 1, (1, a.rows.max(1) as i64))?,
-		b: copy(35, b, -1, (b.k.max(1) as i64, 1))?,
+		a: copy(Slot::BalancedA, a, 1, (1, a.rows.max(1) as i64))?,
+		b: copy(Slot::BalancedB, b, -1, (b.k.max(1) as i64, 1))?,
 		_shifts: d,
 	})
 }

@@ -1,14 +1,18 @@
 //! NVIDIA's own products on device matrices, timed with device events: the baselines that every
 //! emugemm benchmark prints beside its own numbers (feature `cuda`)
 
-use super::blas::{Fp64Emulation, Int8Gemm, native_gemm};
+use super::blas::{Int8Gemm, native_gemm};
 use super::device::{Gpu, driver, gpu};
-use super::pipeline::{Outcome, operand_gemm};
+use super::fp64_emulation::Fp64Emulation;
+use super::job::Outcome;
+use super::native::operand_gemm;
+use super::slot::Slot;
 use crate::{DeviceMatrix, Emulator, Error, Scalar};
 use faer::{MatMut, MatRef};
 use std::time::Duration;
 
-pub use super::blas::{EmulationMantissa, NativeMath};
+pub use super::blas::NativeMath;
+pub use super::fp64_emulation::EmulationMantissa;
 
 fn timed(gpu: &Gpu, work: impl FnOnce() -> Result<(), Error>) -> Result<Duration, Error> {
 	let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
@@ -144,8 +148,11 @@ pub fn int8_matmul(emu: &Emulator, m: usize, n: usize, k: usize) -> Result<Durat
 	let _ = emu.zeros_on_device::<f64>(0, 0)?;
 	let g = gpu()?;
 	let kpad = k.div_ceil(16) * 16;
-	// scratch slots past the pipeline's
-	let (a, b, c) = (g.scratch(16, m * kpad)?, g.scratch(17, n * kpad)?, g.scratch(18, 4 * m * n)?);
+	let (a, b, c) = (
+		g.scratch(Slot::Bench(0), m * kpad)?,
+		g.scratch(Slot::Bench(1), n * kpad)?,
+		g.scratch(Slot::Bench(2), 4 * m * n)?,
+	);
 	timed(&g, || {
 		Int8Gemm {
 			m,

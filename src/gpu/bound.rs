@@ -4,11 +4,14 @@
 
 use super::blas::Int8Gemm;
 use super::device::{Gpu, driver};
-use super::pipeline::{DeviceOperand, Job, OperandStats, alloc, pad16, ptr};
+use super::job::{DeviceOperand, pad16};
+use super::launch::{alloc, ptr};
+use super::slot::Slot;
+use super::stats::OperandStats;
 use crate::bound::{Bound, floor_exponent, offsets, sides};
 use crate::scheme2::CoarseMaxima;
 use crate::{Error, Scalar};
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, LaunchConfig};
 
 /// the rows and columns of the product one block of `bound_maxima` takes (`ROWS`, `COLUMNS` in
 /// cuda/bound.cu)
@@ -31,7 +34,10 @@ pub(super) fn bound<T: Scalar>(
 	let side_b = sides(&sb.rows, |j| sb.amax[j], &offsets_b, bits);
 	let upload = |v: &[crate::bound::Side]| gpu.stream.clone_htod(bytemuck::cast_slice::<_, u8>(v)).map_err(driver);
 	let (dev_a, dev_b) = (upload(&side_a)?, upload(&side_b)?);
-	let (qa, qb) = (window::<T>(gpu, 30, a, sa, bits)?, window::<T>(gpu, 31, b, sb, bits)?);
+	let (qa, qb) = (
+		window::<T>(gpu, Slot::WindowA, a, sa, bits)?,
+		window::<T>(gpu, Slot::WindowB, b, sb, bits)?,
+	);
 	let l = magnitude_products::<T>(gpu, (qa, qb), (m, n, pad16(k)))?;
 	let sides = (ptr(gpu, &dev_a), ptr(gpu, &dev_b));
 	let maxima = launch_maxima(gpu, l, (m, n), sides, (bits, floor_exponent(mantissa)))?;
@@ -51,7 +57,7 @@ pub(super) fn window_bits<T: Scalar>(k: usize) -> i32 {
 
 /// the window magnitudes of `op` (`split_window`, one int8 plane per part, K padded to 16) in
 /// scratch `slot`
-pub(super) fn window<T: Scalar>(gpu: &Gpu, slot: usize, op: &DeviceOperand, stats: &OperandStats, bits: i32) -> Result<u64, Error> {
+pub(super) fn window<T: Scalar>(gpu: &Gpu, slot: Slot, op: &DeviceOperand, stats: &OperandStats, bits: i32) -> Result<u64, Error> {
 	let parts = if T::IS_COMPLEX { 2 } else { 1 };
 	let out = gpu.scratch(slot, parts * op.rows * pad16(op.k))?;
 	launch_split!(gpu, "split_window", T, op, out, stats.device.e_max(), bits)?;
@@ -66,7 +72,7 @@ pub(super) fn magnitude_products<T: Scalar>(
 	(m, n, kpad): (usize, usize, usize),
 ) -> Result<(u64, u64), Error> {
 	let (plane_a, plane_b) = ((m * kpad) as u64, (n * kpad) as u64);
-	let product = |slot: usize, terms: &[(u64, u64)]| -> Result<u64, Error> {
+	let product = |slot: Slot, terms: &[(u64, u64)]| -> Result<u64, Error> {
 		let c = gpu.scratch(slot, 4 * m * n)?;
 		for (t, &(x, y)) in terms.iter().enumerate() {
 			Int8Gemm {
@@ -85,10 +91,10 @@ pub(super) fn magnitude_products<T: Scalar>(
 		Ok(c)
 	};
 	if T::IS_COMPLEX {
-		let re = product(32, &[(qa, qb), (qa + plane_a, qb + plane_b)])?;
-		Ok((re, product(33, &[(qa, qb + plane_b), (qa + plane_a, qb)])?))
+		let re = product(Slot::MagnitudeRe, &[(qa, qb), (qa + plane_a, qb + plane_b)])?;
+		Ok((re, product(Slot::MagnitudeIm, &[(qa, qb + plane_b), (qa + plane_a, qb)])?))
 	} else {
-		Ok((product(32, &[(qa, qb)])?, 0))
+		Ok((product(Slot::MagnitudeRe, &[(qa, qb)])?, 0))
 	}
 }
 

@@ -1,6 +1,7 @@
 //! the GPU: context, stream, kernel functions, cuBLASLt handle and workspace, guarded so that a
 //! machine without the driver gets an error, not a panic
 
+use super::slot::{SLOTS, Slot};
 use crate::Error;
 use cudarc::driver::sys::{CUfunction_attribute, CUresult};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DriverError, PinnedHostSlice};
@@ -45,8 +46,9 @@ pub(crate) struct Gpu {
 struct LaunchLimits {
 	/// the dynamic shared memory the kernel is allowed
 	smem: usize,
-	/// blocks per SM by (threads per block, dynamic shared memory per block)
-	fit: HashMap<(u32, usize), u32>,
+	/// blocks per SM, or clusters on the device, by (threads per block, dynamic shared memory per
+	/// block, cluster size)
+	fit: HashMap<(u32, usize, u32), u32>,
 }
 
 /// the size of the cuBLASLt workspace
@@ -114,8 +116,8 @@ impl Gpu {
 	/// undefined; valid until the next request of the same slot or the release of the GPU's lock;
 	/// grown by reallocation, never shrunk). When memory runs out, the buffers kept in the slots
 	/// not requested since the lock was taken are freed and the allocation is tried once more
-	pub fn scratch(&self, slot: usize, bytes: usize) -> Result<u64, Error> {
-		assert!(slot < 64, "scratch slot {slot} out of range");
+	pub fn scratch(&self, slot: Slot, bytes: usize) -> Result<u64, Error> {
+		let slot = slot.index();
 		self.scratch_in_use.set(self.scratch_in_use.get() | 1 << slot);
 		let mut slots = self.scratch.borrow_mut();
 		if slots.len() <= slot {
@@ -189,6 +191,7 @@ impl Gpu {
 	}
 
 	/// the device time of the work `work` enqueues on the stream, by a pair of events
+	#[cfg(feature = "bench")]
 	pub fn timed(&self, work: impl FnOnce() -> Result<(), Error>) -> Result<std::time::Duration, Error> {
 		let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
 		let (start, end) = (
@@ -204,44 +207,71 @@ impl Gpu {
 		))
 	}
 
-	/// how many blocks of `threads` threads with `smem` bytes of dynamic shared memory each fit on
-	/// one SM at once for the kernel `name`, which is allowed at least `smem` bytes from now on;
-	/// both driver calls are made once per kernel and size, so that a launch pays no host time for
-	/// them afterwards
-	pub fn blocks_per_sm(&self, name: &str, threads: u32, smem: usize) -> Result<u32, Error> {
-		let mut limits = self.launch_limits.borrow_mut();
-		if let Some(&fit) = limits.get(name).and_then(|limit| limit.fit.get(&(threads, smem))) {
+	/// allows kernel `name` at least `smem` bytes of dynamic shared memory: one driver call per
+	/// kernel and size, so that a launch pays no host time for it afterwards
+	pub fn allow_smem(&self, name: &str, smem: usize) -> Result<(), Error> {
+		if self.launch_limits.borrow().get(name).is_some_and(|limit| limit.smem >= smem) {
+			return Ok(());
+		}
+		let f = self.function(name)?;
+		f.set_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem as i32)
+			.map_err(driver)?;
+		self.launch_limits.borrow_mut().entry(name.to_string()).or_default().smem = smem;
+		Ok(())
+	}
+
+	/// how many of `name`'s blocks (or clusters) of the shape `key` (threads per block, dynamic
+	/// shared memory, cluster size) fit on the device at once, by `count` once per kernel and
+	/// shape; the kernel is allowed the shared memory first
+	pub fn occupancy(
+		&self,
+		name: &str,
+		key: (u32, usize, u32),
+		count: impl FnOnce(&CudaFunction) -> Result<u32, Error>,
+	) -> Result<u32, Error> {
+		if let Some(&fit) = self.launch_limits.borrow().get(name).and_then(|limit| limit.fit.get(&key)) {
 			return Ok(fit);
 		}
-		let limit = limits.entry(name.to_string()).or_default();
-		let f = self.function(name)?;
-		if smem > limit.smem {
-			f.set_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem as i32)
-				.map_err(driver)?;
-			limit.smem = smem;
-		}
-		let fit = f
-			.occupancy_max_active_blocks_per_multiprocessor(threads, smem, None)
-			.map_err(driver)?;
-		limit.fit.insert((threads, smem), fit);
+		self.allow_smem(name, key.1)?;
+		let fit = count(&self.function(name)?)?;
+		self.launch_limits
+			.borrow_mut()
+			.entry(name.to_string())
+			.or_default()
+			.fit
+			.insert(key, fit);
 		Ok(fit)
 	}
 
-	/// the module that defines kernel `name`, loaded on first use (panics on a name no cubin
-	/// defines: a programming error)
+	/// how many blocks of `threads` threads with `smem` bytes of dynamic shared memory each fit on
+	/// one SM at once for the kernel `name`, which is allowed at least `smem` bytes from now on
+	pub fn blocks_per_sm(&self, name: &str, threads: u32, smem: usize) -> Result<u32, Error> {
+		self.occupancy(name, (threads, smem, 1), |f| {
+			f.occupancy_max_active_blocks_per_multiprocessor(threads, smem, None)
+				.map_err(driver)
+		})
+	}
+
+	/// the module that defines kernel `name`, loaded on first use (panics on a name no embedded
+	/// module defines: a programming error, or a kernel of the feature `bench` without it)
 	fn module(&self, name: &str) -> Result<Arc<CudaModule>, Error> {
 		let index = *self
 			.entries
 			.get(name)
-			.unwrap_or_else(|| panic!("kernel {name} is not in the embedded cubins"));
+			.unwrap_or_else(|| panic!("kernel {name} is not in the embedded modules"));
 		if let Some(module) = &self.modules.borrow()[index] {
 			return Ok(module.clone());
 		}
-		let (file, cubin) = crate::kernels::KERNELS[index];
+		let crate::kernels::Module { stem, image, .. } = crate::kernels::KERNELS[index];
 		let start = std::time::Instant::now();
-		let load = || self.ctx.load_module(Ptx::from_binary(cubin.to_vec()));
-		let module = self.freeing_scratch(|| format!("the code of {file}.cubin"), load)?;
-		log::debug!("emugemm: {file}.cubin ({} bytes) loaded in {:.1?}", cubin.len(), start.elapsed());
+		// the driver unpacks the compressed fatbin here (tens of milliseconds for the largest)
+		let load = || self.ctx.load_module(Ptx::from_binary(image.to_vec()));
+		let module = self.freeing_scratch(|| format!("the code of cuda/{stem}.cu"), load)?;
+		log::debug!(
+			"emugemm: cuda/{stem}.cu ({} bytes compressed) loaded in {:.1?}",
+			image.len(),
+			start.elapsed()
+		);
 		self.modules.borrow_mut()[index] = Some(module.clone());
 		Ok(module)
 	}
@@ -260,6 +290,9 @@ impl Gpu {
 		Ok(f)
 	}
 }
+
+// one bit of `Gpu::scratch_in_use` per scratch buffer
+const _: () = assert!(SLOTS <= 64);
 
 /// the most GPUs of one host the crate drives
 pub(crate) const MAX_GPUS: usize = 16;

@@ -1,8 +1,8 @@
 //! matrices resident on the GPU, for repeated products without host transfers
 
 use super::device::{Device, Gpu, driver, gpu_at, pipelines};
-use super::pipeline::Kept;
-use super::{staging, tiled};
+use super::kept::Kept;
+use super::staging;
 use crate::{Error, Scalar};
 use cudarc::driver::{CudaSlice, DevicePtr};
 use faer::{Mat, MatMut, MatRef};
@@ -103,7 +103,7 @@ impl<T: Scalar> DeviceMatrix<T> {
 		let devices = pipelines(ordinals.iter().copied());
 		let parts = devices
 			.iter()
-			.zip(tiled::split(nrows, devices.len()))
+			.zip(super::panels::split(nrows, devices.len()))
 			.map(|(&device, rows)| {
 				let g = gpu_at(device)?;
 				let bytes = rows.len() * ncols * size_of::<T>();

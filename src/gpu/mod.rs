@@ -10,38 +10,64 @@
 //! [`crate::Backend::CpuEmulation`] bit for bit
 
 #[cfg(feature = "cuda")]
+#[macro_use]
+mod launch;
+#[cfg(feature = "cuda")]
 mod api;
 #[cfg(feature = "cuda")]
+mod balance;
+#[cfg(feature = "bench")]
 pub mod baseline;
 #[cfg(feature = "cuda")]
 mod blas;
 #[cfg(feature = "cuda")]
+mod bound;
+#[cfg(feature = "cuda")]
 mod chassis;
+#[cfg(feature = "cuda")]
+mod crt;
 #[cfg(feature = "cuda")]
 mod cubin;
 #[cfg(feature = "cuda")]
 mod device;
 #[cfg(feature = "cuda")]
+mod footprint;
+#[cfg(feature = "bench")]
+mod fp64_emulation;
+#[cfg(feature = "cuda")]
+mod job;
+#[cfg(feature = "cuda")]
+mod kept;
+#[cfg(feature = "cuda")]
 mod matrix;
 #[cfg(feature = "cuda")]
 mod meeting;
 #[cfg(feature = "cuda")]
-#[macro_use]
-mod pipeline;
+mod native;
 #[cfg(feature = "cuda")]
-mod balance;
-#[cfg(feature = "cuda")]
-mod bound;
+mod panels;
 #[cfg(feature = "cuda")]
 mod parts;
 #[cfg(feature = "cuda")]
+mod pipeline;
+#[cfg(feature = "bench")]
 pub mod profile;
+#[cfg(feature = "cuda")]
+mod residues;
 #[cfg(feature = "cuda")]
 mod rows;
 #[cfg(feature = "cuda")]
 mod scheme1_fused;
 #[cfg(feature = "cuda")]
+mod scheme_one;
+#[cfg(feature = "cuda")]
+mod scheme_two;
+#[cfg(feature = "cuda")]
+mod slot;
+#[cfg(feature = "cuda")]
 mod staging;
+#[cfg(feature = "cuda")]
+mod stats;
 #[cfg(all(test, feature = "cuda"))]
 mod tests;
 #[cfg(feature = "cuda")]

@@ -4,14 +4,18 @@
 //! (scheme II handing on the CRT's remainders), and `combine_parts` writes the complex output;
 //! the same operations as src/cpu/parts.rs, so both give the same bits
 
-use super::device::{Gpu, driver};
-use super::pipeline::{DeviceOperand, How, Job, Output, alloc, coarse_maxima, elementwise, operand_stats, product, ptr};
+use super::device::Gpu;
+use super::job::{DeviceOperand, How, Job, Output};
+use super::launch::{alloc, elementwise, ptr};
+use super::pipeline::product;
+use super::scheme_two::coarse_maxima;
+use super::stats::operand_stats;
 use crate::bound::{Bound, PartBounds};
 use crate::cpu::parts::PRODUCTS;
 use crate::emulator::Settings;
 use crate::policy::SCREEN;
 use crate::{Error, PhaseTimes, Plan, Precision, Route, Scalar, Scaling, Scheme};
-use cudarc::driver::{CudaSlice, PushKernelArg};
+use cudarc::driver::CudaSlice;
 
 /// the real and imaginary parts of both operands as real `f64` operands (`A` column-major, `B`
 /// K-major), in buffers of their own
@@ -43,7 +47,7 @@ pub(super) fn split<T: Scalar>(gpu: &Gpu, (a, b): (&DeviceOperand, &DeviceOperan
 			launch!(
 				gpu,
 				name,
-				elementwise(len),
+				elementwise(gpu, len),
 				op.ptr,
 				rows,
 				k,
@@ -147,7 +151,7 @@ impl PartOperands {
 		launch!(
 			gpu,
 			name,
-			elementwise(mn),
+			elementwise(gpu, mn),
 			ptr(gpu, &planes),
 			mi,
 			ni,

@@ -1,12 +1,15 @@
 //! kernel-alone timings: the memory-bound kernels of the pipeline (statistics, scheme II split,
-//! CRT) beside the device's own copy bandwidth (the bandwidth table of `docs/PERF.md`), and every
+//! CRT) beside the device's own copy bandwidth, and every
 //! variant of the INT8 wgmma chassis beside cuBLASLt INT8 (feature `cuda`)
 
 use super::blas::Int8Gemm;
 use super::bound;
 use super::device::{Gpu, driver, gpu};
-use super::pipeline::{self, DeviceOperand, Job, Output, ResiduePlanes, alloc, pad16, ptr};
+use super::job::{DeviceOperand, Job, Output, ResiduePlanes, pad16};
+use super::launch::{alloc, ptr};
+use super::slot::Slot;
 use super::wgmma_config::{VARIANTS, choose};
+use super::{crt, launch, residues, scheme_two, stats};
 use crate::scheme2::Crt;
 use crate::{DeviceMatrix, Emulator, Error, Scalar};
 use std::time::Duration;
@@ -53,33 +56,33 @@ pub fn memory_kernels<T: Scalar>(emu: &Emulator, a: &DeviceMatrix<T>, moduli: u3
 	let planes = (per * moduli as usize * n * pad16(n)) as u64;
 	let mut timings = Timings::new(&g, runs);
 	let src = lhs.ptr;
-	let copy = g.scratch(19, size as usize)?;
+	let copy = g.scratch(Slot::Bench(3), size as usize)?;
 	timings.record("copy (cuMemcpyDtoDAsync)".into(), 2 * size, &mut || {
 		// SAFETY: both ranges are `size` bytes of live device memory
 		unsafe { cudarc::driver::result::memcpy_dtod_async(copy, src, size as usize, g.stream.cu_stream()) }.map_err(driver)
 	})?;
 	let sides = [("rows contiguous", lhs), ("k contiguous", rhs)];
 	let crt = Crt::new(moduli);
-	let residues = g.scratch(20, planes as usize)?;
+	let residues = g.scratch(Slot::Bench(4), planes as usize)?;
 	for (what, op) in &sides {
 		// the shifts the pipeline takes (fast scaling, computed on the device from the statistics):
 		// realistic magnitudes for the split
-		let region = pipeline::launch_stats::<T>(&g, &[op])?[0];
-		let (shifts, _) = pipeline::launch_fast_shifts(&g, (region, region), crt.lambda)?;
+		let region = stats::launch_stats::<T>(&g, &[op])?[0];
+		let (shifts, _) = scheme_two::launch_fast_shifts(&g, (region, region), crt.lambda)?;
 		timings.record(format!("row_stats_{} (two passes), {what}", T::NAME), 2 * size, &mut || {
-			pipeline::launch_stats::<T>(&g, &[op]).map(|_| ())
+			stats::launch_stats::<T>(&g, &[op]).map(|_| ())
 		})?;
 		timings.record(format!("split_residues_{} p={moduli}, {what}", T::NAME), size + planes, &mut || {
-			pipeline::split_residues::<T>(&g, residues, op, shifts, moduli).map(|_| ())
+			scheme_two::split_residues::<T>(&g, residues, op, shifts, moduli).map(|_| ())
 		})?;
 	}
 	// as a product takes them: A's rows (contiguous) and B's columns (K contiguous) in one launch
 	timings.record(
 		format!("row_stats_{} (two passes), both orientations in one launch", T::NAME),
 		4 * size,
-		&mut || pipeline::launch_stats::<T>(&g, &[&sides[0].1, &sides[1].1]).map(|_| ()),
+		&mut || stats::launch_stats::<T>(&g, &[&sides[0].1, &sides[1].1]).map(|_| ()),
 	)?;
-	let dst = g.scratch(21, size as usize)?;
+	let dst = g.scratch(Slot::Bench(5), size as usize)?;
 	let no_flags = alloc::<i32>(&g, n)?;
 	let job = Job {
 		gpu: &g,
@@ -105,7 +108,7 @@ pub fn memory_kernels<T: Scalar>(emu: &Emulator, a: &DeviceMatrix<T>, moduli: u3
 	};
 	let bytes = (parts * moduli as usize * n * n) as u64 + size;
 	timings.record(format!("crt_{} p={moduli}", T::NAME), bytes, &mut || {
-		pipeline::launch_crt(&job, &crt, residue_planes, (ptr(&g, &shifts), ptr(&g, &shifts)))
+		crt::launch_crt(&job, &crt, residue_planes, (ptr(&g, &shifts), ptr(&g, &shifts)))
 	})?;
 	Ok(timings.rows)
 }
@@ -132,20 +135,20 @@ pub fn bound_kernels<T: Scalar>(emu: &Emulator, a: &DeviceMatrix<T>, runs: usize
 	let size = (n * n * size_of::<T>()) as u64;
 	let parts = if T::IS_COMPLEX { 2 } else { 1 };
 	let mut timings = Timings::new(&g, runs);
-	let regions = pipeline::launch_stats::<T>(&g, &[&lhs, &rhs])?;
-	let stats = pipeline::download_stats(&g, &regions)?;
+	let regions = stats::launch_stats::<T>(&g, &[&lhs, &rhs])?;
+	let stats = stats::download_stats(&g, &regions)?;
 	timings.record(format!("bound: statistics of both operands ({})", T::NAME), 4 * size, &mut || {
-		pipeline::launch_stats::<T>(&g, &[&lhs, &rhs]).map(|_| ())
+		stats::launch_stats::<T>(&g, &[&lhs, &rhs]).map(|_| ())
 	})?;
 	let bits = bound::window_bits::<T>(n);
 	let window_bytes = size + (parts * n * pad16(n)) as u64;
 	let (mut qa, mut qb) = (0, 0);
 	timings.record(format!("bound: split_window_{}, A", T::NAME), window_bytes, &mut || {
-		qa = bound::window::<T>(&g, 30, &lhs, &stats[0], bits)?;
+		qa = bound::window::<T>(&g, Slot::WindowA, &lhs, &stats[0], bits)?;
 		Ok(())
 	})?;
 	timings.record(format!("bound: split_window_{}, B", T::NAME), window_bytes, &mut || {
-		qb = bound::window::<T>(&g, 31, &rhs, &stats[1], bits)?;
+		qb = bound::window::<T>(&g, Slot::WindowB, &rhs, &stats[1], bits)?;
 		Ok(())
 	})?;
 	let mut l = (0, 0);
@@ -329,8 +332,8 @@ pub fn chassis(emu: &Emulator, n: usize, moduli: u32, runs: usize, select: &dyn 
 	}
 	let g = gpu()?;
 	let k = pad16(n);
-	let (a, b) = (g.scratch(23, p * n * k)?, g.scratch(24, p * n * k)?);
-	let c = g.scratch(25, (4 * n * n).max(p * n * n))?;
+	let (a, b) = (g.scratch(Slot::Bench(7), p * n * k)?, g.scratch(Slot::Bench(8), p * n * k)?);
+	let c = g.scratch(Slot::Bench(9), (4 * n * n).max(p * n * n))?;
 	random_planes(&g, a, n * k, p, 1)?;
 	random_planes(&g, b, n * k, p, 2)?;
 	let median = |f: &mut dyn FnMut() -> Result<(), Error>| -> Result<Duration, Error> {
@@ -369,22 +372,20 @@ pub fn chassis(emu: &Emulator, n: usize, moduli: u32, runs: usize, select: &dyn 
 		}
 		if select(&fused(name)) {
 			let time = median(&mut || {
-				pipeline::fused_residues_with(
-					&g,
-					v,
-					(a, b),
-					(n, n, k),
-					&crt_moduli,
-					ResiduePlanes {
-						re: c,
-						im: None,
-						stride: n * n,
-					},
-				)
+				let out = ResiduePlanes {
+					re: c,
+					im: None,
+					stride: n * n,
+				};
+				let imposed = residues::Imposed {
+					variant: Some(v),
+					route: None,
+				};
+				residues::fused_residues(&g, (a, b), (n, n, k), &crt_moduli, out, imposed)
 			})?;
 			rows.push(ChassisTime {
 				label: fused(name),
-				picked: pipeline::residues_variant(&g, (n, n, k), p, None) == v,
+				picked: residues::residues_variant(&g, (n, n, k), p, None) == v,
 				time,
 				ops: p as f64 * ops,
 			});
@@ -399,7 +400,7 @@ type Median<'a> = dyn Fn(&mut dyn FnMut() -> Result<(), Error>) -> Result<Durati
 
 /// the rows of [`chassis`] for the complex scheme II products (3M) of `moduli` on random complex
 /// residue planes (re, im, re + im per modulus), by each route: `c64 3M one launch`, `c64 3M
-/// three launches` (fused, [`pipeline::Route3m`]) and `c64 3M unfused` (cuBLASLt INT32 products and
+/// three launches` (fused, [`residues::Route3m`]) and `c64 3M unfused` (cuBLASLt INT32 products and
 /// reduce_3m), each `SchemeII p=<moduli>`, the table's variant
 fn complex_routes(
 	g: &Gpu,
@@ -408,7 +409,7 @@ fn complex_routes(
 	median: &Median<'_>,
 	select: &dyn Fn(&str) -> bool,
 ) -> Result<Vec<ChassisTime>, Error> {
-	use pipeline::Route3m;
+	use residues::Route3m;
 	let p = moduli.len();
 	let label = |route: &str| format!("c64 3M {route} SchemeII p={p}");
 	let routes = [
@@ -420,13 +421,16 @@ fn complex_routes(
 		return Ok(Vec::new());
 	}
 	let k = pad16(n);
-	let (a, b) = (g.scratch(26, 3 * p * n * k)?, g.scratch(27, 3 * p * n * k)?);
+	let (a, b) = (
+		g.scratch(Slot::Bench(10), 3 * p * n * k)?,
+		g.scratch(Slot::Bench(11), 3 * p * n * k)?,
+	);
 	random_planes(g, a, n * k, 3 * p, 3)?;
 	random_planes(g, b, n * k, 3 * p, 4)?;
 	let stride = ResiduePlanes::stride(n, n);
 	let out = ResiduePlanes {
-		re: g.scratch(28, p * stride)?,
-		im: Some(g.scratch(29, p * stride)?),
+		re: g.scratch(Slot::Bench(12), p * stride)?,
+		im: Some(g.scratch(Slot::Bench(13), p * stride)?),
 		stride,
 	};
 	let mut rows = Vec::new();
@@ -436,10 +440,13 @@ fn complex_routes(
 		}
 		let time = median(&mut || match route {
 			Some(route) => {
-				let v = pipeline::residues_variant(g, (n, n, k), p, Some(route));
-				pipeline::fused_residues_route(g, v, route, (a, b), (n, n, k), moduli, out)
+				let imposed = residues::Imposed {
+					variant: None,
+					route: Some(route),
+				};
+				residues::fused_residues(g, (a, b), (n, n, k), moduli, out, imposed)
 			},
-			None => pipeline::unfused_residues(g, (a, b), (n, n, k), moduli, out),
+			None => residues::unfused_residues(g, (a, b), (n, n, k), moduli, out),
 		})?;
 		rows.push(ChassisTime {
 			label: label(name),
@@ -451,7 +458,7 @@ fn complex_routes(
 	Ok(rows)
 }
 
-/// the fused scheme I kernel alone (`scheme1_fused_p<p>_f64`, issue 5) on an `n x n x n` product of
+/// the fused scheme I kernel alone (`scheme1_fused_p<p>_f64`) on an `n x n x n` product of
 /// random interleaved digit planes (one buffer as both operands; split excluded): the median
 /// device time of `runs` runs after a warm-up; the INT8 rate is `p(p+1)/2 2 n^3 / time`
 ///
@@ -464,7 +471,7 @@ fn complex_routes(
 /// # Ok::<(), emugemm::Error>(())
 /// ```
 pub fn fused_scheme1_kernel(emu: &Emulator, n: usize, p: u32, runs: usize) -> Result<KernelTime, Error> {
-	use super::scheme1_fused::{Launch, pad128};
+	use super::scheme1_fused::{Fused, pad128};
 	use crate::precision::pass_len;
 	let _ = emu.zeros_on_device::<f64>(0, 0)?; // the emulator must be on the GPU
 	if !(1..=crate::scheme1::MAX_SLICES).contains(&p) {
@@ -482,16 +489,16 @@ pub fn fused_scheme1_kernel(emu: &Emulator, n: usize, p: u32, runs: usize) -> Re
 	let zeros = alloc::<i32>(&g, n)?;
 	let pass_chunks = pass_len(p, false) / 32;
 	let passes = (kpad / 32).div_ceil(pass_chunks);
-	let carry = if passes > 1 { g.scratch(22, 8 * n * n)? } else { 0 };
-	let launch = Launch {
+	let carry = if passes > 1 { g.scratch(Slot::Bench(6), 8 * n * n)? } else { 0 };
+	let launch = Fused {
 		p,
 		dims: (n, n, kpad),
-		planes: (pipeline::ptr(&g, &planes), pipeline::ptr(&g, &planes)),
+		planes: (launch::ptr(&g, &planes), launch::ptr(&g, &planes)),
 		pass_chunks,
-		shifts: (pipeline::ptr(&g, &zeros), pipeline::ptr(&g, &zeros)),
-		bad: (pipeline::ptr(&g, &zeros), pipeline::ptr(&g, &zeros)),
+		shifts: (launch::ptr(&g, &zeros), launch::ptr(&g, &zeros)),
+		bad: (launch::ptr(&g, &zeros), launch::ptr(&g, &zeros)),
 		carry,
-		dst: g.scratch(21, 8 * n * n)?,
+		dst: g.scratch(Slot::Bench(5), 8 * n * n)?,
 		ldd: n,
 		alpha: (1.0, 0.0),
 		accumulate: false,

@@ -3,10 +3,9 @@
 //! by `B`, `scatter_rows` writes them with alpha and accumulation
 
 use super::blas::{NativeMath, native_gemm};
-use super::device::driver;
-use super::pipeline::{Job, alloc, elementwise, ptr, upload_i32};
+use super::job::Job;
+use super::launch::{alloc, elementwise, ptr, upload_i32};
 use crate::{Error, Scalar};
-use cudarc::driver::PushKernelArg;
 
 /// rows `rows` of `job`'s product natively (the entries of the columns `job` flags are left to
 /// the native fixup)
@@ -25,7 +24,7 @@ pub(super) fn native_rows<T: Scalar>(job: &Job<'_, T>, rows: &[usize]) -> Result
 	launch!(
 		gpu,
 		gather,
-		elementwise(r * k),
+		elementwise(gpu, r * k),
 		job.a.ptr,
 		job.a.cs,
 		ptr(gpu, &index),
@@ -50,7 +49,7 @@ pub(super) fn native_rows<T: Scalar>(job: &Job<'_, T>, rows: &[usize]) -> Result
 	launch!(
 		gpu,
 		scatter,
-		elementwise(r * n),
+		elementwise(gpu, r * n),
 		product,
 		ri,
 		ni,

@@ -1,20 +1,18 @@
-//! fused scheme I on the GPU (issue 5): the interleaved digit split, then one persistent wgmma
+//! fused scheme I on the GPU: the interleaved digit split, then one persistent wgmma
 //! kernel (`scheme1_fused_p<p>_<type>`, `cuda/scheme1.cu`) that multiplies all `p(p+1)/2` slice
 //! pairs of a tile into `p` INT32 accumulators on chip, shift-reduces them, adds the K passes,
 //! scales, applies alpha and accumulation and writes the output: no INT32 plane leaves the SM.
 //! Same bits as the unfused route and the CPU oracle.
 
-use super::device::{Gpu, driver};
-use super::pipeline::{Clock, DeviceOperand, Job, Kept, Layout, Phase, planes, ptr};
+use super::device::Gpu;
+use super::job::{Clock, DeviceOperand, Job, Phase};
+use super::kept::{Kept, Layout, planes};
+use super::launch::{Launch, SMEM_LIMIT, ptr};
+use super::slot::Slot;
 use super::tma::TensorMap;
 use crate::precision::pass_len;
 use crate::{Error, Scalar, Scheme};
-use cudarc::driver::sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
-
-/// the dynamic shared memory every fused kernel is launched with (`SMEM_BYTES` in
-/// `cuda/scheme1.cu`, checked there): the opt-in maximum of sm_90
-const SMEM: u32 = 232_448;
+use cudarc::driver::CudaSlice;
 
 /// the rows of A in a tile (two consumer warpgroups of 64)
 const TILE_M: usize = 128;
@@ -58,29 +56,28 @@ pub(crate) fn split_interleaved<T: Scalar>(
 ) -> Result<(), Error> {
 	let kpad = pad128(op.k);
 	let cfg = Job::<T>::tiles(op, kpad);
-	let f = gpu.function(&format!("split_digits_interleaved_{}", T::NAME))?;
-	let mut launch = gpu.stream.launch_builder(&f);
-	let (rows, k, kpad, shifts, p) = (op.rows as i32, op.k as i32, kpad as i64, ptr(gpu, shifts), p as i32);
-	launch
-		.arg(&op.ptr)
-		.arg(&rows)
-		.arg(&k)
-		.arg(&op.rs)
-		.arg(&op.cs)
-		.arg(&kpad)
-		.arg(&out)
-		.arg(&shifts)
-		.arg(&p)
-		.arg(&part);
+	let name = format!("split_digits_interleaved_{}", T::NAME);
+	let params = (
+		op.ptr,
+		op.rows as i32,
+		op.k as i32,
+		op.rs,
+		op.cs,
+		kpad as i64,
+		out,
+		ptr(gpu, shifts),
+		p as i32,
+		part,
+	);
 	// SAFETY: the arguments match split_digits_interleaved_<type> in cuda/split.cu; `out` holds
 	// `rows p kpad` bytes
-	unsafe { launch.launch(cfg) }.map(|_| ()).map_err(driver)
+	unsafe { Launch::from(cfg).run(gpu, &name, &params) }
 }
 
 /// one launch of the fused kernel: interleaved planes `a` (`m` rows, 1 plane or 3 for complex)
 /// and `b` (`n` rows, 1 or 2 planes) of K padded to `kpad`, into `dst` (column-major, leading
 /// dimension `ldd`), with the epilogue's arguments
-pub(crate) struct Launch {
+pub(crate) struct Fused {
 	/// the slice count (1..=8)
 	pub p: u32,
 	/// `(m, n, kpad)`, `kpad` a multiple of 128
@@ -105,7 +102,7 @@ pub(crate) struct Launch {
 	pub accumulate: bool,
 }
 
-impl Launch {
+impl Fused {
 	/// enqueues the kernel for output type `T` on the stream
 	pub fn run<T: Scalar>(&self, gpu: &Gpu) -> Result<(), Error> {
 		let (m, n, kpad) = self.dims;
@@ -116,36 +113,38 @@ impl Launch {
 			TensorMap::planes(self.planes.0, row, m, parts_a, TILE_M as u32)?,
 			TensorMap::planes(self.planes.1, row, n, parts_b, tile as u32)?,
 		);
-		let f = gpu.function(&format!("scheme1_fused_p{}_{}", self.p, T::NAME))?;
-		f.set_attribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, SMEM as i32)
-			.map_err(driver)?;
 		let tiles = m.div_ceil(TILE_M) * n.div_ceil(tile);
-		let cfg = LaunchConfig {
-			grid_dim: (tiles.min(gpu.sm_count) as u32, 1, 1),
-			block_dim: (384, 1, 1),
-			shared_mem_bytes: SMEM,
+		let launch = Launch {
+			grid: (tiles.min(gpu.sm_count) as u32, 1, 1),
+			block: (384, 1, 1),
+			smem: SMEM_LIMIT as u32,
+			cluster: 1,
 		};
-		let ints = [m, n, tile, kpad / 32, self.pass_chunks].map(|x| x as i32);
+		let [mi, ni, tile, chunks, pass] = [m, n, tile, kpad / 32, self.pass_chunks].map(|x| x as i32);
 		let (ldd, acc) = (self.ldd as i64, self.accumulate as i32);
-		let mut launch = gpu.stream.launch_builder(&f);
-		launch.arg(&map_a).arg(&map_b);
-		for x in &ints {
-			launch.arg(x);
-		}
-		launch
-			.arg(&self.shifts.0)
-			.arg(&self.shifts.1)
-			.arg(&self.bad.0)
-			.arg(&self.bad.1)
-			.arg(&self.carry)
-			.arg(&self.dst)
-			.arg(&ldd)
-			.arg(&self.alpha.0)
-			.arg(&self.alpha.1)
-			.arg(&acc);
+		let params = (
+			map_a,
+			map_b,
+			mi,
+			ni,
+			tile,
+			chunks,
+			pass,
+			self.shifts.0,
+			self.shifts.1,
+			self.bad.0,
+			self.bad.1,
+			self.carry,
+			self.dst,
+			ldd,
+			self.alpha.0,
+			self.alpha.1,
+			acc,
+		);
+		let name = format!("scheme1_fused_p{}_{}", self.p, T::NAME);
 		// SAFETY: the arguments match scheme1_fused_p<p>_<type> in cuda/scheme1.cu; the planes
 		// hold what the maps describe, the arrays `m` and `n` entries, carry and dst `m x n`
-		unsafe { launch.launch(cfg) }.map(|_| ()).map_err(driver)
+		unsafe { launch.run(gpu, &name, &params) }
 	}
 }
 
@@ -171,10 +170,10 @@ pub(super) fn product<T: Scalar>(
 		}
 		Ok(dst)
 	};
-	let a = planes(gpu, keep.0, key, (1, parts_a * m * row, 0), |_, dst| {
+	let a = planes(gpu, keep.0, key, (parts_a * m * row, &[Slot::SplitA]), |_, dst| {
 		split(&job.a, da, parts_a, dst)
 	})?[0];
-	let b = planes(gpu, keep.1, key, (1, parts_b * n * row, 1), |_, dst| {
+	let b = planes(gpu, keep.1, key, (parts_b * n * row, &[Slot::SplitB]), |_, dst| {
 		split(&job.b, db, parts_b, dst)
 	})?[0];
 	clock.mark(gpu, Phase::Split)?;
@@ -182,11 +181,11 @@ pub(super) fn product<T: Scalar>(
 	let passes = (kpad / 32).div_ceil(pass_chunks);
 	let carry_parts = if T::IS_COMPLEX { 2 } else { (passes > 1) as usize };
 	let carry = if carry_parts > 0 {
-		gpu.scratch(5, 8 * carry_parts * m * n)?
+		gpu.scratch(Slot::DiagonalsRe, 8 * carry_parts * m * n)?
 	} else {
 		0
 	};
-	Launch {
+	Fused {
 		p,
 		dims: (m, n, kpad),
 		planes: (a, b),

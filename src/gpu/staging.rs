@@ -327,11 +327,12 @@ pub(crate) fn blocks<'a, T>(dst: MatMut<'a, T>, rows: &[Range<usize>], cols: &[R
 
 /// the page-locked transfer rates through the staging buffers of `chunk_bytes`, bytes per second:
 /// host to device, device to host (`copies` DMAs of a whole buffer each way, by device events)
+#[cfg(feature = "bench")]
 pub(crate) fn bandwidth(gpu: &Gpu, chunk_bytes: usize, copies: usize) -> Result<(f64, f64), Error> {
 	let mut staging = gpu.staging.borrow_mut();
 	staging.prepare(&gpu.ctx, chunk_bytes)?;
 	staging.wait_all()?;
-	let device = gpu.scratch(43, chunk_bytes)?;
+	let device = gpu.scratch(super::slot::Slot::Probe, chunk_bytes)?;
 	let stream = gpu.stream.cu_stream();
 	let mut rate = |to_device: bool| -> Result<f64, Error> {
 		let t = gpu.timed(|| {

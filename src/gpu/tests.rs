@@ -2,8 +2,13 @@
 //! ignored unless run with `--include-ignored`, and failing without one)
 
 use super::device::{Gpu, gpu};
+use super::job::DeviceOperand;
 use super::matrix::DeviceMatrix;
-use super::pipeline::{DeviceOperand, Route3m, split_digits, split_residues};
+use super::residues;
+use super::residues::Route3m;
+use super::scheme_one::split_digits;
+use super::scheme_two::split_residues;
+use super::slot::Slot;
 use super::wgmma_config::Variant;
 use crate::cpu::{Planes, digit_planes, residue_planes};
 use crate::operand::Operand;
@@ -121,7 +126,8 @@ fn for_each_split_case<T: Scalar>(mut check: impl FnMut(&Gpu, &DeviceOperand, &O
 /// for one operand alone and for two in one launch; and the fast shifts the device computes from
 /// them equal `fast_shift` of the CPU's
 fn stats_match<T: Scalar>() {
-	use super::pipeline::{download_stats, launch_fast_shifts, launch_stats};
+	use super::scheme_two::launch_fast_shifts;
+	use super::stats::{download_stats, launch_stats};
 	for_each_split_case::<T>(|g, op, cpu_op, what| {
 		let cpu = row_stats(cpu_op);
 		let alone = download_stats(g, &launch_stats::<T>(g, &[op]).unwrap()).unwrap();
@@ -173,7 +179,15 @@ fn planes_match<T: Scalar>() {
 			let shifts: Vec<i32> = (0..cpu_op.len).map(|i| scheme1::shift(cpu_op.amax(i), p)).collect();
 			let d = g.stream.clone_htod(&shifts).unwrap();
 			for (part, values, negate) in digit_parts(cpu_op, T::IS_COMPLEX) {
-				let ptr = split_digits::<T>(g, g.scratch(0, 8 * op.rows * op.k.div_ceil(16) * 16).unwrap(), op, &d, p, part).unwrap();
+				let ptr = split_digits::<T>(
+					g,
+					g.scratch(Slot::SplitA, 8 * op.rows * op.k.div_ceil(16) * 16).unwrap(),
+					op,
+					&d,
+					p,
+					part,
+				)
+				.unwrap();
 				let cpu = digit_planes(values, &shifts, cpu_op.k, p as usize, negate);
 				assert_planes(
 					g,
@@ -190,7 +204,7 @@ fn planes_match<T: Scalar>() {
 			let crt = Crt::new(p);
 			let shifts: Vec<i32> = stats.iter().map(|r| fast_shift(r.norm, crt.lambda)).collect();
 			let d = g.stream.clone_htod(&shifts).unwrap();
-			let out = g.scratch(1, 60 * op.rows * op.k.div_ceil(16) * 16).unwrap();
+			let out = g.scratch(Slot::SplitB, 60 * op.rows * op.k.div_ceil(16) * 16).unwrap();
 			let ptr = split_residues::<T>(g, out, op, d.device_ptr(&g.stream).0, p).unwrap();
 			let cpu = residue_planes(cpu_op, &shifts, &crt.moduli);
 			let per = if T::IS_COMPLEX { 3 } else { 1 };
@@ -214,7 +228,7 @@ fn interleaved_digits_match<T: Scalar>() {
 			let d = g.stream.clone_htod(&shifts).unwrap();
 			for (part, values, negate) in digit_parts(cpu_op, T::IS_COMPLEX) {
 				let len = op.rows * pu * kpad;
-				let out = g.scratch(0, len).unwrap();
+				let out = g.scratch(Slot::SplitA, len).unwrap();
 				split_interleaved::<T>(g, out, op, &d, p, part).unwrap();
 				let got = download(g, out, len);
 				let cpu = digit_planes(values, &shifts, cpu_op.k, pu, negate);
@@ -315,22 +329,20 @@ fn igemm_chassis_is_exact() {
 /// runs a self-test kernel `kernel(moduli, p, mismatches)` over all 20 moduli (16 blocks of 256
 /// threads per SM) and returns the count it reports
 fn exhaustive_mismatches(kernel: &str) -> u64 {
-	use cudarc::driver::{LaunchConfig, PushKernelArg};
 	let g = gpu().unwrap();
 	let moduli = g.stream.clone_htod(&crate::scheme2::MODULI).unwrap();
 	let count = g.stream.alloc_zeros::<u64>(1).unwrap();
-	let f = g.function(kernel).unwrap();
-	let mut launch = g.stream.launch_builder(&f);
 	let p = crate::scheme2::MODULI.len() as i32;
-	launch.arg(&moduli).arg(&p).arg(&count);
-	let cfg = LaunchConfig {
-		grid_dim: (g.sm_count as u32 * 16, 1, 1),
-		block_dim: (256, 1, 1),
-		shared_mem_bytes: 0,
+	let launch = super::launch::Launch {
+		grid: (g.sm_count as u32 * 16, 1, 1),
+		block: (256, 1, 1),
+		smem: 0,
+		cluster: 1,
 	};
 	let start = std::time::Instant::now();
-	// SAFETY: the arguments match the kernel's parameters
-	unsafe { launch.launch(cfg) }.unwrap();
+	// SAFETY: the arguments match the kernel's parameters (moduli, p, mismatches)
+	let (moduli, count_at) = (super::launch::ptr(&g, &moduli), super::launch::ptr(&g, &count));
+	unsafe { launch.run(&g, kernel, &(moduli, p, count_at)) }.unwrap();
 	let wrong = g.stream.clone_dtoh(&count).unwrap()[0];
 	println!("{kernel}: 2^32 inputs x {p} moduli, {wrong} mismatches in {:.1?}", start.elapsed());
 	wrong
@@ -338,6 +350,8 @@ fn exhaustive_mismatches(kernel: &str) -> u64 {
 
 /// the symmetric residue of the reductions (exact double arithmetic) equals integer `%` for all
 /// 2^32 INT32 inputs and every modulus
+/// (its kernel is a self-test, built with the feature `bench`)
+#[cfg(feature = "bench")]
 #[test]
 #[ignore = "needs a Hopper GPU"]
 fn sym_mod_is_exact_for_every_int32() {
@@ -346,24 +360,24 @@ fn sym_mod_is_exact_for_every_int32() {
 
 /// the split's residue arithmetic (`residue_rep`, no division) gives int8 values congruent to
 /// random scaled integers up to 2^91 and to the values next to every rounding boundary
+/// (its kernel is a self-test, built with the feature `bench`)
+#[cfg(feature = "bench")]
 #[test]
 #[ignore = "needs a Hopper GPU"]
 fn split_residues_are_exact_up_to_2_pow_91() {
-	use cudarc::driver::{LaunchConfig, PushKernelArg};
 	let g = gpu().unwrap();
 	let count = g.stream.alloc_zeros::<u64>(1).unwrap();
-	let f = g.function("residue_check").unwrap();
-	let mut launch = g.stream.launch_builder(&f);
 	let samples = 256i32;
-	launch.arg(&samples).arg(&count);
 	let threads = g.sm_count * 16 * 256;
-	let cfg = LaunchConfig {
-		grid_dim: (g.sm_count as u32 * 16, 1, 1),
-		block_dim: (256, 1, 1),
-		shared_mem_bytes: 0,
+	let launch = super::launch::Launch {
+		grid: (g.sm_count as u32 * 16, 1, 1),
+		block: (256, 1, 1),
+		smem: 0,
+		cluster: 1,
 	};
-	// SAFETY: the arguments match the kernel's parameters
-	unsafe { launch.launch(cfg) }.unwrap();
+	let count_at = super::launch::ptr(&g, &count);
+	// SAFETY: the arguments match the kernel's parameters (samples, mismatches)
+	unsafe { launch.run(&g, "residue_check", &(samples, count_at)) }.unwrap();
 	let wrong = g.stream.clone_dtoh(&count).unwrap()[0];
 	let checked = threads as u64 * samples as u64 * crate::scheme2::MODULI.len() as u64;
 	println!("residue_rep: {wrong} mismatches in {checked} values");
@@ -416,7 +430,8 @@ fn residues_oracle(a: &[i8], b: &[i8], (m, n, k): (usize, usize, usize), moduli:
 /// variant `variant` (the table's pick when `None`) against the unfused route (cuBLASLt INT32
 /// products, reduce_mod / reduce_3m) and the CPU, byte for byte
 fn fused_residues_match(variant: Option<Variant>, route: Option<Route3m>, complex: bool, (m, n, k): (usize, usize, usize), p: u32) {
-	use super::pipeline::{ResiduePlanes, fused_residues_route, unfused_residues};
+	use super::job::ResiduePlanes;
+	use super::residues::{Imposed, fused_residues, unfused_residues};
 	let g = gpu().unwrap();
 	let moduli = Crt::new(p).moduli;
 	let per = if complex { 3 } else { 1 };
@@ -435,8 +450,12 @@ fn fused_residues_match(variant: Option<Variant>, route: Option<Route3m>, comple
 	let (fused, unfused) = (planes(0, 1), planes(2, 3));
 	let start = std::time::Instant::now();
 	let route = route.unwrap_or(Route3m::for_shape(m, n, k));
-	let v = variant.unwrap_or_else(|| super::pipeline::residues_variant(&g, (m, n, k), p as usize, complex.then_some(route)));
-	fused_residues_route(&g, v, route, ops, (m, n, k), &moduli, fused).unwrap();
+	let v = variant.unwrap_or_else(|| residues::residues_variant(&g, (m, n, k), p as usize, complex.then_some(route)));
+	let imposed = Imposed {
+		variant: Some(v),
+		route: Some(route),
+	};
+	fused_residues(&g, ops, (m, n, k), &moduli, fused, imposed).unwrap();
 	g.stream.synchronize().unwrap();
 	let t_fused = start.elapsed();
 	let start = std::time::Instant::now();
@@ -524,7 +543,8 @@ fn fused_modulus_arithmetic_is_exact_for_every_int32() {
 /// column shifts, non-finite flags (those entries keep their old value), alpha and accumulation,
 /// on shapes with partial segments, a single row (every entry starts a column) and several segments per warp
 fn crt_matches_the_oracle<T: Scalar>() {
-	use super::pipeline::{Job, Output, ResiduePlanes, launch_crt};
+	use super::crt::launch_crt;
+	use super::job::{Job, Output, ResiduePlanes};
 	use crate::fp::scale_pow2;
 	use crate::scheme2::sym_mod;
 	let g = gpu().unwrap();
@@ -650,7 +670,7 @@ fn a_matrix_allocation_frees_kept_scratch_when_memory_runs_out() {
 		g.ctx.bind_to_thread().unwrap();
 		let (free, _) = cudarc::driver::result::mem_get_info().unwrap();
 		// scratch that leaves half the matrix free
-		g.scratch(30, free - MATRIX / 2).unwrap();
+		g.scratch(Slot::Bench(0), free - MATRIX / 2).unwrap();
 	}
 	const COLS: usize = MATRIX / 8 / 8192;
 	let m =
@@ -658,7 +678,7 @@ fn a_matrix_allocation_frees_kept_scratch_when_memory_runs_out() {
 	assert_eq!(m.download().unwrap()[(8191, COLS - 1)], 0.0);
 	drop(m);
 	// the pipeline's scratch is allocated again when asked for
-	assert_ne!(gpu().unwrap().scratch(30, 1 << 20).unwrap(), 0);
+	assert_ne!(gpu().unwrap().scratch(Slot::Bench(0), 1 << 20).unwrap(), 0);
 }
 
 /// frees every kept scratch buffer when dropped, so that a test that filled the GPU's memory and
@@ -695,15 +715,15 @@ fn a_product_frees_scratch_kept_in_other_slots_when_memory_runs_out() {
 		g.free_kept_scratch();
 		g.stream.synchronize().unwrap();
 		g.ctx.bind_to_thread().unwrap();
-		// kept scratch in slots 30, 31, ...: chunks of at most 8 GiB (one allocation of all the
+		// kept scratch in the benchmark's slots: chunks of at most 8 GiB (one allocation of all the
 		// memory failed on an H200), halved when refused, down to 64 MiB. What stays free is then
 		// less than 128 MiB, less than the product's scratch (per operand 18 residue planes of 4
 		// MiB, and 18 product planes of 4 MiB)
-		let (mut slot, mut bytes) = (30, 8usize << 30);
+		let (mut slot, mut bytes) = (0, 8usize << 30);
 		while bytes >= 64 << 20 {
 			let (available, _) = cudarc::driver::result::mem_get_info().unwrap();
 			bytes = bytes.min(available.saturating_sub(8 << 20));
-			if g.scratch(slot, bytes).is_ok() {
+			if g.scratch(Slot::Bench(slot), bytes).is_ok() {
 				slot += 1;
 			} else {
 				bytes /= 2;
@@ -711,7 +731,7 @@ fn a_product_frees_scratch_kept_in_other_slots_when_memory_runs_out() {
 		}
 	}
 	emu.matmul_device(&mut dc, Accum::Replace, &da, &db, 1.0, Precision::F64)
-		.expect("the scratch kept in slots 30.. freed for the product");
+		.expect("the scratch kept in the benchmark's slots freed for the product");
 	assert!(free() > 1 << 30, "the product ran without needing the kept scratch freed");
 	let mut c = faer::Mat::<f64>::zeros(N, N);
 	let oracle = Emulator::with_backend(Backend::CpuEmulation).unwrap().with_native_candidate(false);
@@ -729,7 +749,8 @@ fn a_product_frees_scratch_kept_in_other_slots_when_memory_runs_out() {
 /// `bound_maxima` pass) equal the CPU's bit for bit, under both scalings, on shapes with ragged
 /// blocks and on inputs where the window loses pairings: so both backends certify the same plans
 fn bound_matches<T: Scalar>() {
-	use super::pipeline::{coarse_maxima, download_stats, launch_stats};
+	use super::scheme_two::coarse_maxima;
+	use super::stats::{download_stats, launch_stats};
 	use crate::Scaling;
 	use crate::testing::{InnerPattern, Pair, pair};
 	let families = [

@@ -22,73 +22,23 @@
 //! ([`Meeting`]); the passes that decide the plan meet to pool their ranges and bounds.
 
 use super::device::{Device, Gpu, driver, gpu_at};
+use super::footprint::spans;
+use super::job::{Columns, DeviceOperand, Given, How, Outcome, Output};
 use super::matrix::DeviceMatrix;
 use super::meeting::Meeting;
-use super::pipeline::{self, Columns, DeviceOperand, Given, How, Outcome, Output, ResiduePlanes, operand_stats, pad16};
+use super::panels::{Operand, Panels, split};
+use super::pipeline;
+use super::slot::Slot;
 use super::staging::{self, Drain};
+use super::stats::operand_stats;
 use crate::balance::{Range, normal_exponents, shifts};
 use crate::bound::{Bound, RowMaxima};
 use crate::emulator::Settings;
 use crate::policy::{Choice, PolicyInput};
-use crate::scheme2::MAX_MODULI;
 use crate::{Accum, Error, PhaseTimes, Precision, Scalar, Scaling};
-use cudarc::driver::{CudaEvent, CudaStream};
-use faer::{MatMut, MatRef};
+use faer::MatMut;
 use std::ops::Range as Span;
-use std::sync::Arc;
 use std::time::Instant;
-
-/// the smallest tile side the halving goes down to: below it, a product that does not fit is an
-/// out-of-memory error
-const MIN_TILE: usize = 64;
-
-/// an upper bound of the device memory the pipeline takes for an `m x n x k` product of `T`: the
-/// staged operands and result, their balanced copies, the error bound's windows and INT32
-/// magnitude products, the split planes of the widest plan (20 moduli, three planes each for
-/// complex operands) and the residue planes of the product
-pub(crate) fn footprint<T: Scalar>((m, n, k): (usize, usize, usize)) -> usize {
-	let (size, kpad, moduli) = (size_of::<T>(), pad16(k), MAX_MODULI as usize);
-	let (planes, parts) = if T::IS_COMPLEX { (3, 2) } else { (1, 1) };
-	let operands = size * (m * k + k * n);
-	let result = size * m * n;
-	let bound = parts * (m + n) * kpad + parts * 4 * m * n;
-	let split = planes * moduli * (m + n) * kpad;
-	let residues = parts * moduli * ResiduePlanes::stride(m, n);
-	2 * operands + result + bound + split + residues
-}
-
-/// the device memory a tile of a tiled product takes: its [`footprint`], and the second buffers
-/// its panels and output take turns with
-fn tile_footprint<T: Scalar>((m, n, k): (usize, usize, usize)) -> usize {
-	footprint::<T>((m, n, k)) + size_of::<T>() * ((m + n) * k + m * n)
-}
-
-/// the tile of the output `(rows, columns)` whose [`tile_footprint`] fits in `budget` bytes: the whole
-/// product where it fits, otherwise the larger side halved until it does; `None` where not even
-/// tiles of [`MIN_TILE`] do (or, for products that fit, a single tile)
-pub(crate) fn tile<T: Scalar>((m, n, k): (usize, usize, usize), budget: usize) -> Option<(usize, usize)> {
-	let (mut ti, mut tj) = (m.max(1), n.max(1));
-	while tile_footprint::<T>((ti, tj, k)) > budget {
-		if ti >= tj && ti > MIN_TILE {
-			ti = ti.div_ceil(2);
-		} else if tj > MIN_TILE {
-			tj = tj.div_ceil(2);
-		} else {
-			return None;
-		}
-	}
-	Some((ti, tj))
-}
-
-/// the spans of `len` in pieces of `size` (the last one ragged)
-fn spans(len: usize, size: usize) -> Vec<Span<usize>> {
-	(0..len.div_ceil(size)).map(|t| t * size..((t + 1) * size).min(len)).collect()
-}
-
-/// `count` consecutive spans that cover `len` as evenly as can be (empty ones where `count > len`)
-pub(crate) fn split(len: usize, count: usize) -> Vec<Span<usize>> {
-	(0..count).map(|p| p * len / count..(p + 1) * len / count).collect()
-}
 
 /// the column panels of row panel `i` in the order they are visited: forwards, then backwards on
 /// the next row panel, so that the last panel of `B` a row panel read is the first the next reads
@@ -104,7 +54,7 @@ fn serpentine(i: usize, cols: usize) -> Box<dyn Iterator<Item = usize>> {
 /// the column tiles of an in-core host product's output: 8 from 1 GiB of output, 4 from 256 MiB,
 /// 2 from 64 MiB, otherwise 1. The last tile's download is all that is left after the compute; a
 /// tile repeats the launches of the products and the CRT, which a smaller output would not pay for
-fn column_tiles<T: Scalar>(m: usize, n: usize) -> usize {
+pub(super) fn column_tiles<T: Scalar>(m: usize, n: usize) -> usize {
 	match m * n * size_of::<T>() {
 		bytes if bytes >= 1 << 30 => 8,
 		bytes if bytes >= 256 << 20 => 4,
@@ -120,15 +70,7 @@ fn without_bound<T: Scalar>(
 	(m, n, k): (usize, usize, usize),
 	(precision, settings): (Precision, Settings),
 ) -> Result<Given, PolicyInput<'static>> {
-	let input = PolicyInput {
-		bound: None,
-		parts: None,
-		shape: (m, n, k),
-		complex: T::IS_COMPLEX,
-		mantissa: T::MANTISSA_BITS,
-		scaling: settings.scaling,
-		native_candidate: settings.native_candidate,
-	};
+	let input = PolicyInput::of::<T>((m, n, k), (settings.scaling, settings.native_candidate), None);
 	let given = |choice| Ok(Given { balance: None, choice });
 	if m == 0 || n == 0 || k == 0 || input.skips_bound(precision) {
 		given(Choice::native(m))
@@ -137,42 +79,6 @@ fn without_bound<T: Scalar>(
 	} else {
 		Err(input)
 	}
-}
-
-/// `dst = alpha A B (+ dst)` for operands staged whole at `a` and `b`, the output at `out`: in
-/// [`column_tiles`], each downloaded into `dst` while the next computes (where the route computes
-/// the output whole, downloaded whole). Returns the outcome and the host time of the download
-pub(crate) fn in_core<T: Scalar>(
-	gpu: &Gpu,
-	(a, b, out): (DeviceOperand, DeviceOperand, Output),
-	dst: MatMut<'_, T>,
-	alpha: T,
-	(precision, settings): (Precision, Settings),
-) -> Result<(Outcome, std::time::Duration), Error> {
-	let (m, n) = (a.rows, b.rows);
-	let chunk = settings.staging_bytes;
-	let count = column_tiles::<T>(m, n);
-	if count == 1 {
-		let outcome = pipeline::product(gpu, a, b, out, alpha, How::plain(precision, settings), (None, None))?;
-		return Ok((outcome, staging::download(gpu, out.ptr, dst, chunk)?));
-	}
-	let size = size_of::<T>();
-	std::thread::scope(|scope| {
-		let drain = Drain::start(scope, gpu, chunk)?;
-		let mut rest = Some(dst);
-		let mut send = |cols: Span<usize>| -> Result<(), Error> {
-			let (block, right) = rest.take().expect("columns handed on once, in order").split_at_col_mut(cols.len());
-			rest = Some(right);
-			drain.send(gpu, block, out.ptr + (cols.start * m * size) as u64)
-		};
-		let mut columns = Columns::new(count, &mut send);
-		let how = How {
-			columns: Some(&mut columns),
-			..How::plain(precision, settings)
-		};
-		let outcome = pipeline::product(gpu, a, b, out, alpha, how, (None, None))?;
-		Ok((outcome, drain.finish(gpu)?))
-	})
 }
 
 /// the outcome of a product computed in tiles, as they complete
@@ -230,125 +136,6 @@ impl<'a> Tiles<'a> {
 	}
 }
 
-/// the rows and columns of a block of a matrix
-type Block = (Span<usize>, Span<usize>);
-
-/// two device buffers that the panels of one operand take turns in, uploaded on a stream of their
-/// own: a panel's transfer overlaps the compute stream's work on the panel before it. A panel that
-/// every pipeline needs is shared out: each uploads a piece of its columns and copies the others'
-/// pieces from their buffers, GPU to GPU
-struct Ring {
-	at: [u64; 2],
-	up: Arc<CudaStream>,
-	chunk: usize,
-	next: usize,
-	/// per buffer: the panel it holds
-	held: [Option<Block>; 2],
-	/// per buffer: what its next upload waits for, the compute stream's reads of it and the
-	/// other pipelines' copies out of it
-	readers: [Vec<Arc<CudaEvent>>; 2],
-	/// the buffer of the panel last handed out
-	used: Option<usize>,
-}
-
-impl Ring {
-	/// a ring in scratch slots `slots`, for panels of up to `bytes`
-	fn new(gpu: &Gpu, slots: [usize; 2], bytes: usize, chunk: usize) -> Result<Self, Error> {
-		Ok(Ring {
-			at: [gpu.scratch(slots[0], bytes)?, gpu.scratch(slots[1], bytes)?],
-			up: gpu.ctx.new_stream().map_err(driver)?,
-			chunk,
-			next: 0,
-			held: [None, None],
-			readers: Default::default(),
-			used: None,
-		})
-	}
-
-	/// the panel `src` (named `key`) on the device, column-major, once the compute stream reaches
-	/// it: where a buffer holds it already, that one. With `shared`, every pipeline of the meeting
-	/// asks for the same panels in the same order, and each uploads its piece of the columns only
-	fn panel<T: Scalar>(
-		&mut self,
-		gpu: &Gpu,
-		(src, key): (MatRef<'_, T>, Block),
-		shared: Option<(&Meeting, usize)>,
-		upload: &mut std::time::Duration,
-	) -> Result<u64, Error> {
-		if let Some(b) = (0..2).find(|&b| self.held[b].as_ref() == Some(&key)) {
-			self.used = Some(b);
-			return Ok(self.at[b]);
-		}
-		let (b, at) = (self.next, self.at[self.next]);
-		self.next ^= 1;
-		for reader in self.readers[b].drain(..) {
-			self.up.wait(&reader).map_err(driver)?;
-		}
-		let (rows, size) = (src.nrows(), size_of::<T>());
-		let offset = |cols: &Span<usize>| (cols.start * rows * size) as u64;
-		let count = shared.map_or(1, |(meeting, _)| meeting.count());
-		let pieces = split(src.ncols(), count);
-		let mine = &pieces[shared.map_or(0, |(_, me)| me)];
-		let piece = src.subcols(mine.start, mine.len());
-		*upload += staging::upload_on(&self.up, &mut gpu.staging.borrow_mut(), piece, at + offset(mine), self.chunk)?;
-		let uploaded = Arc::new(event(gpu, &self.up)?);
-		let ready = match shared {
-			Some((meeting, me)) if count > 1 => {
-				let all = meeting.exchange(me, (at, uploaded, gpu.ctx.clone()))?;
-				for (cols, (theirs, uploaded, ctx)) in pieces.iter().zip(&all).filter(|(cols, _)| *cols != mine && !cols.is_empty()) {
-					self.up.wait(uploaded).map_err(driver)?;
-					// SAFETY: both buffers hold the panel's columns `cols` (the other pipeline's
-					// uploaded, as the wait above orders); the other does not write its buffer
-					// again before the event recorded after this copy
-					unsafe {
-						cudarc::driver::result::memcpy_peer_async(
-							gpu.ctx.cu_ctx(),
-							at + offset(cols),
-							ctx.cu_ctx(),
-							theirs + offset(cols),
-							cols.len() * rows * size,
-							self.up.cu_stream(),
-						)
-					}
-					.map_err(driver)?;
-				}
-				let copied = Arc::new(event(gpu, &self.up)?);
-				let all = meeting.exchange(me, copied.clone())?;
-				self.readers[b].extend(all.into_iter().enumerate().filter(|&(e, _)| e != me).map(|(_, c)| c));
-				copied
-			},
-			_ => uploaded,
-		};
-		gpu.stream.wait(&ready).map_err(driver)?;
-		(self.held[b], self.used) = (Some(key), Some(b));
-		Ok(at)
-	}
-
-	/// marks the compute stream's work so far as a reader of the panel last handed out
-	fn read(&mut self, gpu: &Gpu) -> Result<(), Error> {
-		if let Some(b) = self.used {
-			self.readers[b].push(Arc::new(event(gpu, &gpu.stream)?));
-		}
-		Ok(())
-	}
-}
-
-/// an event recorded on `stream` now
-fn event(gpu: &Gpu, stream: &CudaStream) -> Result<CudaEvent, Error> {
-	let event = gpu.ctx.new_event(None).map_err(driver)?;
-	event.record(stream).map_err(driver)?;
-	Ok(event)
-}
-
-/// an operand of a tiled product
-#[derive(Clone, Copy)]
-pub(crate) enum Operand<'a, T: Scalar> {
-	/// a host matrix: its panels uploaded as the tiles need them
-	Host(MatRef<'a, T>),
-	/// a device matrix split by rows over the product's pipelines, in their order
-	Device(&'a DeviceMatrix<T>),
-}
-
 /// the destination of a tiled product
 pub(crate) enum Sink<'a, T: Scalar> {
 	/// a host matrix: the tiles downloaded as they complete
@@ -356,82 +143,6 @@ pub(crate) enum Sink<'a, T: Scalar> {
 	/// a device matrix split by rows over the product's pipelines, in their order: the tiles
 	/// written in place
 	Device(&'a DeviceMatrix<T>),
-}
-
-/// one pipeline's panels of one operand
-enum Side<'a, T: Scalar> {
-	/// uploaded from the host matrix
-	Host(MatRef<'a, T>, Ring),
-	/// on the device: column-major at `ptr` with leading dimension `ld`, its first row (of `A`)
-	/// or column (of `B`) that of the operand's `first`; complete once `ready` is, where given
-	Device {
-		ptr: u64,
-		ld: usize,
-		first: usize,
-		ready: Option<CudaEvent>,
-	},
-}
-
-/// a pipeline's panels of a tiled product: rows of `A` and columns of `B`, over all of K
-struct Panels<'a, T: Scalar> {
-	a: Side<'a, T>,
-	b: Side<'a, T>,
-	/// the host time of the uploads
-	upload: std::time::Duration,
-}
-
-impl<T: Scalar> Panels<'_, T> {
-	/// rows `rows` of `A` (column-major)
-	fn a(&mut self, gpu: &Gpu, k: usize, rows: &Span<usize>) -> Result<DeviceOperand, Error> {
-		let (ptr, cs) = match &mut self.a {
-			Side::Host(lhs, ring) => {
-				let panel = (lhs.subrows(rows.start, rows.len()), (rows.clone(), 0..k));
-				(ring.panel(gpu, panel, None, &mut self.upload)?, rows.len())
-			},
-			Side::Device { ptr, ld, first, .. } => (*ptr + ((rows.start - *first) * size_of::<T>()) as u64, *ld),
-		};
-		Ok(DeviceOperand {
-			ptr,
-			rows: rows.len(),
-			k,
-			rs: 1,
-			cs: cs.max(1) as i64,
-		})
-	}
-
-	/// columns `cols` of `B` (column-major: K-major rows of `B^T`); every pipeline of `meeting`
-	/// asks for the same panels in the same order
-	fn b(&mut self, gpu: &Gpu, k: usize, cols: &Span<usize>, meeting: (&Meeting, usize)) -> Result<DeviceOperand, Error> {
-		let (ptr, rs) = match &mut self.b {
-			Side::Host(rhs, ring) => {
-				let panel = (rhs.subcols(cols.start, cols.len()), (0..k, cols.clone()));
-				(ring.panel(gpu, panel, Some(meeting), &mut self.upload)?, k)
-			},
-			Side::Device { ptr, ld, first, ready } => {
-				if let Some(ready) = ready.take() {
-					gpu.stream.wait(&ready).map_err(driver)?;
-				}
-				(*ptr + ((cols.start - *first) * *ld * size_of::<T>()) as u64, *ld)
-			},
-		};
-		Ok(DeviceOperand {
-			ptr,
-			rows: cols.len(),
-			k,
-			rs: rs.max(1) as i64,
-			cs: 1,
-		})
-	}
-
-	/// the compute stream's work so far read the panels last handed out
-	fn read(&mut self, gpu: &Gpu) -> Result<(), Error> {
-		for side in [&mut self.a, &mut self.b] {
-			if let Side::Host(_, ring) = side {
-				ring.read(gpu)?;
-			}
-		}
-		Ok(())
-	}
 }
 
 /// a tiled product, as every pipeline's thread sees it
@@ -599,16 +310,20 @@ fn on_every_gpu<'a, T: Scalar, R: Send>(
 /// one pipeline's share of a tiled product: its panels set up, the plan decided with the
 /// others, its tiles computed
 fn run_share<T: Scalar>(gpu: &Gpu, job: &Tiled<'_, T>, share: &mut Share<'_, T>) -> Result<Done, Error> {
-	let mut panels = panels(gpu, job, share.me)?;
+	let (rows, cols) = (&job.rows[..], &job.cols[..]);
+	let operands = (job.lhs, job.rhs);
+	let mut panels = Panels::new(
+		gpu,
+		operands,
+		(rows, cols, job.shape.2),
+		job.settings.staging_bytes,
+		(&job.meeting, share.me),
+	)?;
 	let start = Instant::now();
 	let given = decide(gpu, job, share.me, &mut panels)?;
 	let bound = start.elapsed().saturating_sub(panels.upload);
 	let (outcome, download) = compute(gpu, job, share, &mut panels, &given)?;
-	for side in [&panels.a, &panels.b] {
-		if let Side::Host(_, ring) = side {
-			ring.up.synchronize().map_err(driver)?;
-		}
-	}
+	panels.synchronize()?;
 	gpu.stream.synchronize().map_err(driver)?;
 	let times = PhaseTimes {
 		upload: panels.upload,
@@ -617,100 +332,6 @@ fn run_share<T: Scalar>(gpu: &Gpu, job: &Tiled<'_, T>, share: &mut Share<'_, T>)
 		..PhaseTimes::default()
 	};
 	Ok(Done { outcome, given, times })
-}
-
-/// pipeline `me`'s panels: host operands through rings of two buffers each (scratch slots 40
-/// and 46 for `A`, 41 and 45 for `B`); device ones where they are, `B` whole on every pipeline
-/// (its parts copied together into scratch slot 47 where it is split)
-fn panels<'a, T: Scalar>(gpu: &Gpu, job: &Tiled<'a, T>, me: usize) -> Result<Panels<'a, T>, Error> {
-	let (_, _, k) = job.shape;
-	let (size, chunk) = (size_of::<T>(), job.settings.staging_bytes);
-	let widest = |spans: &[Span<usize>]| spans.iter().map(Span::len).max().unwrap_or(0);
-	let a = match job.lhs {
-		Operand::Host(lhs) => Side::Host(lhs, Ring::new(gpu, [40, 46], (widest(&job.rows) * k * size).max(1), chunk)?),
-		Operand::Device(lhs) => {
-			let part = &lhs.parts[me];
-			Side::Device {
-				ptr: part.ptr(gpu),
-				ld: part.rows.len(),
-				first: part.rows.start,
-				ready: None,
-			}
-		},
-	};
-	let b = match job.rhs {
-		Operand::Host(rhs) => Side::Host(rhs, Ring::new(gpu, [41, 45], (widest(&job.cols) * k * size).max(1), chunk)?),
-		Operand::Device(rhs) if rhs.parts.len() == 1 => Side::Device {
-			ptr: rhs.parts[0].ptr(gpu),
-			ld: k,
-			first: 0,
-			ready: None,
-		},
-		Operand::Device(rhs) => {
-			let (ptr, ready) = gather(gpu, rhs, (&job.meeting, me))?;
-			Side::Device {
-				ptr,
-				ld: k,
-				first: 0,
-				ready: Some(ready),
-			}
-		},
-	};
-	Ok(Panels {
-		a,
-		b,
-		upload: std::time::Duration::ZERO,
-	})
-}
-
-/// the whole of `rhs`, split by rows over the pipelines of `meeting`, on pipeline `me` (scratch
-/// slot 47, column-major): every part copied there, GPU to GPU, once the work its pipeline had
-/// enqueued before is complete, on a stream of its own (the compute stream's work on `A` goes on
-/// meanwhile); the event after the copies
-fn gather<T: Scalar>(gpu: &Gpu, rhs: &DeviceMatrix<T>, (meeting, me): (&Meeting, usize)) -> Result<(u64, CudaEvent), Error> {
-	use cudarc::driver::sys;
-	let (k, n, size) = (rhs.nrows(), rhs.ncols(), size_of::<T>());
-	let whole = gpu.scratch(47, (k * n * size).max(1))?;
-	let copies = gpu.ctx.new_stream().map_err(driver)?;
-	let part = &rhs.parts[me];
-	let written = Arc::new(event(gpu, &gpu.stream)?);
-	let parts = meeting.exchange(me, (part.ptr(gpu), part.rows.clone(), written, gpu.ctx.clone()))?;
-	for (ptr, rows, written, ctx) in parts.iter().filter(|p| !p.1.is_empty() && n > 0) {
-		copies.wait(written).map_err(driver)?;
-		let copy = sys::CUDA_MEMCPY3D_PEER {
-			srcXInBytes: 0,
-			srcY: 0,
-			srcZ: 0,
-			srcLOD: 0,
-			srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
-			srcHost: std::ptr::null(),
-			srcDevice: *ptr,
-			srcArray: std::ptr::null_mut(),
-			srcContext: ctx.cu_ctx(),
-			srcPitch: rows.len() * size,
-			srcHeight: n,
-			dstXInBytes: rows.start * size,
-			dstY: 0,
-			dstZ: 0,
-			dstLOD: 0,
-			dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
-			dstHost: std::ptr::null_mut(),
-			dstDevice: whole,
-			dstArray: std::ptr::null_mut(),
-			dstContext: gpu.ctx.cu_ctx(),
-			dstPitch: k * size,
-			dstHeight: n,
-			WidthInBytes: rows.len() * size,
-			Height: n,
-			Depth: 1,
-		};
-		// SAFETY: the source part holds `rows` x n elements (leading dimension rows), the
-		// destination k x n; the part is not written while the product holds the matrix
-		unsafe { sys::cuMemcpy3DPeerAsync(&copy, copies.cu_stream()) }
-			.result()
-			.map_err(driver)?;
-	}
-	Ok((whole, event(gpu, &copies)?))
 }
 
 /// the whole product's balancing and choice from passes every pipeline runs over its panels: the
@@ -804,24 +425,19 @@ fn compute<T: Scalar>(
 	panels: &mut Panels<'_, T>,
 	given: &Given,
 ) -> Result<(Option<Outcome>, std::time::Duration), Error> {
-	let (m, _, k) = job.shape;
-	let (size, chunk, me) = (size_of::<T>(), job.settings.staging_bytes, share.me);
+	let (m, n, k) = job.shape;
+	let (size, me) = (size_of::<T>(), share.me);
 	let replace_empty = job.accum == Accum::Replace && k == 0;
 	let part = job.dst.map(|dst| &dst.parts[me]);
 	std::thread::scope(|scope| {
-		let drain = match part {
-			None => Some(Drain::start(scope, gpu, chunk)?),
+		let mut host = match part {
+			None => Some(HostTiles::start(scope, gpu, job.settings.staging_bytes)?),
 			Some(part) => {
 				if replace_empty {
 					// the native product of an empty inner dimension scales the destination by 0
 					// SAFETY: the part holds its rows x n elements
 					unsafe {
-						cudarc::driver::result::memset_d8_async(
-							part.ptr(gpu),
-							0,
-							part.rows.len() * job.shape.1 * size,
-							gpu.stream.cu_stream(),
-						)
+						cudarc::driver::result::memset_d8_async(part.ptr(gpu), 0, part.rows.len() * n * size, gpu.stream.cu_stream())
 					}
 					.map_err(driver)?;
 				}
@@ -829,8 +445,6 @@ fn compute<T: Scalar>(
 			},
 		};
 		let mut tiles = Tiles::new(m, given);
-		// per tile still in an output buffer: the downloads it was sent in
-		let (mut pending, mut drained) = (std::collections::VecDeque::new(), 0);
 		let mine = &job.rows[me * job.per_share..(me + 1) * job.per_share];
 		for (local, r) in mine.iter().enumerate() {
 			let tile_given = tiles.given(r.clone());
@@ -841,55 +455,20 @@ fn compute<T: Scalar>(
 					continue;
 				}
 				let a = panels.a(gpu, k, r)?;
-				let accumulate = job.accum == Accum::Add;
 				let how = How {
 					given: Some(&tile_given),
 					..How::plain(job.precision, job.settings)
 				};
-				let outcome = match (&drain, part) {
-					(Some(drain), _) => {
-						// the output buffer of two tiles ago: written once its downloads are under way
-						if pending.len() == 2 {
-							(0..pending.pop_front().unwrap_or(0)).try_for_each(|_| drain.reuse(gpu))?;
-						}
-						let at = gpu.scratch([42, 44][drained % 2], (r.len() * c.len()).max(1) * size)?;
+				let outcome = match (&mut host, part) {
+					(Some(host), _) => {
 						let block = share.blocks[local * job.cols.len() + j].take().expect("one block per tile");
-						if accumulate {
-							panels.upload += staging::upload(gpu, block.as_ref(), at, chunk)?;
-						} else if replace_empty {
-							// SAFETY: the slot holds the tile
-							unsafe { cudarc::driver::result::memset_d8_async(at, 0, r.len() * c.len() * size, gpu.stream.cu_stream()) }
-								.map_err(driver)?;
-						}
-						let out = Output {
-							ptr: at,
-							ld: r.len(),
-							accumulate,
-							remainder: 0,
-						};
-						// the tile's columns downloaded as they complete
-						let (mut rest, mut sends) = (Some(block), 0);
-						let mut send = |cols: Span<usize>| -> Result<(), Error> {
-							let (piece, right) = rest.take().expect("columns handed on once, in order").split_at_col_mut(cols.len());
-							rest = Some(right);
-							sends += 1;
-							drain.send(gpu, piece, at + (cols.start * r.len() * size) as u64)
-						};
-						let mut columns = Columns::new(column_tiles::<T>(r.len(), c.len()), &mut send);
-						let how = How {
-							columns: Some(&mut columns),
-							..how
-						};
-						let outcome = pipeline::product(gpu, a, b, out, job.alpha, how, (None, None))?;
-						pending.push_back(sends);
-						drained += 1;
-						outcome
+						host.product(gpu, block, (a, b), (job.accum, job.alpha), how, &mut panels.upload)?
 					},
 					(None, Some(part)) => {
 						let out = Output {
 							ptr: part.ptr(gpu) + ((r.start - part.rows.start + c.start * part.rows.len()) * size) as u64,
 							ld: part.rows.len(),
-							accumulate,
+							accumulate: job.accum == Accum::Add,
 							remainder: 0,
 						};
 						pipeline::product(gpu, a, b, out, job.alpha, how, (None, None))?
@@ -900,35 +479,77 @@ fn compute<T: Scalar>(
 				panels.read(gpu)?;
 			}
 		}
-		let download = drain.map(|d| d.finish(gpu)).transpose()?.unwrap_or_default();
+		let download = host.map(|h| h.drain.finish(gpu)).transpose()?.unwrap_or_default();
 		Ok((mine.iter().any(|r| !r.is_empty()).then(|| tiles.outcome()), download))
 	})
 }
 
-#[cfg(test)]
-mod tests {
-	use super::*;
-	use faer::c64;
+/// the tiles of a host destination: computed in two output buffers in turn, each downloaded into
+/// its block in column pieces as they complete
+struct HostTiles<'scope, T: Scalar> {
+	drain: Drain<'scope, T>,
+	chunk: usize,
+	/// per tile still in an output buffer, the downloads it was sent in
+	pending: std::collections::VecDeque<usize>,
+	/// the tiles computed so far
+	computed: usize,
+}
 
-	/// the tiles cover the output once; a product that fits is one tile; the halving stops at
-	/// what fits, and reports what does not
-	#[test]
-	fn tiles_fit_the_budget() {
-		let shape = (1000, 700, 300);
-		assert_eq!(tile::<f64>(shape, tile_footprint::<f64>(shape)), Some((1000, 700)));
-		let budget = tile_footprint::<c64>(shape) / 5;
-		let (ti, tj) = tile::<c64>(shape, budget).unwrap();
-		assert!(tile_footprint::<c64>((ti, tj, 300)) <= budget && (ti, tj) != (1000, 700));
-		assert_eq!(tile::<f64>((10_000, 10_000, 1 << 30), 1 << 30), None);
-		for (len, size) in [(1000, 250), (1000, 333), (7, 10), (1, 1)] {
-			let s = spans(len, size);
-			assert_eq!((s[0].start, s.last().unwrap().end), (0, len));
-			assert!(s.windows(2).all(|w| w[0].end == w[1].start) && s.iter().all(|x| !x.is_empty() && x.len() <= size));
+impl<'scope, T: Scalar> HostTiles<'scope, T> {
+	fn start<'env>(scope: &'scope std::thread::Scope<'scope, 'env>, gpu: &Gpu, chunk: usize) -> Result<Self, Error> {
+		Ok(HostTiles {
+			drain: Drain::start(scope, gpu, chunk)?,
+			chunk,
+			pending: Default::default(),
+			computed: 0,
+		})
+	}
+
+	/// the tile `block` of the destination: `alpha a b`, added to the block (uploaded first, its
+	/// host time added to `upload`) for [`Accum::Add`]
+	fn product(
+		&mut self,
+		gpu: &Gpu,
+		block: MatMut<'scope, T>,
+		(a, b): (DeviceOperand, DeviceOperand),
+		(accum, alpha): (Accum, T),
+		how: How<'_>,
+		upload: &mut std::time::Duration,
+	) -> Result<Outcome, Error> {
+		let (rows, cols, size) = (block.nrows(), block.ncols(), size_of::<T>());
+		// the output buffer of two tiles ago: written once its downloads are under way
+		if self.pending.len() == 2 {
+			(0..self.pending.pop_front().unwrap_or(0)).try_for_each(|_| self.drain.reuse(gpu))?;
 		}
-		for (len, count) in [(1000, 3), (5, 8), (0, 2), (7, 7)] {
-			let s = split(len, count);
-			assert_eq!((s.len(), s[0].start, s.last().unwrap().end), (count, 0, len));
-			assert!(s.windows(2).all(|w| w[0].end == w[1].start && w[0].len().abs_diff(w[1].len()) <= 1));
+		let at = gpu.scratch([Slot::StagedC, Slot::SecondC][self.computed % 2], (rows * cols).max(1) * size)?;
+		if accum == Accum::Add {
+			*upload += staging::upload(gpu, block.as_ref(), at, self.chunk)?;
+		} else if a.k == 0 {
+			// the native product of an empty inner dimension scales the destination by 0
+			// SAFETY: the slot holds the tile
+			unsafe { cudarc::driver::result::memset_d8_async(at, 0, rows * cols * size, gpu.stream.cu_stream()) }.map_err(driver)?;
 		}
+		let out = Output {
+			ptr: at,
+			ld: rows,
+			accumulate: accum == Accum::Add,
+			remainder: 0,
+		};
+		let (drain, mut rest, mut sends) = (&self.drain, Some(block), 0);
+		let mut send = |cols: Span<usize>| -> Result<(), Error> {
+			let (piece, right) = rest.take().expect("columns handed on once, in order").split_at_col_mut(cols.len());
+			rest = Some(right);
+			sends += 1;
+			drain.send(gpu, piece, at + (cols.start * rows * size) as u64)
+		};
+		let mut columns = Columns::new(column_tiles::<T>(rows, cols), &mut send);
+		let how = How {
+			columns: Some(&mut columns),
+			..how
+		};
+		let outcome = pipeline::product(gpu, a, b, out, alpha, how, (None, None))?;
+		self.pending.push_back(sends);
+		self.computed += 1;
+		Ok(outcome)
 	}
 }

@@ -29,7 +29,7 @@
 //!   tile's work per unit row where the count of tile rows is odd (the second tile of the last
 //!   pair lies past m), which the unit count accounts for.
 //!
-//! The costs below are measured (docs/PERF.md, issue 4 steps 14 and 16), for kernels that store
+//! The costs below are measured with `profile::chassis` on an H100, for kernels that store
 //! straight from the fragment and for the one whose epilogue stages its int8 output in shared
 //! memory: with direct stores the multicast pairs of 128 x 256 tiles are the fastest per product,
 //! so the table picks them for large products; the staged kernel's single CTA is faster than the
@@ -132,8 +132,7 @@ pub(crate) struct Rule {
 
 /// the variants in order of preference on ties, with their unit costs (see the module's docs):
 /// the time per wave of the fused real scheme II product (15 moduli, `profile::chassis`, NVIDIA
-/// H100) relative to `bn256_s4_c1`: with direct stores at n = 8192 (docs/PERF.md issue 4 step 14),
-/// staged at n = 8192 and 16384 (step 16)
+/// H100) relative to `bn256_s4_c1`: with direct stores at n = 8192, staged at n = 8192 and 16384
 pub(crate) const TABLE: [Rule; 4] = [
 	// multicast pair of 128 x 256 tiles, from K = 8192 on (at K = 4096 the pair took 1.05-1.14x
 	// the single CTA's time on the H200, 0.97-1.03x on the H100): direct, a wave in 94% of the
@@ -203,7 +202,7 @@ mod tests {
 	fn every_variant_fits_and_is_in_the_table() {
 		for v in VARIANTS {
 			assert!(
-				v.smem(STAGED_ENTRY) <= 232_448,
+				v.smem(STAGED_ENTRY) as usize <= crate::gpu::launch::SMEM_LIMIT,
 				"{}: {} bytes of shared memory",
 				v.name(),
 				v.smem(STAGED_ENTRY)

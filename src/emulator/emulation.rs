@@ -1,0 +1,292 @@
+//! the emulation on the host's cores ([`crate::Backend::CpuEmulation`]): the operands' statistics and
+//! split, the error bound and the policy's choice, the integer products and the reconstruction,
+//! bit for bit what the GPU computes
+
+use super::report::{PhaseTimes, Report, Route};
+use super::{Backend, Emulator, native_at, nonfinite_entries};
+use crate::balance;
+use crate::bound::{Bound, PartBounds};
+use crate::cpu::parts::PartOperands;
+use crate::cpu::{self, Timer};
+use crate::operand::Operand;
+use crate::policy::{Choice, PolicyInput};
+use crate::scheme2::CoarseMaxima;
+use crate::stats::{RowStats, row_stats};
+use crate::{Precision, Scalar, Scaling, Scheme};
+use faer::{Accum, Mat, MatMut, MatRef};
+use std::time::{Duration, Instant};
+
+/// the ascending union of two ascending lists of rows
+pub(crate) fn merged(x: &[usize], y: &[usize]) -> Vec<usize> {
+	let mut v: Vec<usize> = x.iter().chain(y).copied().collect();
+	v.sort_unstable();
+	v.dedup();
+	v
+}
+
+/// the entries of an `m x n` product that lie in `rows` rows or `cols` columns
+pub(crate) fn entries(m: usize, n: usize, rows: usize, cols: usize) -> usize {
+	rows * n + cols * m - rows * cols
+}
+
+pub(super) fn mask(len: usize, set: &[usize]) -> Vec<bool> {
+	let mut m = vec![false; len];
+	set.iter().for_each(|&i| m[i] = true);
+	m
+}
+
+pub(super) struct Prepared {
+	pub(super) a: Operand,
+	pub(super) b: Operand,
+	pub(super) sa: Vec<RowStats>,
+	pub(super) sb: Vec<RowStats>,
+	/// the coarse maxima of accurate scaling, where it needs them
+	pub(super) coarse: Option<CoarseMaxima>,
+	/// the operands' parts, for a plan with separately scaled parts
+	pub(super) parts: Option<PartOperands>,
+	pub(super) choice: Choice,
+	/// the error bound's and the policy's time
+	pub(super) bound_time: Duration,
+}
+
+/// `alpha * c (+ old)` in `f64`, rounded once to `T`
+#[inline]
+pub(crate) fn combine<T: Scalar>(c: (f64, f64), alpha: T, old: Option<T>) -> T {
+	let (ar, ai) = (alpha.re(), alpha.im());
+	let (re, im) = if T::IS_COMPLEX {
+		(
+			scaled_part(ar, c.0) - scaled_part(ai, c.1),
+			scaled_part(ar, c.1) + scaled_part(ai, c.0),
+		)
+	} else {
+		(scaled_part(ar, c.0), 0.0)
+	};
+	match old {
+		Some(o) => T::from_parts(o.re() + re, o.im() + im),
+		None => T::from_parts(re, im),
+	}
+}
+
+/// `a x`, or 0 where `a` is 0: a zero part of `alpha` contributes nothing, even against an infinite
+/// part of the product (`alpha = 1 + 0i` keeps `(inf, 0)` from turning into `(inf, NaN)`, as in the
+/// native product)
+#[inline]
+fn scaled_part(a: f64, x: f64) -> f64 {
+	if a == 0.0 { 0.0 } else { a * x }
+}
+
+impl Emulator {
+	pub(super) fn report<T: Scalar>(
+		&self,
+		choice: Choice,
+		shape: (usize, usize, usize),
+		nonfinite_entries: usize,
+		times: PhaseTimes,
+	) -> Report {
+		let Choice { plan, native_rows } = choice;
+		let (backend, route) = if plan.scheme == Scheme::Native {
+			(Backend::Native, Route::Native)
+		} else {
+			(self.backend, Route::Cpu)
+		};
+		Report {
+			backend,
+			plan,
+			route,
+			shape,
+			element: T::NAME,
+			nonfinite_entries,
+			native_rows,
+			times,
+			host_routing: None,
+			tiles: None,
+		}
+	}
+
+	/// the operands as the emulation sees them: for a target precision balanced along the inner
+	/// dimension ([`crate::balance`], exact: the product is unchanged)
+	pub(super) fn operands<T: Scalar>(&self, lhs: MatRef<'_, T>, rhs: MatRef<'_, T>, precision: Precision) -> (Operand, Operand) {
+		let (mut a, mut b) = (Operand::lhs(lhs), Operand::rhs(rhs));
+		if self.emulates(a.k) && precision.target_bits(T::MANTISSA_BITS, a.k).is_some() {
+			let normal = balance::normal_exponents(T::MANTISSA_BITS);
+			if let Some(d) = balance::shifts(&a.inner_ranges(), &b.inner_ranges(), normal) {
+				a.scale_inner(&d, 1);
+				b.scale_inner(&d, -1);
+			}
+		}
+		(a, b)
+	}
+
+	pub(super) fn prepare<T: Scalar>(&self, lhs: MatRef<'_, T>, rhs: MatRef<'_, T>, precision: Precision) -> Prepared {
+		let (a, b) = self.operands(lhs, rhs, precision);
+		let (sa, sb) = (row_stats(&a), row_stats(&b));
+		let shape = (a.len, b.len, a.k);
+		let start = Instant::now();
+		let coarse = self.coarse(&a, &b, precision);
+		let bound = self.bound::<T>((&a, &b), (&sa, &sb), coarse.as_ref(), precision);
+		let input = self.policy_input::<T>(bound.as_ref(), shape);
+		let mut choice = input.choose(precision);
+		let mut parts = None;
+		if let Some((ops, bounds)) = self.separate_parts::<T>(&input, &choice, (&a, &b), precision) {
+			choice = PolicyInput {
+				parts: Some(&bounds),
+				..input
+			}
+			.choose(precision);
+			parts = choice.plan.separate_parts.then_some(ops);
+		}
+		let bound_time = start.elapsed();
+		Prepared {
+			a,
+			b,
+			sa,
+			sb,
+			coarse,
+			parts,
+			choice,
+			bound_time,
+		}
+	}
+
+	/// the parts of a complex product and their bounds, where the policy weighs plans with
+	/// separately scaled parts after `choice` and their screen passes
+	pub(super) fn separate_parts<T: Scalar>(
+		&self,
+		input: &PolicyInput<'_>,
+		choice: &Choice,
+		(a, b): (&Operand, &Operand),
+		precision: Precision,
+	) -> Option<(PartOperands, PartBounds)> {
+		if !input.weighs_separate_parts(choice, precision) {
+			return None;
+		}
+		let mut ops = PartOperands::new(a, b, self.settings.scaling == Scaling::Accurate);
+		if !input.separate_parts_pay(choice, &ops.screen(T::MANTISSA_BITS), precision) {
+			return None;
+		}
+		let bounds = ops.bounds(T::MANTISSA_BITS);
+		Some((ops, bounds))
+	}
+
+	/// where a GPU context routes a host product of `shape` at a target `precision` to the host's
+	/// cores: with host routing on ([`Emulator::with_host_routing`]) and the host predicted faster
+	#[cfg(feature = "cuda")]
+	pub(super) fn host_route<T: Scalar>(
+		&self,
+		shape: (usize, usize, usize),
+		accum: Accum,
+		precision: Precision,
+	) -> Option<crate::HostRouting> {
+		if !self.settings.host_routing || precision.target_bits(T::MANTISSA_BITS, shape.2).is_none() {
+			return None;
+		}
+		let routing = crate::routing::route::<T>(shape, accum, precision, crate::routing::host_rate::<T>());
+		routing.on_host().then_some(routing)
+	}
+
+	/// whether a product of `shape` at `precision` is computed natively before any bound: where
+	/// this context does not emulate it, or where the native product is predicted faster than any
+	/// emulation plus the bound ([`PolicyInput::skips_bound`])
+	pub(super) fn goes_native<T: Scalar>(&self, shape: (usize, usize, usize), precision: Precision) -> bool {
+		!self.emulates(shape.2) || self.policy_input::<T>(None, shape).skips_bound(precision)
+	}
+
+	/// whether this context emulates a product of inner dimension `k` (not on
+	/// [`Backend::Native`], nor for K = 0)
+	pub(super) fn emulates(&self, k: usize) -> bool {
+		matches!(self.backend, Backend::CpuEmulation | Backend::Gpu) && k > 0
+	}
+
+	/// the error bound of a product at a target `precision` (`None` for explicit plans, which
+	/// skip it, and where this context computes natively)
+	pub(super) fn bound<T: Scalar>(
+		&self,
+		ops: (&Operand, &Operand),
+		stats: (&[RowStats], &[RowStats]),
+		coarse: Option<&CoarseMaxima>,
+		precision: Precision,
+	) -> Option<Bound> {
+		(self.emulates(ops.0.k) && precision.target_bits(T::MANTISSA_BITS, ops.0.k).is_some())
+			.then(|| cpu::bound::compute(ops, stats, coarse, T::MANTISSA_BITS))
+	}
+
+	/// the coarse maxima of accurate scaling, computed once for the bound and the product (as the
+	/// GPU pipeline does): under [`Scaling::Accurate`], for target precisions and scheme II plans
+	pub(super) fn coarse(&self, a: &Operand, b: &Operand, precision: Precision) -> Option<CoarseMaxima> {
+		let needed = !matches!(precision, Precision::SchemeI { .. });
+		(self.settings.scaling == Scaling::Accurate && self.emulates(a.k) && needed).then(|| cpu::coarse_maxima(a, b))
+	}
+
+	/// the policy's view of a product of `shape` with error bound `bound`
+	pub(super) fn policy_input<'s, T: Scalar>(&self, bound: Option<&'s Bound>, shape: (usize, usize, usize)) -> PolicyInput<'s> {
+		PolicyInput::of::<T>(shape, (self.settings().scaling, self.settings().native_candidate), bound)
+	}
+
+	pub(super) fn emulate<T: Scalar>(
+		&self,
+		mut dst: MatMut<'_, T>,
+		accum: Accum,
+		lhs: MatRef<'_, T>,
+		rhs: MatRef<'_, T>,
+		alpha: T,
+		precision: Precision,
+	) -> Report {
+		let mut timer = Timer::start();
+		let shape = (lhs.nrows(), rhs.ncols(), lhs.ncols());
+		if self.goes_native::<T>(shape, precision) {
+			native_at(dst, accum, lhs, rhs, alpha, precision);
+			return self.report::<T>(Choice::native(shape.0), shape, 0, timer.times());
+		}
+		let Prepared {
+			a,
+			b,
+			sa,
+			sb,
+			coarse,
+			parts,
+			choice,
+			bound_time,
+		} = self.prepare(lhs, rhs, precision);
+		timer.bound_took(bound_time);
+		let (plan, shape) = (choice.plan, (a.len, b.len, a.k));
+		if plan.scheme == Scheme::Native {
+			native_at(dst, accum, lhs, rhs, alpha, precision);
+			return self.report::<T>(choice, shape, 0, timer.times());
+		}
+		let parts = match &parts {
+			Some(ops) => ops.emulate(&plan, &mut timer),
+			None => cpu::emulate(&a, &b, (&sa, &sb), coarse.as_ref(), (&plan, false), &mut timer),
+		};
+		let m = a.len;
+		let native_rows = merged(&a.nonfinite, &choice.native_rows);
+		let (bad_rows, bad_cols) = (mask(m, &native_rows), mask(b.len, &b.nonfinite));
+		for j in (0..b.len).filter(|&j| !bad_cols[j]) {
+			for i in (0..m).filter(|&i| !bad_rows[i]) {
+				let c = (parts.re[i + j * m], parts.im.get(i + j * m).copied().unwrap_or(0.0));
+				let old = (accum == Accum::Add).then(|| dst[(i, j)]);
+				dst[(i, j)] = combine(c, alpha, old);
+			}
+		}
+		let uncertified: Vec<usize> = choice
+			.native_rows
+			.iter()
+			.copied()
+			.filter(|i| a.nonfinite.binary_search(i).is_err())
+			.collect();
+		for &i in &uncertified {
+			let mut row = Mat::<T>::zeros(1, b.len);
+			native_at(row.as_mut(), Accum::Replace, lhs.subrows(i, 1), rhs, alpha, precision);
+			for j in (0..b.len).filter(|&j| !bad_cols[j]) {
+				let (old, v) = (dst[(i, j)], row[(0, j)]);
+				dst[(i, j)] = if accum == Accum::Add {
+					T::from_parts(old.re() + v.re(), old.im() + v.im())
+				} else {
+					v
+				};
+			}
+		}
+		nonfinite_entries(dst, accum, (lhs, rhs), alpha, (&a.nonfinite, &b.nonfinite));
+		let nonfinite = entries(m, b.len, a.nonfinite.len(), b.nonfinite.len());
+		self.report::<T>(choice, shape, nonfinite, timer.times())
+	}
+}

@@ -1,0 +1,257 @@
+//! what a product on the GPU is made of: its operands and output on the device, the job every
+//! phase reads, what a tile takes from the whole product, and the phases' clock
+
+use super::device::{Gpu, driver};
+use crate::emulator::Settings;
+use crate::policy::Choice;
+use crate::{Error, PhaseTimes, Plan, Precision, Route, Scalar, Scheme};
+use cudarc::driver::LaunchConfig;
+use std::time::Duration;
+
+/// rows of an operand on the device: element `(r, h)` at `ptr + (r rs + h cs) * size_of::<T>()`
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct DeviceOperand {
+	pub ptr: u64,
+	pub rows: usize,
+	pub k: usize,
+	pub rs: i64,
+	pub cs: i64,
+}
+
+/// the product's destination: column-major, leading dimension `ld`
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Output {
+	pub ptr: u64,
+	pub ld: usize,
+	pub accumulate: bool,
+	/// real `f64` scheme II products: where not 0, the device address of the CRT values'
+	/// remainders (`f64`, laid out as the output; `crt_remainders_f64` in cuda/reconstruct.cu)
+	pub remainder: u64,
+}
+
+/// what a GPU product reports
+pub(crate) struct Outcome {
+	pub plan: Plan,
+	pub route: Route,
+	pub nonfinite_entries: usize,
+	/// ascending
+	pub native_rows: Vec<usize>,
+	pub times: PhaseTimes,
+}
+
+impl Outcome {
+	/// the whole product of `m` rows computed natively
+	pub(super) fn native(m: usize) -> Outcome {
+		Outcome {
+			plan: Plan::native(m),
+			route: Route::Native,
+			nonfinite_entries: 0,
+			native_rows: (0..m).collect(),
+			times: PhaseTimes::default(),
+		}
+	}
+
+	/// the report of this outcome for a product of `shape` (`(m, n, k)`) of `T`, taking `times`
+	pub(super) fn report<T: Scalar>(self, shape: (usize, usize, usize), times: PhaseTimes) -> crate::Report {
+		crate::Report {
+			backend: if self.plan.scheme == Scheme::Native {
+				crate::Backend::Native
+			} else {
+				crate::Backend::Gpu
+			},
+			plan: self.plan,
+			route: self.route,
+			shape,
+			element: T::NAME,
+			nonfinite_entries: self.nonfinite_entries,
+			native_rows: self.native_rows,
+			times,
+			host_routing: None,
+			tiles: None,
+		}
+	}
+}
+
+/// `ceil(x / 16) * 16`: the K padding of the int8 planes
+pub(super) fn pad16(x: usize) -> usize {
+	x.div_ceil(16) * 16
+}
+
+/// what a lap of the [`Clock`] times
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Phase {
+	/// statistics, bound, policy, scaling and conversion to int8
+	Split,
+	/// the exact integer products
+	Products,
+	/// reconstruction, native rows and entries
+	Reconstruct,
+}
+
+/// the phase boundaries, timed with device events
+pub(super) struct Clock {
+	events: Vec<cudarc::driver::CudaEvent>,
+	/// the phase of each lap (between consecutive events)
+	phases: Vec<Phase>,
+}
+
+impl Clock {
+	pub(super) fn start(gpu: &Gpu) -> Result<Self, Error> {
+		Ok(Clock {
+			events: vec![Self::event(gpu)?],
+			phases: Vec::new(),
+		})
+	}
+
+	pub(super) fn event(gpu: &Gpu) -> Result<cudarc::driver::CudaEvent, Error> {
+		let e = gpu
+			.ctx
+			.new_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT))
+			.map_err(driver)?;
+		e.record(&gpu.stream).map_err(driver)?;
+		Ok(e)
+	}
+
+	/// ends a lap of `phase`
+	pub(super) fn mark(&mut self, gpu: &Gpu, phase: Phase) -> Result<(), Error> {
+		self.events.push(Self::event(gpu)?);
+		self.phases.push(phase);
+		Ok(())
+	}
+
+	/// the time of each phase, over all its laps (waits for the last)
+	pub(super) fn phase_times(&self) -> Result<PhaseTimes, Error> {
+		let laps = self.laps()?;
+		let sum = |phase| laps.iter().zip(&self.phases).filter(|(_, p)| **p == phase).map(|(t, _)| *t).sum();
+		Ok(PhaseTimes {
+			split: sum(Phase::Split),
+			products: sum(Phase::Products),
+			reconstruct: sum(Phase::Reconstruct),
+			total: laps.iter().sum(),
+			..PhaseTimes::default()
+		})
+	}
+
+	/// the durations between consecutive marks (waits for the last)
+	pub(super) fn laps(&self) -> Result<Vec<Duration>, Error> {
+		self.events.last().map(|e| e.synchronize()).transpose().map_err(driver)?;
+		self.events
+			.windows(2)
+			.map(|w| {
+				w[0].elapsed_ms(&w[1])
+					.map(|ms| Duration::from_secs_f64(ms as f64 / 1e3))
+					.map_err(driver)
+			})
+			.collect()
+	}
+}
+
+/// everything a scheme needs besides its own constants
+#[derive(Clone, Copy)]
+pub(super) struct Job<'a, T: Scalar> {
+	pub gpu: &'a Gpu,
+	pub a: DeviceOperand,
+	pub b: DeviceOperand,
+	pub out: Output,
+	pub alpha: T,
+	/// the device addresses of the non-finite flags of the rows of `a` and `b` (one i32 per row;
+	/// entries of flagged rows and columns are left to the native fixup)
+	pub bad_rows: u64,
+	pub bad_cols: u64,
+}
+
+impl<T: Scalar> Job<'_, T> {
+	pub(super) fn dims(&self) -> (usize, usize, usize) {
+		(self.a.rows, self.b.rows, self.a.k)
+	}
+
+	/// the split kernels' tile for this element type, `(rows, K)`: 32 KiB of input, 128 bytes
+	/// of rows by 256 elements of K (`Tile` in `cuda/split.cu`)
+	pub(super) const TILE: (usize, usize) = (128 / size_of::<T>(), 256);
+
+	/// the split launch configuration of an operand: its tiles over (rows, `kpad` K), 256 threads
+	/// each
+	pub(super) fn tiles(op: &DeviceOperand, kpad: usize) -> LaunchConfig {
+		let (rows, k) = Self::TILE;
+		LaunchConfig {
+			grid_dim: (op.rows.div_ceil(rows) as u32, kpad.div_ceil(k) as u32, 1),
+			block_dim: (256, 1, 1),
+			shared_mem_bytes: 0,
+		}
+	}
+}
+
+/// what one tile of a tiled product takes from the whole product (see [`super::tiled`]), so that
+/// it computes its entries bit for bit as the whole product would: the inner balancing's shifts
+/// (`None`: none) and the choice, whose native rows are the tile's own (from 0)
+pub(crate) struct Given {
+	pub balance: Option<Vec<i32>>,
+	pub choice: Choice,
+}
+
+/// what a product computes besides its operands: the precision, the context's settings, for a
+/// tile of a larger product what it takes from the whole (`given`), and where the output's
+/// columns go as they complete (`columns`)
+pub(crate) struct How<'a> {
+	pub precision: Precision,
+	pub settings: Settings,
+	pub given: Option<&'a Given>,
+	pub columns: Option<&'a mut Columns<'a>>,
+}
+
+impl How<'_> {
+	/// a whole product at `precision`
+	pub fn plain(precision: Precision, settings: Settings) -> Self {
+		How {
+			precision,
+			settings,
+			given: None,
+			columns: None,
+		}
+	}
+}
+
+/// an output computed in column tiles where the route allows (scheme II): each tile is handed on
+/// once its work is enqueued, so that its download overlaps the next tiles' compute. Every
+/// column is handed on once, in order; routes that compute the output whole hand it on whole
+pub(crate) struct Columns<'a> {
+	pub tiles: usize,
+	sent: usize,
+	send: &'a mut dyn FnMut(std::ops::Range<usize>) -> Result<(), Error>,
+}
+
+impl<'a> Columns<'a> {
+	/// `tiles` column tiles, handed to `send`
+	pub fn new(tiles: usize, send: &'a mut dyn FnMut(std::ops::Range<usize>) -> Result<(), Error>) -> Self {
+		Columns { tiles, sent: 0, send }
+	}
+
+	pub(super) fn send(&mut self, cols: std::ops::Range<usize>) -> Result<(), Error> {
+		debug_assert_eq!(cols.start, self.sent, "columns are handed on in order");
+		self.sent = cols.end;
+		(self.send)(cols)
+	}
+
+	/// hands on the columns up to `n` not handed on yet
+	pub(super) fn finish(&mut self, n: usize) -> Result<(), Error> {
+		if self.sent < n { self.send(self.sent..n) } else { Ok(()) }
+	}
+}
+
+/// the int8 residue planes of an `m x n` product, column-major: Re (and Im for complex products),
+/// plane `l` at `re + l stride` (`im + l stride`)
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ResiduePlanes {
+	pub re: u64,
+	pub im: Option<u64>,
+	pub stride: usize,
+}
+
+impl ResiduePlanes {
+	/// the plane distance the pipeline uses: `m n` rounded up to 16 bytes, so that every plane
+	/// starts 16-byte aligned and the CRT's last 16-byte piece of a plane (partly past `m n`) lies
+	/// inside it
+	pub fn stride(m: usize, n: usize) -> usize {
+		(m * n).next_multiple_of(16)
+	}
+}

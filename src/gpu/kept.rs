@@ -1,0 +1,57 @@
+//! what a device matrix keeps between products: its statistics and the planes of its last split
+
+use super::device::Gpu;
+use super::launch::{alloc, ptr};
+use super::slot::Slot;
+use super::stats::OperandStats;
+use crate::{Error, Scheme};
+use cudarc::driver::CudaSlice;
+
+/// the layout of split planes: one plane after the other, or interleaved along K for the fused
+/// scheme I kernel (see cuda/split.cu)
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Layout {
+	Planar,
+	Interleaved,
+}
+
+/// what identifies a kept split: the scheme and the layout of its planes
+pub(super) type SplitKey = (Scheme, Layout);
+
+/// what a device matrix keeps between products, for one side (rows of `A` or columns of `B`):
+/// its statistics (on the host, and on the device in a buffer of its own) and the planes of its
+/// last split (see `DeviceMatrix::reuse_splits`)
+#[derive(Default)]
+pub(crate) struct Kept {
+	pub(super) stats: Option<(OperandStats, CudaSlice<u8>)>,
+	pub(super) split: Option<(SplitKey, Vec<CudaSlice<u8>>)>,
+}
+
+/// the split planes of one operand for `scheme` in `layout`, `parts` buffers of `bytes` each:
+/// reused from `keep` when it holds those of `scheme` and `layout`; otherwise written by
+/// `split(part, dst)` into owned buffers kept in `keep`, or into the scratch buffers `slots` (one per part) when
+/// nothing is kept
+pub(super) fn planes(
+	gpu: &Gpu,
+	keep: Option<&mut Kept>,
+	scheme: SplitKey,
+	(bytes, slots): (usize, &[Slot]),
+	split: impl Fn(usize, u64) -> Result<u64, Error>,
+) -> Result<Vec<u64>, Error> {
+	let Some(keep) = keep else {
+		return slots
+			.iter()
+			.enumerate()
+			.map(|(part, &slot)| split(part, gpu.scratch(slot, bytes)?))
+			.collect();
+	};
+	if !matches!(&keep.split, Some((kept, _)) if *kept == scheme) {
+		keep.split = None;
+		let buffers = slots.iter().map(|_| alloc::<u8>(gpu, bytes)).collect::<Result<Vec<_>, _>>()?;
+		for (part, b) in buffers.iter().enumerate() {
+			split(part, ptr(gpu, b))?;
+		}
+		keep.split = Some((scheme, buffers));
+	}
+	Ok(keep.split.as_ref().expect("kept above").1.iter().map(|b| ptr(gpu, b)).collect())
+}

@@ -1,0 +1,103 @@
+//! the native product: cuBLAS for whole products, and the plain sums of products that non-finite
+//! rows and columns take
+
+use super::blas::{NativeMath, native_gemm};
+use super::device::Gpu;
+use super::job::{DeviceOperand, Job, Output};
+use super::launch::{elementwise, ptr, upload_i32};
+use crate::cost::NativeArithmetic;
+use crate::policy::native_arithmetic;
+use crate::{Error, Precision, Scalar};
+
+/// the whole product natively at `precision`: through cuBLAS, or for `f32`/`c32` outputs above
+/// FP32 level (which an FP32 GEMM does not keep) through the native entries' kernel, which
+/// accumulates in `f64`, over every row
+pub(super) fn whole_native<T: Scalar>(
+	gpu: &Gpu,
+	(a, b): (DeviceOperand, DeviceOperand),
+	out: Output,
+	alpha: T,
+	precision: Precision,
+) -> Result<(), Error> {
+	if native_arithmetic(precision, T::MANTISSA_BITS) != NativeArithmetic::Wide {
+		return native::<T>(gpu, &a, &b, &out, alpha, precision);
+	}
+	let (rows, cols) = (upload_i32(gpu, &vec![1; a.rows])?, upload_i32(gpu, &vec![0; b.rows])?);
+	fixup(&Job {
+		gpu,
+		a,
+		b,
+		out,
+		alpha,
+		bad_rows: ptr(gpu, &rows),
+		bad_cols: ptr(gpu, &cols),
+	})
+}
+
+/// the native product through cuBLAS: a TF32 GEMM for `f32`/`c32` at [`Precision::Tf32`], the
+/// type's own GEMM otherwise
+pub(super) fn native<T: Scalar>(
+	gpu: &Gpu,
+	a: &DeviceOperand,
+	b: &DeviceOperand,
+	out: &Output,
+	alpha: T,
+	precision: Precision,
+) -> Result<(), Error> {
+	let math = match native_arithmetic(precision, T::MANTISSA_BITS) {
+		NativeArithmetic::Tf32 => NativeMath::Tf32,
+		_ => NativeMath::Exact,
+	};
+	operand_gemm(gpu, (a, b), out, alpha, math)
+}
+
+/// `out = alpha A B (+ out)` by cuBLAS in `math`, on the pipeline's operands (A column-major, B
+/// K-major)
+pub(super) fn operand_gemm<T: Scalar>(
+	gpu: &Gpu,
+	(a, b): (&DeviceOperand, &DeviceOperand),
+	out: &Output,
+	alpha: T,
+	math: NativeMath,
+) -> Result<(), Error> {
+	let beta = T::from_parts(out.accumulate as u8 as f64, 0.0);
+	let dims = (a.rows, b.rows, a.k);
+	native_gemm(
+		gpu,
+		dims,
+		(a.ptr, a.cs.max(1) as usize),
+		(b.ptr, b.rs.max(1) as usize),
+		(out.ptr, out.ld),
+		alpha,
+		beta,
+		math,
+	)
+}
+
+/// the entries of non-finite rows and columns, recomputed as plain sums of products
+pub(super) fn fixup<T: Scalar>(job: &Job<'_, T>) -> Result<(), Error> {
+	let (m, n, k) = job.dims();
+	let (gpu, out) = (job.gpu, job.out);
+	let name = format!("native_fixup_{}", T::NAME);
+	let (rows, cols) = (job.bad_rows, job.bad_cols);
+	let (ar, ai) = (job.alpha.re(), job.alpha.im());
+	launch!(
+		gpu,
+		name,
+		elementwise(gpu, m * n),
+		job.a.ptr,
+		job.a.cs,
+		job.b.ptr,
+		job.b.rs,
+		m as i32,
+		n as i32,
+		k as i32,
+		rows,
+		cols,
+		out.ptr,
+		out.ld as i64,
+		ar,
+		ai,
+		out.accumulate as i32
+	)
+}

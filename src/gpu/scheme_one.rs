@@ -1,0 +1,143 @@
+//! Ozaki scheme I on the GPU: digit planes, exact INT8 products into INT32 diagonals,
+//! shift-reduce (the fused kernel where it takes the product, see [`super::scheme1_fused`])
+
+use super::blas::Int8Gemm;
+use super::device::Gpu;
+use super::job::{Clock, DeviceOperand, Job, Phase, pad16};
+use super::kept::{Kept, Layout, planes};
+use super::launch::{elementwise, ptr, upload_i32};
+use super::scheme1_fused;
+use super::slot::Slot;
+use super::stats::OperandStats;
+use crate::{Error, Plan, Scalar, Scheme, scheme1};
+use cudarc::driver::CudaSlice;
+
+/// the scheme I digit planes of one part of an operand (`part`: 0 real, 1 imaginary, 2 negated
+/// imaginary) into `out`: `p` planes of `rows x pad16(k)`
+pub(crate) fn split_digits<T: Scalar>(
+	gpu: &Gpu,
+	out: u64,
+	op: &DeviceOperand,
+	shifts: &CudaSlice<i32>,
+	p: u32,
+	part: i32,
+) -> Result<u64, Error> {
+	launch_split!(gpu, "split_digits", T, op, out, ptr(gpu, shifts), p as i32, part)?;
+	Ok(out)
+}
+
+/// scheme I: the fused kernel (`fused`, see [`scheme1_fused`]), or unfused: digit planes,
+/// `p(p+1)/2` exact products per term and pass into INT32 diagonals, shift-reduce
+pub(super) fn product<T: Scalar>(
+	job: &Job<'_, T>,
+	(sa, sb): (&OperandStats, &OperandStats),
+	(p, fused): (u32, bool),
+	plan: &Plan,
+	keep: (Option<&mut Kept>, Option<&mut Kept>),
+	clock: &mut Clock,
+) -> Result<(), Error> {
+	let gpu = job.gpu;
+	let (m, n, k) = job.dims();
+	let kpad = pad16(k);
+	let shifts_a: Vec<i32> = sa.amax.iter().map(|&x| scheme1::shift(x, p)).collect();
+	let shifts_b: Vec<i32> = sb.amax.iter().map(|&x| scheme1::shift(x, p)).collect();
+	let (da, db) = (upload_i32(gpu, &shifts_a)?, upload_i32(gpu, &shifts_b)?);
+	if fused && scheme1_fused::supported(job, p) {
+		return scheme1_fused::product(job, (&da, &db), p, keep, clock);
+	}
+	let complex = T::IS_COMPLEX;
+	let scheme = Scheme::SchemeI { slices: p };
+	let (parts_a, parts_b) = if complex { (3, 2) } else { (1, 1) };
+	// A: real, imaginary, negated imaginary digits; B: real, imaginary
+	let a = planes(
+		gpu,
+		keep.0,
+		(scheme, Layout::Planar),
+		(
+			p as usize * m * kpad,
+			&[Slot::SplitA, Slot::DigitsAIm, Slot::DigitsANegIm][..parts_a],
+		),
+		|part, dst| split_digits::<T>(gpu, dst, &job.a, &da, p, part as i32),
+	)?;
+	let b = planes(
+		gpu,
+		keep.1,
+		(scheme, Layout::Planar),
+		(p as usize * n * kpad, &[Slot::DigitsB, Slot::DigitsBIm][..parts_b]),
+		|part, dst| split_digits::<T>(gpu, dst, &job.b, &db, p, part as i32),
+	)?;
+	let (a_re, b_re) = (a[0], b[0]);
+	let (a_im, a_neg, b_im) = if complex {
+		(Some(a[1]), Some(a[2]), Some(b[1]))
+	} else {
+		(None, None, None)
+	};
+	clock.mark(gpu, Phase::Split)?;
+	let passes = plan.pass_ranges(k, complex);
+	let p = p as usize;
+	let diagonals = |slot, terms: &[(u64, u64)]| diagonals(gpu, slot, terms, &passes, (p, m, n, kpad));
+	let (acc_re, acc_im) = match (a_im, a_neg, b_im) {
+		(Some(a_im), Some(a_neg), Some(b_im)) => (
+			diagonals(Slot::DiagonalsRe, &[(a_re, b_re), (a_neg, b_im)])?,
+			Some(diagonals(Slot::DiagonalsIm, &[(a_re, b_im), (a_im, b_re)])?),
+		),
+		_ => (diagonals(Slot::DiagonalsRe, &[(a_re, b_re)])?, None),
+	};
+	clock.mark(gpu, Phase::Products)?;
+	let im = acc_im.unwrap_or(0);
+	let counts = (p as i32, passes.len() as i32, m as i32, n as i32);
+	launch_epilogue!(
+		job,
+		"shift_reduce",
+		T,
+		elementwise(gpu, m * n),
+		(ptr(gpu, &da), ptr(gpu, &db)),
+		acc_re,
+		im,
+		counts.0,
+		counts.1,
+		counts.2,
+		counts.3
+	)?;
+	clock.mark(gpu, Phase::Reconstruct)
+}
+
+/// the INT32 diagonals of scheme I in scratch `slot`: per K pass and diagonal `s < p`, the sum
+/// over `t <= s` and the `terms` (pairs of A's and B's planes) of `A_t B_(s-t)^T`, `m x n` each,
+/// over the pass's K of the `kpad`-long planes
+fn diagonals(
+	gpu: &Gpu,
+	slot: Slot,
+	terms: &[(u64, u64)],
+	passes: &[std::ops::Range<usize>],
+	(p, m, n, kpad): (usize, usize, usize, usize),
+) -> Result<u64, Error> {
+	let acc = gpu.scratch(slot, 4 * passes.len() * p * m * n)?;
+	for (q, range) in passes.iter().enumerate() {
+		let len = if q + 1 == passes.len() { kpad - range.start } else { range.len() };
+		for s in 0..p {
+			let c = acc + 4 * ((q * p + s) * m * n) as u64;
+			let mut first = true;
+			for t in 0..=s {
+				for &(x, y) in terms {
+					let a = x + (t * m * kpad + range.start) as u64;
+					let b = y + ((s - t) * n * kpad + range.start) as u64;
+					Int8Gemm {
+						m,
+						n,
+						k: len,
+						a,
+						lda: kpad,
+						b,
+						ldb: kpad,
+						c,
+						accumulate: !first,
+					}
+					.run(gpu)?;
+					first = false;
+				}
+			}
+		}
+	}
+	Ok(acc)
+}

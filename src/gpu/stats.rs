@@ -1,0 +1,181 @@
+//! the operands' row statistics: computed on the device in one launch, downloaded in one copy,
+//! reused from what a device matrix keeps
+
+use super::device::{Gpu, driver};
+use super::job::DeviceOperand;
+use super::kept::Kept;
+use super::launch::{alloc, ptr};
+use super::slot::Slot;
+use crate::stats::RowStats;
+use crate::{Error, Scalar};
+use cudarc::driver::{DeviceRepr, LaunchConfig};
+
+/// the statistics of an operand's rows, downloaded, and where they lie on the device
+#[derive(Clone)]
+pub(super) struct OperandStats {
+	pub rows: Vec<RowStats>,
+	pub amax: Vec<f64>,
+	pub nonfinite: Vec<i32>,
+	pub device: StatsRegion,
+}
+
+/// an operand's row statistics on the device: five arrays one after the other at `base`, `rows`
+/// entries each: largest magnitude (f64), norm bound (u64, 0 for a zero row), L1 bound (u64), the
+/// largest magnitude's exponent, non-finite flag (i32 each), as `StatsArrays` in `cuda/stats.cu`
+/// lays them out
+#[derive(Clone, Copy, Debug)]
+pub(super) struct StatsRegion {
+	pub base: u64,
+	pub rows: usize,
+}
+
+impl StatsRegion {
+	pub(super) const ROW_BYTES: usize = 8 + 8 + 8 + 4 + 4;
+
+	/// the bytes of a region of `rows` rows, rounded up to 16 so that the next region is aligned
+	pub(super) fn bytes(rows: usize) -> usize {
+		(rows * Self::ROW_BYTES).next_multiple_of(16)
+	}
+
+	/// the device address of the non-finite flags (one i32 per row, nonzero for a row with a NaN
+	/// or an infinity)
+	pub(super) fn nonfinite(&self) -> u64 {
+		self.base + 28 * self.rows as u64
+	}
+
+	/// the device address of the exponents of the rows' largest magnitudes (one i32 per row)
+	pub fn e_max(&self) -> u64 {
+		self.base + 24 * self.rows as u64
+	}
+
+	/// the host statistics from the region's bytes `raw` (8-byte aligned)
+	pub(super) fn parse(self, raw: &[u8]) -> OperandStats {
+		let n = self.rows;
+		let amax: &[f64] = bytemuck::cast_slice(&raw[..8 * n]);
+		let t: &[u64] = bytemuck::cast_slice(&raw[8 * n..16 * n]);
+		let l1: &[u64] = bytemuck::cast_slice(&raw[16 * n..24 * n]);
+		let narrow: &[i32] = bytemuck::cast_slice(&raw[24 * n..Self::ROW_BYTES * n]);
+		let (e_max, nonfinite) = narrow.split_at(n);
+		let rows = (0..n)
+			.map(|i| RowStats {
+				e_max: e_max[i],
+				norm: (t[i] > 0).then_some((e_max[i], t[i])),
+				l1: l1[i],
+			})
+			.collect();
+		OperandStats {
+			rows,
+			amax: amax.to_vec(),
+			nonfinite: nonfinite.to_vec(),
+			device: self,
+		}
+	}
+}
+
+/// one operand's statistics job, as the kernel takes it (`StatsJob` in `cuda/stats.cu`, the same
+/// layout): its rows and the address of its [`StatsRegion`]
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub(super) struct StatsJob {
+	x: u64,
+	rows: i32,
+	k: i32,
+	rs: i64,
+	cs: i64,
+	out: u64,
+}
+
+// SAFETY: plain old data with the C layout of the kernel's parameter
+unsafe impl DeviceRepr for StatsJob {}
+
+// the kernel asserts the same size
+const _: () = assert!(size_of::<StatsJob>() == 40);
+
+/// launches the statistics kernel on the rows of `ops` (one or two operands, in one launch: one
+/// block of 32 x 32 threads per 32 rows of each) into the scratch of [`Slot::Stats`], their regions one after
+/// the other
+pub(super) fn launch_stats<T: Scalar>(gpu: &Gpu, ops: &[&DeviceOperand]) -> Result<Vec<StatsRegion>, Error> {
+	assert!(ops.len() <= 2, "the statistics kernel takes at most two operands");
+	let mut next = gpu.scratch(Slot::Stats, ops.iter().map(|op| StatsRegion::bytes(op.rows)).sum())?;
+	let mut jobs = [StatsJob::default(); 2];
+	let mut regions = Vec::new();
+	for (job, op) in jobs.iter_mut().zip(ops) {
+		*job = StatsJob {
+			x: op.ptr,
+			rows: op.rows as i32,
+			k: op.k as i32,
+			rs: op.rs,
+			cs: op.cs,
+			out: next,
+		};
+		regions.push(StatsRegion { base: next, rows: op.rows });
+		next += StatsRegion::bytes(op.rows) as u64;
+	}
+	let blocks: usize = ops.iter().map(|op| op.rows.div_ceil(32)).sum();
+	if blocks > 0 {
+		let cfg = LaunchConfig {
+			grid_dim: (blocks as u32, 1, 1),
+			block_dim: (32, 32, 1),
+			shared_mem_bytes: 0,
+		};
+		launch!(gpu, format!("row_stats_{}", T::NAME), cfg, jobs[0], jobs[1])?;
+	}
+	Ok(regions)
+}
+
+/// the statistics of `regions` (one after the other, as [`launch_stats`] lays them out), in one
+/// download through the page-locked staging buffer once the stream has written them
+pub(super) fn download_stats(gpu: &Gpu, regions: &[StatsRegion]) -> Result<Vec<OperandStats>, Error> {
+	let Some(first) = regions.first() else {
+		return Ok(Vec::new());
+	};
+	let bytes = regions.iter().map(|r| StatsRegion::bytes(r.rows)).sum();
+	gpu.with_pinned(bytes, |raw| {
+		// SAFETY: the scratch buffer holds the regions, `bytes` from the first; the stream orders
+		// the copy after the kernel and is idle again before `raw` is read
+		unsafe { cudarc::driver::result::memcpy_dtoh_async(raw, first.base, gpu.stream.cu_stream()) }.map_err(driver)?;
+		gpu.stream.synchronize().map_err(driver)?;
+		let mut offset = 0;
+		Ok(regions
+			.iter()
+			.map(|r| {
+				let stats = r.parse(&raw[offset..]);
+				offset += StatsRegion::bytes(r.rows);
+				stats
+			})
+			.collect())
+	})
+}
+
+/// the statistics of both operands: reused from `keep` where it holds them, the others computed
+/// in one launch and downloaded in one copy (and kept, in a device buffer of their own, where
+/// `keep` asks)
+pub(super) fn operand_stats<T: Scalar>(
+	gpu: &Gpu,
+	ops: (&DeviceOperand, &DeviceOperand),
+	keep: (Option<&mut Kept>, Option<&mut Kept>),
+) -> Result<(OperandStats, OperandStats), Error> {
+	let mut sides = [(ops.0, keep.0), (ops.1, keep.1)];
+	let has_kept = |keep: &Option<&mut Kept>| keep.as_ref().is_some_and(|k| k.stats.is_some());
+	let fresh: Vec<&DeviceOperand> = sides.iter().filter(|(_, k)| !has_kept(k)).map(|(op, _)| *op).collect();
+	let launched = launch_stats::<T>(gpu, &fresh)?;
+	let mut computed = download_stats(gpu, &launched)?.into_iter();
+	let mut side = |(_, keep): &mut (&DeviceOperand, Option<&mut Kept>)| -> Result<OperandStats, Error> {
+		if let Some(Kept { stats: Some((s, _)), .. }) = keep {
+			return Ok(s.clone());
+		}
+		let mut s = computed.next().expect("one computed per operand without kept statistics");
+		if let Some(keep) = keep {
+			let bytes = StatsRegion::bytes(s.device.rows);
+			let own = alloc::<u8>(gpu, bytes)?;
+			// SAFETY: both buffers hold `bytes`; the stream orders the copy after the kernel
+			unsafe { cudarc::driver::result::memcpy_dtod_async(ptr(gpu, &own), s.device.base, bytes, gpu.stream.cu_stream()) }
+				.map_err(driver)?;
+			s.device.base = ptr(gpu, &own);
+			keep.stats = Some((s.clone(), own));
+		}
+		Ok(s)
+	};
+	let [a, b] = &mut sides;
+	Ok((side(a)?, side(b)?))
+}
