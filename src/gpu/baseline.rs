@@ -11,8 +11,7 @@ use crate::{DeviceMatrix, Emulator, Error, Scalar};
 use faer::{MatMut, MatRef};
 use std::time::Duration;
 
-pub use super::blas::NativeMath;
-pub use super::fp64_emulation::EmulationMantissa;
+pub use super::blas::{EmulationMantissa, NativeMath};
 
 fn timed(gpu: &Gpu, work: impl FnOnce() -> Result<(), Error>) -> Result<Duration, Error> {
 	let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);

@@ -1,4 +1,5 @@
-//! the device memory a product takes on the GPU, and the tiles of the output that fit a budget
+//! the device memory a product takes on the GPU, the tiles of the output that fit a budget, and
+//! the spans that split a dimension
 
 use super::job::{ResiduePlanes, pad16};
 use crate::Scalar;
@@ -52,9 +53,13 @@ pub(super) fn spans(len: usize, size: usize) -> Vec<Span<usize>> {
 	(0..len.div_ceil(size)).map(|t| t * size..((t + 1) * size).min(len)).collect()
 }
 
+/// `count` consecutive spans that cover `len` as evenly as can be (empty ones where `count > len`)
+pub(crate) fn split(len: usize, count: usize) -> Vec<Span<usize>> {
+	(0..count).map(|p| p * len / count..(p + 1) * len / count).collect()
+}
+
 #[cfg(test)]
 mod tests {
-	use super::super::panels::split;
 	use super::*;
 	use faer::c64;
 

@@ -1,49 +1,12 @@
 //! cuBLAS's own FP64 emulation (Ozaki scheme I on the INT8 tensor cores), set up on the cuBLAS
 //! handle for the benchmark's baselines (feature `bench`)
 
-use super::blas::blas_check;
+use super::blas::{EmulationMantissa, blas_check};
 use super::device::Gpu;
 use crate::{Error, Scalar};
 use cudarc::cublas::sys as blas;
 use cudarc::driver::{CudaSlice, DevicePtr};
 use std::ffi::{c_int, c_void};
-
-/// how cuBLAS's FP64 emulation ([`NativeMath::Fp64Emulation`]) chooses its mantissa bits; `b`
-/// bits take `ceil((b + 1) / 8)` INT8 slices, and the cost grows with the square of the slices
-///
-/// # example
-/// ```no_run
-/// use emugemm::baseline::{self, EmulationMantissa, NativeMath};
-/// use emugemm::{Backend, Emulator};
-/// let emu = Emulator::with_backend(Backend::Gpu)?;
-/// let a = emu.upload(faer::Mat::<f64>::identity(1024, 1024).as_ref())?;
-/// let mut c = emu.zeros_on_device::<f64>(1024, 1024)?;
-/// // seven slices, cuBLAS's FP64-like fixed setting
-/// let math = NativeMath::Fp64Emulation(EmulationMantissa::Fixed(55));
-/// let t = baseline::native_matmul(&emu, &mut c, &a, &a, math)?;
-/// println!("cuBLAS emulated DGEMM: {t:?}");
-/// # Ok::<(), emugemm::Error>(())
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum EmulationMantissa {
-	/// exactly this many mantissa bits (`CUDA_EMULATION_MANTISSA_CONTROL_FIXED`); `8 s - 1` bits
-	/// fill `s` slices; no accuracy promise
-	Fixed(u32),
-	/// cuBLAS's automatic dynamic precision (`CUDA_EMULATION_MANTISSA_CONTROL_DYNAMIC`): the bits
-	/// that FP64 accuracy needs for these inputs, up to 79 (10 slices, cuBLAS's default), native
-	/// DGEMM beyond
-	Dynamic,
-}
-
-impl EmulationMantissa {
-	/// the most bits the emulation may use
-	fn max_bits(self) -> u32 {
-		match self {
-			EmulationMantissa::Fixed(bits) => bits,
-			EmulationMantissa::Dynamic => 79,
-		}
-	}
-}
 
 /// a cuBLAS function that cudarc does not bind, looked up in the library cudarc loaded
 ///

@@ -1,10 +1,11 @@
 //! what a device matrix keeps between products: its statistics and the planes of its last split
 
-use super::device::Gpu;
+use super::device::{Gpu, driver};
+use super::job::DeviceOperand;
 use super::launch::{alloc, ptr};
 use super::slot::Slot;
-use super::stats::OperandStats;
-use crate::{Error, Scheme};
+use super::stats::{OperandStats, StatsRegion, download_stats, launch_stats};
+use crate::{Error, Scalar, Scheme};
 use cudarc::driver::CudaSlice;
 
 /// the layout of split planes: one plane after the other, or interleaved along K for the fused
@@ -54,4 +55,37 @@ pub(super) fn planes(
 		keep.split = Some((scheme, buffers));
 	}
 	Ok(keep.split.as_ref().expect("kept above").1.iter().map(|b| ptr(gpu, b)).collect())
+}
+
+/// the statistics of both operands: reused from `keep` where it holds them, the others computed
+/// in one launch and downloaded in one copy (and kept, in a device buffer of their own, where
+/// `keep` asks)
+pub(super) fn operand_stats<T: Scalar>(
+	gpu: &Gpu,
+	ops: (&DeviceOperand, &DeviceOperand),
+	keep: (Option<&mut Kept>, Option<&mut Kept>),
+) -> Result<(OperandStats, OperandStats), Error> {
+	let mut sides = [(ops.0, keep.0), (ops.1, keep.1)];
+	let has_kept = |keep: &Option<&mut Kept>| keep.as_ref().is_some_and(|k| k.stats.is_some());
+	let fresh: Vec<&DeviceOperand> = sides.iter().filter(|(_, k)| !has_kept(k)).map(|(op, _)| *op).collect();
+	let launched = launch_stats::<T>(gpu, &fresh)?;
+	let mut computed = download_stats(gpu, &launched)?.into_iter();
+	let mut side = |(_, keep): &mut (&DeviceOperand, Option<&mut Kept>)| -> Result<OperandStats, Error> {
+		if let Some(Kept { stats: Some((s, _)), .. }) = keep {
+			return Ok(s.clone());
+		}
+		let mut s = computed.next().expect("one computed per operand without kept statistics");
+		if let Some(keep) = keep {
+			let bytes = StatsRegion::bytes(s.device.rows);
+			let own = alloc::<u8>(gpu, bytes)?;
+			// SAFETY: both buffers hold `bytes`; the stream orders the copy after the kernel
+			unsafe { cudarc::driver::result::memcpy_dtod_async(ptr(gpu, &own), s.device.base, bytes, gpu.stream.cu_stream()) }
+				.map_err(driver)?;
+			s.device.base = ptr(gpu, &own);
+			keep.stats = Some((s.clone(), own));
+		}
+		Ok(s)
+	};
+	let [a, b] = &mut sides;
+	Ok((side(a)?, side(b)?))
 }

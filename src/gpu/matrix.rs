@@ -103,7 +103,7 @@ impl<T: Scalar> DeviceMatrix<T> {
 		let devices = pipelines(ordinals.iter().copied());
 		let parts = devices
 			.iter()
-			.zip(super::panels::split(nrows, devices.len()))
+			.zip(super::footprint::split(nrows, devices.len()))
 			.map(|(&device, rows)| {
 				let g = gpu_at(device)?;
 				let bytes = rows.len() * ncols * size_of::<T>();

@@ -3,6 +3,7 @@
 //! pipeline needs shared out between them, GPU to GPU), or read in place from device matrices
 
 use super::device::{Gpu, driver};
+use super::footprint::split;
 use super::job::DeviceOperand;
 use super::matrix::DeviceMatrix;
 use super::meeting::Meeting;
@@ -325,9 +326,4 @@ pub(super) fn gather<T: Scalar>(gpu: &Gpu, rhs: &DeviceMatrix<T>, (meeting, me):
 			.map_err(driver)?;
 	}
 	Ok((whole, event(gpu, &copies)?))
-}
-
-/// `count` consecutive spans that cover `len` as evenly as can be (empty ones where `count > len`)
-pub(crate) fn split(len: usize, count: usize) -> Vec<Span<usize>> {
-	(0..count).map(|p| p * len / count..(p + 1) * len / count).collect()
 }

@@ -5,11 +5,10 @@
 //! the same operations as src/cpu/parts.rs, so both give the same bits
 
 use super::device::Gpu;
-use super::job::{DeviceOperand, How, Job, Output};
+use super::job::{DeviceOperand, How, Job, Outcome, Output};
+use super::kept::operand_stats;
 use super::launch::{alloc, elementwise, ptr};
-use super::pipeline::product;
 use super::scheme_two::coarse_maxima;
-use super::stats::operand_stats;
 use crate::bound::{Bound, PartBounds};
 use crate::cpu::parts::PRODUCTS;
 use crate::emulator::Settings;
@@ -110,8 +109,15 @@ pub(super) fn screen<T: Scalar>(
 
 impl PartOperands {
 	/// the complex product of `job` by `plan`: the entries of the rows and columns `job` flags are
-	/// left to the native fixup. The route and the phase times of the real products (summed)
-	pub fn product<T: Scalar>(&self, job: &Job<'_, T>, plan: &Plan, settings: Settings) -> Result<(Route, PhaseTimes), Error> {
+	/// left to the native fixup, each real product by `real` (`alpha = 1`, nothing kept). The route
+	/// and the phase times of the real products (summed)
+	pub fn product<T: Scalar>(
+		&self,
+		job: &Job<'_, T>,
+		plan: &Plan,
+		settings: Settings,
+		real: impl Fn(DeviceOperand, DeviceOperand, Output, How<'_>) -> Result<Outcome, Error>,
+	) -> Result<(Route, PhaseTimes), Error> {
 		let gpu = job.gpu;
 		let (m, n, _) = job.dims();
 		let mn = m * n;
@@ -137,7 +143,7 @@ impl PartOperands {
 					0
 				},
 			};
-			let outcome = product::<f64>(gpu, a, b, out, 1.0, How::plain(precision, settings), (None, None))?;
+			let outcome = real(a, b, out, How::plain(precision, settings))?;
 			route = outcome.route;
 			times.split += outcome.times.split;
 			times.products += outcome.times.products;

@@ -4,12 +4,12 @@
 
 use super::device::Gpu;
 use super::job::{Clock, DeviceOperand, Given, How, Job, Outcome, Output, Phase, pad16};
-use super::kept::Kept;
+use super::kept::{Kept, operand_stats};
 use super::launch::{ptr, upload_i32};
 use super::native::{self, fixup, whole_native};
 use super::residues::Route3m;
 use super::scheme_two::coarse_maxima;
-use super::stats::{OperandStats, operand_stats};
+use super::stats::OperandStats;
 use super::{scheme_one, scheme_two, scheme1_fused};
 use crate::bound::Bound;
 use crate::cost::NativeArithmetic;
@@ -136,7 +136,8 @@ fn separate_parts<T: Scalar>(
 	clock: &mut Clock,
 ) -> Result<(Route, PhaseTimes), Error> {
 	clock.mark(job.gpu, Phase::Split)?;
-	let (route, real) = ops.product(job, plan, settings)?;
+	let real = |a, b, out, how: How<'_>| product::<f64>(job.gpu, a, b, out, 1.0, how, (None, None));
+	let (route, real) = ops.product(job, plan, settings, real)?;
 	natives.compute(job)?;
 	clock.mark(job.gpu, Phase::Reconstruct)?;
 	let laps = clock.laps()?;

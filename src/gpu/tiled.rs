@@ -23,14 +23,15 @@
 
 use super::device::{Device, Gpu, driver, gpu_at};
 use super::footprint::spans;
+use super::footprint::split;
 use super::job::{Columns, DeviceOperand, Given, How, Outcome, Output};
+use super::kept::operand_stats;
 use super::matrix::DeviceMatrix;
 use super::meeting::Meeting;
-use super::panels::{Operand, Panels, split};
+use super::panels::{Operand, Panels};
 use super::pipeline;
 use super::slot::Slot;
 use super::staging::{self, Drain};
-use super::stats::operand_stats;
 use crate::balance::{Range, normal_exponents, shifts};
 use crate::bound::{Bound, RowMaxima};
 use crate::emulator::Settings;
