@@ -92,6 +92,7 @@ pub enum Pair {
 /// assert_eq!(b.ncols(), 7);
 /// ```
 pub fn pair<T: Scalar>(family: Pair, m: usize, k: usize, n: usize, seed: u64) -> (Mat<T>, Mat<T>) {
+	// one arm per family, over 80 lines: the catalogue of adversarial inputs reads in one place
 	let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x05ee_d0fa_11ce);
 	let (a0, b0) = (random_matrix::<T>(m, k, 1.0, seed), random_matrix::<T>(k, n, 1.0, seed + 1));
 	let scaled = |x: &Mat<T>, e: &dyn Fn(usize, usize) -> i32| {
