@@ -356,6 +356,15 @@ pub(crate) fn bits(error: f64) -> f64 {
 	if error == 0.0 { f64::INFINITY } else { -error.log2() }
 }
 
+// what the error bound reads of accurate scaling lives with the bound
+impl CoarseMaxima {
+	/// the offsets of the error bound ([`accurate_offset`]) of both sides
+	pub fn offsets(&self) -> (Vec<ShiftOffset>, Vec<ShiftOffset>) {
+		let side = |s0: &[i32], max: &[i64]| s0.iter().zip(max).map(|(&s, &r)| accurate_offset(s, r)).collect();
+		(side(&self.s0.0, &self.max.0), side(&self.s0.1, &self.max.1))
+	}
+}
+
 #[cfg(test)]
 mod tests {
 	use super::*;

@@ -147,25 +147,6 @@ impl Scheme {
 			},
 		}
 	}
-
-	/// the time the policy minimises: the predicted seconds of this scheme for an `m x k` by
-	/// `k x n` product, `shape = (m, n, k)`, on the GPU whose measurements the cost model was fitted
-	/// to (an NVIDIA H200; see `src/cost.rs`). Every backend weighs plans by it, so that the CPU
-	/// oracle and the GPU pick the same plan. Infinite for [`Scheme::Native`]
-	///
-	/// # example
-	/// ```
-	/// use emugemm::{Scaling, Scheme};
-	/// let shape = (8192, 8192, 8192);
-	/// let fast = |moduli| Scheme::SchemeII { moduli, scaling: Scaling::Fast };
-	/// // measured on the H200: 4 slices 9.3 ms, 10 moduli 10.6 ms; 8 slices 30.2 ms, 18 moduli 18.0 ms
-	/// assert!(Scheme::SchemeI { slices: 4 }.cost(shape, false) < fast(10).cost(shape, false));
-	/// assert!(fast(18).cost(shape, false) < Scheme::SchemeI { slices: 8 }.cost(shape, false));
-	/// assert_eq!(Scheme::Native.cost(shape, false), f64::INFINITY);
-	/// ```
-	pub fn cost(self, shape: (usize, usize, usize), complex: bool) -> f64 {
-		crate::cost::H200.phases(self, shape, complex).iter().sum()
-	}
 }
 
 impl fmt::Display for Scheme {

@@ -143,12 +143,6 @@ impl CoarseMaxima {
 		let side = |s0: &[i32], max: &[i64]| s0.iter().zip(max).map(|(&s, &r)| accurate_shift(s, r, lambda)).collect();
 		(side(&self.s0.0, &self.max.0), side(&self.s0.1, &self.max.1))
 	}
-
-	/// the offsets of the error bound ([`crate::bound::accurate_offset`]) of both sides
-	pub fn offsets(&self) -> (Vec<crate::bound::ShiftOffset>, Vec<crate::bound::ShiftOffset>) {
-		let side = |s0: &[i32], max: &[i64]| s0.iter().zip(max).map(|(&s, &r)| crate::bound::accurate_offset(s, r)).collect();
-		(side(&self.s0.0, &self.max.0), side(&self.s0.1, &self.max.1))
-	}
 }
 
 /// the constants of the CRT reconstruction for `p` moduli
