@@ -60,6 +60,32 @@ pub(crate) fn ceil_log2(v: u64) -> i32 {
 	64 - (v - 1).leading_zeros() as i32
 }
 
+/// `alpha * c (+ old)` in `f64`, rounded once to `T`
+#[inline]
+pub(crate) fn combine<T: crate::Scalar>(c: (f64, f64), alpha: T, old: Option<T>) -> T {
+	let (ar, ai) = (alpha.re(), alpha.im());
+	let (re, im) = if T::IS_COMPLEX {
+		(
+			scaled_part(ar, c.0) - scaled_part(ai, c.1),
+			scaled_part(ar, c.1) + scaled_part(ai, c.0),
+		)
+	} else {
+		(scaled_part(ar, c.0), 0.0)
+	};
+	match old {
+		Some(o) => T::from_parts(o.re() + re, o.im() + im),
+		None => T::from_parts(re, im),
+	}
+}
+
+/// `a x`, or 0 where `a` is 0: a zero part of `alpha` contributes nothing, even against an infinite
+/// part of the product (`alpha = 1 + 0i` keeps `(inf, 0)` from turning into `(inf, NaN)`, as in the
+/// native product)
+#[inline]
+fn scaled_part(a: f64, x: f64) -> f64 {
+	if a == 0.0 { 0.0 } else { a * x }
+}
+
 #[cfg(test)]
 mod tests {
 	use super::*;

@@ -63,6 +63,7 @@
 
 #![warn(missing_docs)]
 
+mod backend;
 mod balance;
 mod bound;
 mod cost;
@@ -77,14 +78,17 @@ mod kernels;
 mod operand;
 mod policy;
 mod precision;
+mod report;
 mod routing;
 mod scalar;
 pub mod scheme1;
 pub mod scheme2;
+mod settings;
 mod stats;
 pub mod testing;
 
-pub use emulator::{Backend, Emulator, PhaseTimes, Report, Route, last_report};
+pub use backend::Backend;
+pub use emulator::Emulator;
 pub use error::Error;
 pub use faer::Accum;
 #[cfg(feature = "cuda")]
@@ -93,5 +97,6 @@ pub use gpu::DeviceMatrix;
 pub use gpu::{baseline, profile};
 pub use interop::EmuMatMul;
 pub use precision::{Plan, Precision, Scaling, Scheme};
+pub use report::{PhaseTimes, Report, Route, last_report};
 pub use routing::HostRouting;
 pub use scalar::Scalar;

@@ -264,9 +264,10 @@ impl Plan {
 	}
 }
 
-/// checks an explicit plan's parameters, and that the output type can hold the bits asked for
-pub(crate) fn validate<T: crate::Scalar>(precision: Precision) -> Result<(), crate::Error> {
-	let bad = |reason: &'static str| Err(crate::Error::InvalidPrecision { precision, reason });
+/// checks an explicit plan's parameters, and that the output type can hold the bits asked for;
+/// the reason where they are not
+pub(crate) fn validate<T: crate::Scalar>(precision: Precision) -> Result<(), &'static str> {
+	let bad = Err;
 	match precision {
 		Precision::Bits(n) if n >= T::MANTISSA_BITS => {
 			bad("the output type cannot hold that many bits (at most its significand bits minus one)")

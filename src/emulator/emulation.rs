@@ -2,14 +2,17 @@
 //! split, the error bound and the policy's choice, the integer products and the reconstruction,
 //! bit for bit what the GPU computes
 
-use super::report::{PhaseTimes, Report, Route};
-use super::{Backend, Emulator, native_at, nonfinite_entries};
+use super::Emulator;
+use super::native::{native_at, nonfinite_entries};
+use crate::Backend;
 use crate::balance;
 use crate::bound::{Bound, PartBounds};
 use crate::cpu::parts::PartOperands;
 use crate::cpu::{self, Timer};
+use crate::fp::combine;
 use crate::operand::Operand;
 use crate::policy::{Choice, PolicyInput};
+use crate::report::{PhaseTimes, Report, Route};
 use crate::scheme2::CoarseMaxima;
 use crate::stats::{RowStats, row_stats};
 use crate::{Precision, Scalar, Scaling, Scheme};
@@ -47,32 +50,6 @@ pub(super) struct Prepared {
 	pub(super) choice: Choice,
 	/// the error bound's and the policy's time
 	pub(super) bound_time: Duration,
-}
-
-/// `alpha * c (+ old)` in `f64`, rounded once to `T`
-#[inline]
-pub(crate) fn combine<T: Scalar>(c: (f64, f64), alpha: T, old: Option<T>) -> T {
-	let (ar, ai) = (alpha.re(), alpha.im());
-	let (re, im) = if T::IS_COMPLEX {
-		(
-			scaled_part(ar, c.0) - scaled_part(ai, c.1),
-			scaled_part(ar, c.1) + scaled_part(ai, c.0),
-		)
-	} else {
-		(scaled_part(ar, c.0), 0.0)
-	};
-	match old {
-		Some(o) => T::from_parts(o.re() + re, o.im() + im),
-		None => T::from_parts(re, im),
-	}
-}
-
-/// `a x`, or 0 where `a` is 0: a zero part of `alpha` contributes nothing, even against an infinite
-/// part of the product (`alpha = 1 + 0i` keeps `(inf, 0)` from turning into `(inf, NaN)`, as in the
-/// native product)
-#[inline]
-fn scaled_part(a: f64, x: f64) -> f64 {
-	if a == 0.0 { 0.0 } else { a * x }
 }
 
 impl Emulator {

@@ -2,7 +2,8 @@
 //! index, the shifts on the host (`crate::balance::shifts`, as the CPU computes them), and the
 //! balanced copies the pipeline then reads
 
-use super::device::{Gpu, driver};
+use super::device::Gpu;
+use super::errors::driver;
 use super::job::DeviceOperand;
 use super::launch::{elementwise, ptr, upload_i32};
 use super::slot::Slot;

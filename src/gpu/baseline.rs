@@ -2,7 +2,8 @@
 //! emugemm benchmark prints beside its own numbers (feature `cuda`)
 
 use super::blas::{Int8Gemm, native_gemm};
-use super::device::{Gpu, driver, gpu};
+use super::device::{Gpu, gpu};
+use super::errors::driver;
 use super::fp64_emulation::Fp64Emulation;
 use super::job::Outcome;
 use super::native::operand_gemm;
@@ -90,7 +91,7 @@ pub fn native_matmul<T: Scalar>(
 	// set up before the clock starts, restored when dropped after it stopped
 	let _emulation = emulation::<T>(&g, math, (m, n, k))?;
 	timed(&g, || {
-		native_gemm(&g, (m, n, k), (a, m.max(1)), (b, k.max(1)), (c, m.max(1)), one, zero, math)
+		native_gemm(&g.handles, (m, n, k), (a, m.max(1)), (b, k.max(1)), (c, m.max(1)), one, zero, math)
 	})
 }
 
@@ -123,10 +124,10 @@ pub fn native_staged<T: Scalar>(
 		(dst.nrows(), dst.ncols()),
 	)?;
 	let start = std::time::Instant::now();
-	emu.staged(dst, crate::Accum::Replace, (lhs, rhs), |g, (a, b, out), dst| {
+	super::engine::staged(emu.settings(), dst, crate::Accum::Replace, (lhs, rhs), |g, (a, b, out), dst| {
 		let _emulation = emulation::<T>(g, math, (m, n, k))?;
 		operand_gemm(g, (&a, &b), &out, T::from_parts(1.0, 0.0), math)?;
-		let download = super::staging::download(g, out.ptr, dst, emu.staging_buffers())?;
+		let download = g.download(out.ptr, dst, emu.staging_buffers())?;
 		Ok((Outcome::native(m), download))
 	})?;
 	Ok(start.elapsed())
@@ -164,6 +165,6 @@ pub fn int8_matmul(emu: &Emulator, m: usize, n: usize, k: usize) -> Result<Durat
 			c,
 			accumulate: false,
 		}
-		.run(&g)
+		.run(&g.handles)
 	})
 }

@@ -2,27 +2,41 @@
 //! INT32 out, "TN" on K-major planes) and the native GEMMs (cuBLAS `GemmEx`) used for native plans
 //! and as the benchmark's baselines, cuBLAS's own FP64 emulation among them
 
-use super::device::{Gpu, LT_WORKSPACE};
+use super::errors::driver;
 use crate::{Error, Scalar};
 use cudarc::cublas::sys as blas;
 use cudarc::cublaslt::sys as lt;
-use cudarc::driver::DevicePtr;
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr};
 use std::ffi::c_void;
+use std::sync::Arc;
 
-/// the library handles, created once per GPU
+/// the size of the cuBLASLt workspace
+const LT_WORKSPACE: usize = 32 << 20;
+
+/// the library handles of one GPU, created once, with the stream they run on and cuBLASLt's
+/// workspace
 pub(crate) struct Handles {
 	lt: lt::cublasLtHandle_t,
 	pub blas: cudarc::cublas::CudaBlas,
+	stream: Arc<CudaStream>,
+	workspace: CudaSlice<u8>,
 }
 
 // SAFETY: the handles are used by one thread at a time (the GPU sits behind a mutex)
 unsafe impl Send for Handles {}
 
 impl Handles {
-	pub fn new(stream: std::sync::Arc<cudarc::driver::CudaStream>) -> Result<Self, Error> {
+	pub fn new(stream: Arc<CudaStream>) -> Result<Self, Error> {
+		// SAFETY: scratch memory for cuBLASLt, never read uninitialised by us
+		let workspace = unsafe { stream.alloc::<u8>(LT_WORKSPACE) }.map_err(driver)?;
 		let lt = cudarc::cublaslt::result::create_handle().map_err(|e| Error::gpu(format!("cuBLASLt: {e:?}")))?;
-		let blas = cudarc::cublas::CudaBlas::new(stream).map_err(|e| Error::gpu(format!("cuBLAS: {e:?}")))?;
-		Ok(Handles { lt, blas })
+		let blas = cudarc::cublas::CudaBlas::new(stream.clone()).map_err(|e| Error::gpu(format!("cuBLAS: {e:?}")))?;
+		Ok(Handles {
+			lt,
+			blas,
+			stream,
+			workspace,
+		})
 	}
 }
 
@@ -56,9 +70,8 @@ pub(crate) struct Int8Gemm {
 }
 
 impl Int8Gemm {
-	pub fn run(&self, gpu: &Gpu) -> Result<(), Error> {
-		let h = &gpu.handles;
-		let (workspace, _sync) = gpu.lt_workspace.device_ptr(&gpu.stream);
+	pub fn run(&self, h: &Handles) -> Result<(), Error> {
+		let (workspace, _sync) = h.workspace.device_ptr(&h.stream);
 		let (alpha, beta) = (1i32, self.accumulate as i32);
 		// SAFETY: descriptors are created, used on this stream and destroyed here; pointers come
 		// from live device allocations of the sizes the layouts describe
@@ -110,7 +123,7 @@ impl Int8Gemm {
 				std::ptr::null(),
 				workspace as *mut c_void,
 				LT_WORKSPACE,
-				gpu.stream.cu_stream() as lt::cudaStream_t,
+				h.stream.cu_stream() as lt::cudaStream_t,
 			);
 			for l in [la, lb, lc] {
 				lt::cublasLtMatrixLayoutDestroy(l);
@@ -205,7 +218,7 @@ fn types<T: Scalar>(math: NativeMath) -> (blas::cudaDataType, blas::cublasComput
 /// `C = alpha A B + beta C` natively, column-major operands (`A` m x k, `B` k x n)
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn native_gemm<T: Scalar>(
-	gpu: &Gpu,
+	handles: &Handles,
 	(m, n, k): (usize, usize, usize),
 	a: (u64, usize),
 	b: (u64, usize),
@@ -219,7 +232,7 @@ pub(crate) fn native_gemm<T: Scalar>(
 	// SAFETY: pointers come from live device allocations of at least ld x cols elements
 	let status = unsafe {
 		blas::cublasGemmEx(
-			*gpu.handles.blas.handle(),
+			*handles.blas.handle(),
 			blas::cublasOperation_t::CUBLAS_OP_N,
 			blas::cublasOperation_t::CUBLAS_OP_N,
 			dim(m)?,

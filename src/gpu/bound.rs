@@ -3,7 +3,8 @@
 //! the same IEEE operations as the CPU's (src/cpu/bound.rs), so both certify the same plans
 
 use super::blas::Int8Gemm;
-use super::device::{Gpu, driver};
+use super::device::Gpu;
+use super::errors::driver;
 use super::job::{DeviceOperand, pad16};
 use super::launch::{alloc, ptr};
 use super::slot::Slot;
@@ -86,7 +87,7 @@ pub(super) fn magnitude_products<T: Scalar>(
 				c,
 				accumulate: t > 0,
 			}
-			.run(gpu)?;
+			.run(&gpu.handles)?;
 		}
 		Ok(c)
 	};

@@ -1,14 +1,20 @@
 //! the GPU: context, stream, kernel functions, cuBLASLt handle and workspace, guarded so that a
 //! machine without the driver gets an error, not a panic
 
+use super::errors::driver;
 use super::slot::{SLOTS, Slot};
+use super::staging::{self, Drain, Staging};
 use crate::Error;
+use crate::Scalar;
 use cudarc::driver::sys::{CUfunction_attribute, CUresult};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DriverError, PinnedHostSlice};
 use cudarc::nvrtc::Ptx;
+use faer::{MatMut, MatRef};
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::thread::Scope;
+use std::time::Duration;
 
 /// one GPU with everything the pipeline needs; used by one product at a time (see [`gpu`])
 pub(crate) struct Gpu {
@@ -22,7 +28,6 @@ pub(crate) struct Gpu {
 	/// per kernel name: the dynamic shared memory it is allowed, and its occupancies by (threads, bytes)
 	launch_limits: RefCell<HashMap<String, LaunchLimits>>,
 	pub handles: super::blas::Handles,
-	pub lt_workspace: CudaSlice<u8>,
 	/// grow-only scratch buffers of the pipeline, by slot
 	scratch: RefCell<Vec<Option<CudaSlice<u8>>>>,
 	/// the slots whose addresses the lock's current holder was given (bit `slot`); the others'
@@ -31,10 +36,10 @@ pub(crate) struct Gpu {
 	/// grow-only page-locked host buffer for small downloads (the statistics)
 	pinned: RefCell<Option<PinnedHostSlice<u8>>>,
 	/// the page-locked buffers that matrices go to and from the GPU through
-	pub staging: RefCell<super::staging::Staging>,
+	pub staging: RefCell<Staging>,
 	/// a second set, for output tiles downloaded while later tiles compute (see
-	/// [`super::staging::Drain`])
-	pub drain_staging: RefCell<super::staging::Staging>,
+	/// [`Drain`])
+	drain_staging: RefCell<Staging>,
 	/// the device's name
 	pub name: String,
 	/// streaming multiprocessors: the grid of the persistent kernels
@@ -50,9 +55,6 @@ struct LaunchLimits {
 	/// block, cluster size)
 	fit: HashMap<(u32, usize, u32), u32>,
 }
-
-/// the size of the cuBLASLt workspace
-pub(crate) const LT_WORKSPACE: usize = 32 << 20;
 
 impl Gpu {
 	fn new(ordinal: usize) -> Result<Self, Error> {
@@ -85,8 +87,6 @@ impl Gpu {
 			.map_err(driver)? as usize;
 		let stream = ctx.default_stream();
 		let handles = super::blas::Handles::new(stream.clone())?;
-		// SAFETY: scratch memory for cuBLASLt, never read uninitialised by us
-		let lt_workspace = unsafe { stream.alloc::<u8>(LT_WORKSPACE) }.map_err(driver)?;
 		log::debug!(
 			"emugemm: GPU {ordinal} ({name}) ready in {:.1?}: driver and context {context:.1?}, kernel index {:.1?}, cuBLAS handles and workspace {:.1?}",
 			start.elapsed(),
@@ -101,7 +101,6 @@ impl Gpu {
 			functions: RefCell::new(HashMap::new()),
 			launch_limits: RefCell::new(HashMap::new()),
 			handles,
-			lt_workspace,
 			scratch: RefCell::new(Vec::new()),
 			scratch_in_use: Cell::new(0),
 			pinned: RefCell::new(None),
@@ -110,6 +109,33 @@ impl Gpu {
 			name,
 			sm_count,
 		})
+	}
+
+	/// `src` into the device matrix at `dst` through this GPU's staging buffers (see
+	/// [`staging::upload`]); returns the host time it took
+	pub fn upload<T: Scalar>(&self, src: MatRef<'_, T>, dst: u64, chunk_bytes: usize) -> Result<Duration, Error> {
+		staging::upload(&self.stream, &mut self.staging.borrow_mut(), src, dst, chunk_bytes)
+	}
+
+	/// the device matrix at `src` into `dst` through this GPU's staging buffers (see
+	/// [`staging::download`]); returns the host time it took
+	pub fn download<T: Scalar>(&self, src: u64, dst: MatMut<'_, T>, chunk_bytes: usize) -> Result<Duration, Error> {
+		staging::download(&self.stream, &mut self.staging.borrow_mut(), src, dst, chunk_bytes)
+	}
+
+	/// a [`Drain`] in `scope` of the tiles computed on this GPU's stream, through its second set
+	/// of staging buffers (given back by [`Gpu::finish_drain`])
+	pub fn start_drain<'scope, T: Scalar>(&self, scope: &'scope Scope<'scope, '_>, chunk_bytes: usize) -> Result<Drain<'scope, T>, Error> {
+		let buffers = std::mem::take(&mut *self.drain_staging.borrow_mut());
+		Drain::start(scope, &self.stream, buffers, chunk_bytes)
+	}
+
+	/// waits for every tile `drain` was sent, takes its staging buffers back, and returns its
+	/// host time
+	pub fn finish_drain<T: Scalar>(&self, drain: Drain<'_, T>) -> Result<Duration, Error> {
+		let (host, buffers) = drain.finish()?;
+		*self.drain_staging.borrow_mut() = buffers;
+		Ok(host)
 	}
 
 	/// the device address of scratch buffer `slot` (< 64), at least `bytes` long (contents
@@ -329,8 +355,8 @@ pub(crate) fn gpu_on(ordinal: usize) -> Result<MutexGuard<'static, Gpu>, Error> 
 /// the process's pipeline `device`, initialised on first use; products take its lock in turn
 pub(crate) fn gpu_at((ordinal, copy): Device) -> Result<MutexGuard<'static, Gpu>, Error> {
 	type Slot = OnceLock<Result<Mutex<Gpu>, Error>>;
-	static GPUS: [[Slot; crate::emulator::Devices::MAX]; MAX_GPUS] =
-		[const { [const { OnceLock::new() }; crate::emulator::Devices::MAX] }; MAX_GPUS];
+	static GPUS: [[Slot; crate::settings::Devices::MAX]; MAX_GPUS] =
+		[const { [const { OnceLock::new() }; crate::settings::Devices::MAX] }; MAX_GPUS];
 	let slot = GPUS
 		.get(ordinal)
 		.and_then(|copies| copies.get(copy))
@@ -390,15 +416,4 @@ pub(crate) fn connect(ordinals: &[usize]) -> Result<(), Error> {
 		}
 	}
 	Ok(())
-}
-
-/// a driver error as an [`Error`], out-of-memory told apart
-pub(crate) fn driver(e: DriverError) -> Error {
-	if e.0 == CUresult::CUDA_ERROR_OUT_OF_MEMORY {
-		Error::OutOfMemory {
-			what: "device memory".into(),
-		}
-	} else {
-		Error::gpu(format!("CUDA driver: {e:?}"))
-	}
 }

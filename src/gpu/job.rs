@@ -1,9 +1,10 @@
 //! what a product on the GPU is made of: its operands and output on the device, the job every
 //! phase reads, what a tile takes from the whole product, and the phases' clock
 
-use super::device::{Gpu, driver};
-use crate::emulator::Settings;
+use super::device::Gpu;
+use super::errors::driver;
 use crate::policy::Choice;
+use crate::settings::Settings;
 use crate::{Error, PhaseTimes, Plan, Precision, Route, Scalar, Scheme};
 use cudarc::driver::LaunchConfig;
 use std::time::Duration;

@@ -1,6 +1,7 @@
 //! what a device matrix keeps between products: its statistics and the planes of its last split
 
-use super::device::{Gpu, driver};
+use super::device::Gpu;
+use super::errors::driver;
 use super::job::DeviceOperand;
 use super::launch::{alloc, ptr};
 use super::slot::Slot;

@@ -2,7 +2,8 @@
 //! (grid, block, dynamic shared memory, cluster), the macros give it typed arguments; grid-stride
 //! configurations, small uploads
 
-use super::device::{Gpu, driver};
+use super::device::Gpu;
+use super::errors::driver;
 use crate::Error;
 use cudarc::driver::sys::{self, CUresult};
 use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, ValidAsZeroBits};

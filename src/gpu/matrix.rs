@@ -1,8 +1,8 @@
 //! matrices resident on the GPU, for repeated products without host transfers
 
-use super::device::{Device, Gpu, driver, gpu_at, pipelines};
+use super::device::{Device, Gpu, gpu_at, pipelines};
+use super::errors::driver;
 use super::kept::Kept;
-use super::staging;
 use crate::{Error, Scalar};
 use cudarc::driver::{CudaSlice, DevicePtr};
 use faer::{Mat, MatMut, MatRef};
@@ -138,7 +138,7 @@ impl<T: Scalar> DeviceMatrix<T> {
 		m.each_part(|g, p| {
 			let part = &m.parts[p];
 			let block = a.subrows(part.rows.start, part.rows.len());
-			staging::upload(g, block, part.ptr(g), staging_bytes)?;
+			g.upload(block, part.ptr(g), staging_bytes)?;
 			g.stream.synchronize().map_err(driver)
 		})?;
 		Ok(m)
@@ -167,7 +167,7 @@ impl<T: Scalar> DeviceMatrix<T> {
 		self.each_part(|g, p| {
 			let part = &self.parts[p];
 			let block = blocks[p].lock().unwrap_or_else(|e| e.into_inner()).take().expect("each part once");
-			staging::download(g, part.ptr(g), block, self.staging_bytes).map(|_| ())
+			g.download(part.ptr(g), block, self.staging_bytes).map(|_| ())
 		})?;
 		Ok(host)
 	}

@@ -13,8 +13,6 @@
 #[macro_use]
 mod launch;
 #[cfg(feature = "cuda")]
-mod api;
-#[cfg(feature = "cuda")]
 mod balance;
 #[cfg(feature = "bench")]
 pub mod baseline;
@@ -30,6 +28,10 @@ mod crt;
 mod cubin;
 #[cfg(feature = "cuda")]
 mod device;
+#[cfg(feature = "cuda")]
+mod engine;
+#[cfg(feature = "cuda")]
+mod errors;
 #[cfg(feature = "cuda")]
 mod footprint;
 #[cfg(feature = "bench")]
@@ -78,7 +80,15 @@ mod tma;
 mod wgmma_config;
 
 #[cfg(feature = "cuda")]
+pub(crate) use engine::{device_product, host_product};
+#[cfg(feature = "cuda")]
 pub use matrix::DeviceMatrix;
+
+/// the name of the GPU products run on first
+#[cfg(feature = "cuda")]
+pub(crate) fn name() -> Result<String, crate::Error> {
+	Ok(device::gpu()?.name.clone())
+}
 
 /// `Ok` when the GPU backend can run here, otherwise why not
 #[cfg(feature = "cuda")]

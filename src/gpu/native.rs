@@ -63,7 +63,7 @@ pub(super) fn operand_gemm<T: Scalar>(
 	let beta = T::from_parts(out.accumulate as u8 as f64, 0.0);
 	let dims = (a.rows, b.rows, a.k);
 	native_gemm(
-		gpu,
+		&gpu.handles,
 		dims,
 		(a.ptr, a.cs.max(1) as usize),
 		(b.ptr, b.rs.max(1) as usize),

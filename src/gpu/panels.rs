@@ -2,7 +2,8 @@
 //! uploaded from host matrices through rings of two device buffers (the panels of `B` that every
 //! pipeline needs shared out between them, GPU to GPU), or read in place from device matrices
 
-use super::device::{Gpu, driver};
+use super::device::Gpu;
+use super::errors::driver;
 use super::footprint::split;
 use super::job::DeviceOperand;
 use super::matrix::DeviceMatrix;
@@ -75,7 +76,7 @@ impl Ring {
 		let pieces = split(src.ncols(), count);
 		let mine = &pieces[shared.map_or(0, |(_, me)| me)];
 		let piece = src.subcols(mine.start, mine.len());
-		*upload += staging::upload_on(&self.up, &mut gpu.staging.borrow_mut(), piece, at + offset(mine), self.chunk)?;
+		*upload += staging::upload(&self.up, &mut gpu.staging.borrow_mut(), piece, at + offset(mine), self.chunk)?;
 		let uploaded = Arc::new(event(gpu, &self.up)?);
 		let ready = match shared {
 			Some((meeting, me)) if count > 1 => {

@@ -11,8 +11,8 @@ use super::launch::{alloc, elementwise, ptr};
 use super::scheme_two::coarse_maxima;
 use crate::bound::{Bound, PartBounds};
 use crate::cpu::parts::PRODUCTS;
-use crate::emulator::Settings;
 use crate::policy::SCREEN;
+use crate::settings::Settings;
 use crate::{Error, PhaseTimes, Plan, Precision, Route, Scalar, Scaling, Scheme};
 use cudarc::driver::CudaSlice;
 

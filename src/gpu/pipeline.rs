@@ -13,9 +13,9 @@ use super::stats::OperandStats;
 use super::{scheme_one, scheme_two, scheme1_fused};
 use crate::bound::Bound;
 use crate::cost::NativeArithmetic;
-use crate::emulator::Settings;
 use crate::policy::{Choice, PolicyInput, native_arithmetic};
 use crate::scheme2::CoarseMaxima;
+use crate::settings::Settings;
 use crate::{Error, PhaseTimes, Plan, Precision, Route, Scalar, Scaling, Scheme};
 use cudarc::driver::CudaSlice;
 

@@ -4,7 +4,8 @@
 
 use super::blas::Int8Gemm;
 use super::bound;
-use super::device::{Gpu, driver, gpu};
+use super::device::{Gpu, gpu};
+use super::errors::driver;
 use super::job::{DeviceOperand, Job, Output, ResiduePlanes, pad16};
 use super::launch::{alloc, ptr};
 use super::slot::Slot;
@@ -185,7 +186,14 @@ pub fn bound_kernels<T: Scalar>(emu: &Emulator, a: &DeviceMatrix<T>, runs: usize
 /// ```
 pub fn transfer_rates(emu: &Emulator) -> Result<(f64, f64), Error> {
 	let _ = emu.zeros_on_device::<f64>(0, 0)?; // the emulator must be on the GPU
-	super::staging::bandwidth(&*gpu()?, emu.staging_buffers(), 16)
+	let (g, chunk, copies) = (gpu()?, emu.staging_buffers(), 16);
+	let device = g.scratch(super::slot::Slot::Probe, chunk)?;
+	let rate = |to_device: bool| -> Result<f64, Error> {
+		let mut buffers = g.staging.borrow_mut();
+		let t = g.timed(|| super::staging::enqueue_copies(&mut buffers, &g.stream, device, (chunk, copies), to_device))?;
+		Ok((copies * chunk) as f64 / t.as_secs_f64())
+	};
+	Ok((rate(true)?, rate(false)?))
 }
 
 /// the GPU, and the square device matrix `a` as the left operand of a product (rows contiguous)
@@ -357,7 +365,7 @@ pub fn chassis(emu: &Emulator, n: usize, moduli: u32, runs: usize, select: &dyn 
 	let mut rows = vec![ChassisTime {
 		label: "i8 cuBLASLt INT8".into(),
 		picked: false,
-		time: median(&mut || lt.run(&g))?,
+		time: median(&mut || lt.run(&g.handles))?,
 		ops,
 	}];
 	let crt_moduli = crate::scheme2::Crt::new(moduli).moduli;

@@ -4,7 +4,8 @@
 
 use super::blas::Int8Gemm;
 use super::chassis;
-use super::device::{Gpu, driver};
+use super::device::Gpu;
+use super::errors::driver;
 use super::job::ResiduePlanes;
 use super::launch::{elementwise, ptr};
 use super::slot::Slot;
@@ -146,7 +147,7 @@ pub(crate) fn unfused_residues(
 					c,
 					accumulate: false,
 				}
-				.run(gpu)?;
+				.run(&gpu.handles)?;
 			}
 			let acc = (chunk > 0) as i32;
 			let re = out.re + (l * out.stride) as u64;

@@ -34,7 +34,7 @@ pub(super) fn native_rows<T: Scalar>(job: &Job<'_, T>, rows: &[usize]) -> Result
 	)?;
 	let (one, zero) = (T::from_parts(1.0, 0.0), T::from_parts(0.0, 0.0));
 	native_gemm::<T>(
-		gpu,
+		&gpu.handles,
 		(r, n, k),
 		(packed, r),
 		(job.b.ptr, job.b.rs.max(1) as usize),

@@ -133,7 +133,7 @@ fn diagonals(
 						c,
 						accumulate: !first,
 					}
-					.run(gpu)?;
+					.run(&gpu.handles)?;
 					first = false;
 				}
 			}

@@ -110,7 +110,7 @@ pub(super) fn coarse_maxima<T: Scalar>(
 		c: c_hi,
 		accumulate: false,
 	}
-	.run(gpu)?;
+	.run(&gpu.handles)?;
 	let (row_max, col_max) = (alloc::<i32>(gpu, m)?, alloc::<i32>(gpu, n)?);
 	launch!(
 		gpu,

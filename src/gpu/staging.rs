@@ -6,7 +6,7 @@
 //! consecutive elements in column-major order, is one contiguous range on the device: one DMA a
 //! chunk, whatever the host layout
 
-use super::device::{Gpu, driver};
+use super::errors::driver;
 use crate::{Error, Scalar};
 use cudarc::driver::{CudaContext, CudaEvent, CudaStream, PinnedHostSlice};
 use faer::reborrow::ReborrowMut;
@@ -146,14 +146,9 @@ fn scatter<T: Scalar>(src: &[T], range: std::ops::Range<usize>, dst: MatMut<'_, 
 }
 
 /// `src` into the device matrix at `dst` (column-major, leading dimension = rows), chunk by
-/// chunk through the staging buffers of `chunk_bytes`; returns with the DMAs enqueued on the
-/// stream (later work on it sees the data) and the host time it took
-pub(crate) fn upload<T: Scalar>(gpu: &Gpu, src: MatRef<'_, T>, dst: u64, chunk_bytes: usize) -> Result<Duration, Error> {
-	upload_on(&gpu.stream, &mut gpu.staging.borrow_mut(), src, dst, chunk_bytes)
-}
-
-/// [`upload`] on `stream`, through `staging`
-pub(crate) fn upload_on<T: Scalar>(
+/// chunk through the staging buffers of `chunk_bytes`; returns with the DMAs enqueued on
+/// `stream` (later work on it sees the data) and the host time it took
+pub(crate) fn upload<T: Scalar>(
 	stream: &CudaStream,
 	staging: &mut Staging,
 	src: MatRef<'_, T>,
@@ -184,12 +179,7 @@ pub(crate) fn upload_on<T: Scalar>(
 /// the device matrix at `src` (column-major, leading dimension = rows, after the work enqueued
 /// on the stream) into `dst`, chunk by chunk: the DMAs of the next chunks are in flight while
 /// the host copies one out; returns the host time it took
-pub(crate) fn download<T: Scalar>(gpu: &Gpu, src: u64, dst: MatMut<'_, T>, chunk_bytes: usize) -> Result<Duration, Error> {
-	download_on(&gpu.stream, &mut gpu.staging.borrow_mut(), src, dst, chunk_bytes)
-}
-
-/// [`download`] on `stream`, through `staging`
-fn download_on<T: Scalar>(
+pub(crate) fn download<T: Scalar>(
 	stream: &CudaStream,
 	staging: &mut Staging,
 	src: u64,
@@ -244,14 +234,22 @@ pub(crate) struct Drain<'scope, T> {
 	/// per tile drained, in order: the copy stream's event after its DMAs
 	done: mpsc::Receiver<CudaEvent>,
 	thread: std::thread::ScopedJoinHandle<'scope, Result<(Duration, Staging), Error>>,
+	/// the copy stream
 	stream: Arc<CudaStream>,
+	/// the stream the tiles are computed on
+	compute: Arc<CudaStream>,
 }
 
 impl<'scope, T: Scalar> Drain<'scope, T> {
-	/// a drain in `scope`, in chunks of `chunk_bytes`
-	pub fn start<'env>(scope: &'scope std::thread::Scope<'scope, 'env>, gpu: &Gpu, chunk_bytes: usize) -> Result<Self, Error> {
-		let copy = gpu.ctx.new_stream().map_err(driver)?;
-		let mut staging = std::mem::take(&mut *gpu.drain_staging.borrow_mut());
+	/// a drain in `scope` of the tiles computed on `compute`, through `staging` in chunks of
+	/// `chunk_bytes`
+	pub fn start<'env>(
+		scope: &'scope std::thread::Scope<'scope, 'env>,
+		compute: &Arc<CudaStream>,
+		mut staging: Staging,
+		chunk_bytes: usize,
+	) -> Result<Self, Error> {
+		let copy = compute.context().new_stream().map_err(driver)?;
 		let (tiles, incoming) = mpsc::channel::<Tile<'scope, T>>();
 		let (finished, done) = mpsc::channel();
 		let stream = copy.clone();
@@ -261,7 +259,7 @@ impl<'scope, T: Scalar> Drain<'scope, T> {
 			for tile in incoming {
 				copy.wait(&tile.ready).map_err(driver)?;
 				let (rows, cols) = (tile.dst.nrows(), tile.dst.ncols());
-				let time = download_on(&copy, &mut staging, tile.src, tile.dst, chunk_bytes)?;
+				let time = download(&copy, &mut staging, tile.src, tile.dst, chunk_bytes)?;
 				log::debug!("emugemm: {rows}x{cols} tile downloaded in {time:.2?}");
 				host += time;
 				let event = copy.context().new_event(None).map_err(driver)?;
@@ -276,14 +274,15 @@ impl<'scope, T: Scalar> Drain<'scope, T> {
 			done,
 			thread,
 			stream,
+			compute: compute.clone(),
 		})
 	}
 
 	/// the block `dst`, at `src` on the device once the work enqueued on the compute stream so
 	/// far is complete
-	pub fn send(&self, gpu: &Gpu, dst: MatMut<'scope, T>, src: u64) -> Result<(), Error> {
-		let ready = gpu.ctx.new_event(None).map_err(driver)?;
-		ready.record(&gpu.stream).map_err(driver)?;
+	pub fn send(&self, dst: MatMut<'scope, T>, src: u64) -> Result<(), Error> {
+		let ready = self.compute.context().new_event(None).map_err(driver)?;
+		ready.record(&self.compute).map_err(driver)?;
 		self.tiles
 			.send(Tile { dst, src, ready })
 			.map_err(|_| Error::gpu("the download thread stopped"))
@@ -291,19 +290,17 @@ impl<'scope, T: Scalar> Drain<'scope, T> {
 
 	/// makes the compute stream wait until the DMAs of the next tile sent (in order) are complete,
 	/// so that its device buffer can be written again; blocks until the thread has enqueued them
-	pub fn reuse(&self, gpu: &Gpu) -> Result<(), Error> {
+	pub fn reuse(&self) -> Result<(), Error> {
 		let done = self.done.recv().map_err(|_| Error::gpu("the download thread stopped"))?;
-		gpu.stream.wait(&done).map_err(driver)
+		self.compute.wait(&done).map_err(driver)
 	}
 
-	/// waits for every tile sent, gives the staging buffers back to the GPU, and returns the
-	/// thread's host time
-	pub fn finish(self, gpu: &Gpu) -> Result<Duration, Error> {
+	/// waits for every tile sent; returns the thread's host time and the staging buffers
+	pub fn finish(self) -> Result<(Duration, Staging), Error> {
 		drop(self.tiles);
 		let (host, staging) = self.thread.join().map_err(|_| Error::gpu("the download thread panicked"))??;
 		self.stream.synchronize().map_err(driver)?;
-		*gpu.drain_staging.borrow_mut() = staging;
-		Ok(host)
+		Ok((host, staging))
 	}
 }
 
@@ -325,35 +322,32 @@ pub(crate) fn blocks<'a, T>(dst: MatMut<'a, T>, rows: &[Range<usize>], cols: &[R
 	out
 }
 
-/// the page-locked transfer rates through the staging buffers of `chunk_bytes`, bytes per second:
-/// host to device, device to host (`copies` DMAs of a whole buffer each way, by device events)
+/// enqueues `copies` DMAs of a whole buffer of `chunk_bytes` on `stream`, between the staging
+/// buffers and `device` (`to_device`: host to device), for a measure of the transfer rates
 #[cfg(feature = "bench")]
-pub(crate) fn bandwidth(gpu: &Gpu, chunk_bytes: usize, copies: usize) -> Result<(f64, f64), Error> {
-	let mut staging = gpu.staging.borrow_mut();
-	staging.prepare(&gpu.ctx, chunk_bytes)?;
+pub(crate) fn enqueue_copies(
+	staging: &mut Staging,
+	stream: &CudaStream,
+	device: u64,
+	(chunk_bytes, copies): (usize, usize),
+	to_device: bool,
+) -> Result<(), Error> {
+	staging.prepare(stream.context(), chunk_bytes)?;
 	staging.wait_all()?;
-	let device = gpu.scratch(super::slot::Slot::Probe, chunk_bytes)?;
-	let stream = gpu.stream.cu_stream();
-	let mut rate = |to_device: bool| -> Result<f64, Error> {
-		let t = gpu.timed(|| {
-			for c in 0..copies {
-				let buffer = &mut staging.buffers[c % BUFFERS].as_mut_slice().map_err(driver)?[..chunk_bytes];
-				// SAFETY: the device slot and the buffer both hold `chunk_bytes`; the stream is
-				// synchronised before the buffers are touched again
-				unsafe {
-					if to_device {
-						cudarc::driver::result::memcpy_htod_async(device, &*buffer, stream)
-					} else {
-						cudarc::driver::result::memcpy_dtoh_async(buffer, device, stream)
-					}
-				}
-				.map_err(driver)?;
+	for c in 0..copies {
+		let buffer = &mut staging.buffers[c % BUFFERS].as_mut_slice().map_err(driver)?[..chunk_bytes];
+		// SAFETY: `device` and the buffer both hold `chunk_bytes`; the caller synchronises the
+		// stream before the buffers are touched again
+		unsafe {
+			if to_device {
+				cudarc::driver::result::memcpy_htod_async(device, &*buffer, stream.cu_stream())
+			} else {
+				cudarc::driver::result::memcpy_dtoh_async(buffer, device, stream.cu_stream())
 			}
-			Ok(())
-		})?;
-		Ok((copies * chunk_bytes) as f64 / t.as_secs_f64())
-	};
-	Ok((rate(true)?, rate(false)?))
+		}
+		.map_err(driver)?;
+	}
+	Ok(())
 }
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! the operands' row statistics: computed on the device in one launch, downloaded in one copy,
 //! reused from what a device matrix keeps
 
-use super::device::{Gpu, driver};
+use super::device::Gpu;
+use super::errors::driver;
 use super::job::DeviceOperand;
 use super::slot::Slot;
 use crate::stats::RowStats;

@@ -111,7 +111,7 @@ const SPLIT_SHAPES: [(usize, usize, usize); 4] = [(37, 45, 37), (40, 300, 40), (
 fn for_each_split_case<T: Scalar>(mut check: impl FnMut(&Gpu, &DeviceOperand, &Operand, &str)) {
 	for (m, k, used) in SPLIT_SHAPES {
 		let host = random_matrix::<T>(m, k, 2.0, 9);
-		let dev = DeviceMatrix::upload(&[0], host.as_ref(), crate::emulator::DEFAULT_STAGING).expect("these tests need a Hopper GPU");
+		let dev = DeviceMatrix::upload(&[0], host.as_ref(), crate::settings::DEFAULT_STAGING).expect("these tests need a Hopper GPU");
 		let g = gpu().unwrap();
 		let host = host.subrows(0, used).to_owned();
 		for (op, what) in operands(&g, &dev, used) {
@@ -378,7 +378,7 @@ fn crt_matches_the_oracle<T: Scalar>() {
 							old[at]
 						} else {
 							let c = (value(0), if T::IS_COMPLEX { value(1) } else { 0.0 });
-							crate::emulator::combine(c, alpha, accumulate.then_some(old[at]))
+							crate::fp::combine(c, alpha, accumulate.then_some(old[at]))
 						};
 						let same = got[at].re().to_bits() == expected.re().to_bits() && got[at].im().to_bits() == expected.im().to_bits();
 						assert!(
@@ -437,8 +437,8 @@ fn bound_matches<T: Scalar>() {
 	{
 		let (a, b) = pair::<T>(family, m, k, n, 4);
 		let (da, db) = (
-			DeviceMatrix::upload(&[0], a.as_ref(), crate::emulator::DEFAULT_STAGING).unwrap(),
-			DeviceMatrix::upload(&[0], b.as_ref(), crate::emulator::DEFAULT_STAGING).unwrap(),
+			DeviceMatrix::upload(&[0], a.as_ref(), crate::settings::DEFAULT_STAGING).unwrap(),
+			DeviceMatrix::upload(&[0], b.as_ref(), crate::settings::DEFAULT_STAGING).unwrap(),
 		);
 		let g = gpu().unwrap();
 		let oa = DeviceOperand {

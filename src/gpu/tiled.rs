@@ -21,7 +21,8 @@
 //! share them, every pipeline asks for the same column panels in the same order, in lock-step
 //! ([`Meeting`]); the passes that decide the plan meet to pool their ranges and bounds.
 
-use super::device::{Device, Gpu, driver, gpu_at};
+use super::device::{Device, Gpu, gpu_at};
+use super::errors::driver;
 use super::footprint::spans;
 use super::footprint::split;
 use super::job::{Columns, DeviceOperand, Given, How, Outcome, Output};
@@ -34,8 +35,8 @@ use super::slot::Slot;
 use super::staging::{self, Drain};
 use crate::balance::{Range, normal_exponents, shifts};
 use crate::bound::{Bound, RowMaxima};
-use crate::emulator::Settings;
 use crate::policy::{Choice, PolicyInput};
+use crate::settings::Settings;
 use crate::{Accum, Error, PhaseTimes, Precision, Scalar, Scaling};
 use faer::MatMut;
 use std::ops::Range as Span;
@@ -480,7 +481,7 @@ fn compute<T: Scalar>(
 				panels.read(gpu)?;
 			}
 		}
-		let download = host.map(|h| h.drain.finish(gpu)).transpose()?.unwrap_or_default();
+		let download = host.map(|h| gpu.finish_drain(h.drain)).transpose()?.unwrap_or_default();
 		Ok((mine.iter().any(|r| !r.is_empty()).then(|| tiles.outcome()), download))
 	})
 }
@@ -499,7 +500,7 @@ struct HostTiles<'scope, T: Scalar> {
 impl<'scope, T: Scalar> HostTiles<'scope, T> {
 	fn start<'env>(scope: &'scope std::thread::Scope<'scope, 'env>, gpu: &Gpu, chunk: usize) -> Result<Self, Error> {
 		Ok(HostTiles {
-			drain: Drain::start(scope, gpu, chunk)?,
+			drain: gpu.start_drain(scope, chunk)?,
 			chunk,
 			pending: Default::default(),
 			computed: 0,
@@ -520,11 +521,11 @@ impl<'scope, T: Scalar> HostTiles<'scope, T> {
 		let (rows, cols, size) = (block.nrows(), block.ncols(), size_of::<T>());
 		// the output buffer of two tiles ago: written once its downloads are under way
 		if self.pending.len() == 2 {
-			(0..self.pending.pop_front().unwrap_or(0)).try_for_each(|_| self.drain.reuse(gpu))?;
+			(0..self.pending.pop_front().unwrap_or(0)).try_for_each(|_| self.drain.reuse())?;
 		}
 		let at = gpu.scratch([Slot::StagedC, Slot::SecondC][self.computed % 2], (rows * cols).max(1) * size)?;
 		if accum == Accum::Add {
-			*upload += staging::upload(gpu, block.as_ref(), at, self.chunk)?;
+			*upload += gpu.upload(block.as_ref(), at, self.chunk)?;
 		} else if a.k == 0 {
 			// the native product of an empty inner dimension scales the destination by 0
 			// SAFETY: the slot holds the tile
@@ -541,7 +542,7 @@ impl<'scope, T: Scalar> HostTiles<'scope, T> {
 			let (piece, right) = rest.take().expect("columns handed on once, in order").split_at_col_mut(cols.len());
 			rest = Some(right);
 			sends += 1;
-			drain.send(gpu, piece, at + (cols.start * rows * size) as u64)
+			drain.send(piece, at + (cols.start * rows * size) as u64)
 		};
 		let mut columns = Columns::new(column_tiles::<T>(rows, cols), &mut send);
 		let how = How {

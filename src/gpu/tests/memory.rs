@@ -22,7 +22,7 @@ fn a_matrix_allocation_frees_kept_scratch_when_memory_runs_out() {
 	}
 	const COLS: usize = MATRIX / 8 / 8192;
 	let m =
-		DeviceMatrix::<f64>::zeros(&[0], (8192, COLS), crate::emulator::DEFAULT_STAGING).expect("the kept scratch freed for the matrix");
+		DeviceMatrix::<f64>::zeros(&[0], (8192, COLS), crate::settings::DEFAULT_STAGING).expect("the kept scratch freed for the matrix");
 	assert_eq!(m.download().unwrap()[(8191, COLS - 1)], 0.0);
 	drop(m);
 	// the pipeline's scratch is allocated again when asked for

@@ -1,7 +1,6 @@
 //! what a product reports: its backend, plan, route, shape, phase times and the rows left native;
 //! the last report of each context and of each thread
 
-use super::Emulator;
 use crate::{Backend, Plan};
 use core::fmt;
 use std::cell::RefCell;
@@ -90,10 +89,10 @@ pub struct Report {
 	pub times: PhaseTimes,
 	/// a host product that a [`Backend::Auto`] context computed on the host's cores because that
 	/// was predicted faster than the GPU with its transfers: both predictions
-	/// ([`Emulator::with_host_routing`])
+	/// ([`crate::Emulator::with_host_routing`])
 	pub host_routing: Option<crate::HostRouting>,
-	/// a product computed in tiles of the output, out of core ([`Emulator::with_device_memory`]) or
-	/// over several GPUs ([`Emulator::on_gpus`]): the grid of tiles, `(row tiles, column tiles)`
+	/// a product computed in tiles of the output, out of core ([`crate::Emulator::with_device_memory`]) or
+	/// over several GPUs ([`crate::Emulator::on_gpus`]): the grid of tiles, `(row tiles, column tiles)`
 	pub tiles: Option<(usize, usize)>,
 }
 
@@ -141,7 +140,7 @@ thread_local! {
 }
 
 /// the report of the last product computed on this thread (by [`crate::EmuMatMul`] or any
-/// [`Emulator`])
+/// [`crate::Emulator`])
 ///
 /// # example
 /// ```
@@ -154,8 +153,7 @@ pub fn last_report() -> Option<Report> {
 	LAST_REPORT.with(|r| r.borrow().clone())
 }
 
-/// records `report` as this context's and this thread's last
-pub(crate) fn publish(emu: &Emulator, report: Report) {
-	LAST_REPORT.with(|r| *r.borrow_mut() = Some(report.clone()));
-	*emu.last.lock().expect("report lock") = Some(report);
+/// records `report` as this thread's last
+pub(crate) fn remember_on_thread(report: Report) {
+	LAST_REPORT.with(|r| *r.borrow_mut() = Some(report));
 }

@@ -1,0 +1,189 @@
+//! the front door of every product: the shapes and the precision checked, the product handed to
+//! its engine, timed, and its report published once
+
+use super::Emulator;
+use super::native::native_at;
+use crate::Backend;
+use crate::policy::{Choice, PolicyInput};
+use crate::precision::validate;
+use crate::report::remember_on_thread;
+use crate::stats::row_stats;
+use crate::{Error, PhaseTimes, Plan, Precision, Report, Scalar};
+use faer::{Accum, MatMut, MatRef};
+use std::time::Instant;
+
+impl Emulator {
+	/// the plan this context would run for `lhs * rhs` at `precision`
+	///
+	/// For a target precision this computes the error bound on the CPU, on every backend (one
+	/// exact integer product of the operands' window magnitudes, `m n k` operations; the GPU
+	/// computes the same bound, bit for bit, when it runs the product)
+	///
+	/// # example
+	/// ```
+	/// use emugemm::{Backend, Emulator, Precision, Scheme};
+	/// let a = emugemm::testing::random_matrix::<f32>(64, 64, 0.5, 1);
+	/// // the emulation even where the native product is faster, as here
+	/// let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap().with_native_candidate(false);
+	/// let plan = emu.plan(a.as_ref(), a.as_ref(), Precision::Tf32).unwrap();
+	/// assert!(plan.predicted_bits >= 11.0); // the target of `Tf32`
+	/// // an explicit plan is taken as given
+	/// let four = emu.plan(a.as_ref(), a.as_ref(), Precision::SchemeI { slices: 4 }).unwrap();
+	/// assert_eq!(four.scheme, Scheme::SchemeI { slices: 4 });
+	/// ```
+	pub fn plan<T: Scalar>(&self, lhs: MatRef<'_, T>, rhs: MatRef<'_, T>, precision: Precision) -> Result<Plan, Error> {
+		check_shapes((lhs.nrows(), lhs.ncols()), (rhs.nrows(), rhs.ncols()), None)?;
+		validate::<T>(precision).map_err(|reason| Error::InvalidPrecision { precision, reason })?;
+		let shape = (lhs.nrows(), rhs.ncols(), lhs.ncols());
+		if self.goes_native::<T>(shape, precision) {
+			return Ok(Plan::native(shape.0));
+		}
+		Ok(self.prepare(lhs, rhs, precision).choice.plan)
+	}
+
+	/// the plans the policy weighs for `lhs * rhs` at a target `precision`, cheapest first (the
+	/// first is the plan [`Emulator::plan`] gives): the emulated plans whose certified bits meet the
+	/// target on all but at most an eighth of the rows of the product, and the native product
+	/// where it competes by time ([`Emulator::with_native_candidate`]); the native product alone
+	/// where it is predicted faster than any emulation plus the bound's cost. Empty for explicit
+	/// plans ([`Precision::SchemeI`], [`Precision::SchemeII`]), where this context computes
+	/// natively, and where no emulated plan certifies the target and the native product does not
+	/// compete (it is then computed natively)
+	///
+	/// # example
+	/// ```
+	/// use emugemm::{Backend, Emulator, Precision, Scheme};
+	/// let a = emugemm::testing::random_matrix::<f64>(64, 64, 1.0, 1);
+	/// let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap().with_native_candidate(false);
+	/// let plans = emu.candidates(a.as_ref(), a.as_ref(), Precision::F64).unwrap();
+	/// assert_eq!(plans[0], emu.plan(a.as_ref(), a.as_ref(), Precision::F64).unwrap());
+	/// assert!(plans.iter().all(|p| p.predicted_bits >= 52.0));
+	/// ```
+	pub fn candidates<T: Scalar>(&self, lhs: MatRef<'_, T>, rhs: MatRef<'_, T>, precision: Precision) -> Result<Vec<Plan>, Error> {
+		check_shapes((lhs.nrows(), lhs.ncols()), (rhs.nrows(), rhs.ncols()), None)?;
+		validate::<T>(precision).map_err(|reason| Error::InvalidPrecision { precision, reason })?;
+		let shape = (lhs.nrows(), rhs.ncols(), lhs.ncols());
+		if self.emulates(shape.2) && self.goes_native::<T>(shape, precision) && precision.target_bits(T::MANTISSA_BITS, shape.2).is_some() {
+			return Ok(vec![Plan::native(shape.0)]);
+		}
+		let (a, b) = self.operands(lhs, rhs, precision);
+		let (sa, sb) = (row_stats(&a), row_stats(&b));
+		let coarse = self.coarse(&a, &b, precision);
+		let Some(bound) = self.bound::<T>((&a, &b), (&sa, &sb), coarse.as_ref(), precision) else {
+			return Ok(Vec::new());
+		};
+		let input = self.policy_input::<T>(Some(&bound), (a.len, b.len, a.k));
+		let first = input.choose(precision);
+		let ranked = match self.separate_parts::<T>(&input, &first, (&a, &b), precision) {
+			Some((_, bounds)) => PolicyInput {
+				parts: Some(&bounds),
+				..input
+			}
+			.candidates(precision),
+			None => input.candidates(precision),
+		};
+		Ok(ranked.into_iter().map(|c| c.plan).collect())
+	}
+
+	/// `dst = alpha * lhs * rhs` ([`Accum::Replace`]) or `dst += alpha * lhs * rhs` ([`Accum::Add`])
+	/// at `precision`
+	///
+	/// the emulated product is written as `alpha * c` (complex: `(ar cr - ai ci, ar ci + ai cr)`),
+	/// then `old + that` for [`Accum::Add`], each operation rounded in `f64`, then rounded once to
+	/// `T`. entries whose row of `lhs` or column of `rhs` holds a NaN or an infinity are computed
+	/// natively, so they carry the non-finite values a native product gives
+	pub fn matmul<T: Scalar>(
+		&self,
+		dst: MatMut<'_, T>,
+		accum: Accum,
+		lhs: MatRef<'_, T>,
+		rhs: MatRef<'_, T>,
+		alpha: T,
+		precision: Precision,
+	) -> Result<(), Error> {
+		let shape = (lhs.nrows(), rhs.ncols(), lhs.ncols());
+		let dims = [(lhs.nrows(), lhs.ncols()), (rhs.nrows(), rhs.ncols()), (dst.nrows(), dst.ncols())];
+		self.run::<T>(dims, precision, || match self.backend {
+			Backend::CpuEmulation => Ok(self.emulate(dst, accum, lhs, rhs, alpha, precision)),
+			#[cfg(feature = "cuda")]
+			Backend::Gpu => match self.host_route::<T>(shape, accum, precision) {
+				Some(routing) => {
+					native_at(dst, accum, lhs, rhs, alpha, precision);
+					Ok(Report {
+						host_routing: Some(routing),
+						..self.report::<T>(Choice::native(shape.0), shape, 0, PhaseTimes::default())
+					})
+				},
+				None => crate::gpu::host_product(self.settings(), dst, accum, (lhs, rhs), alpha, precision),
+			},
+			_ => {
+				native_at(dst, accum, lhs, rhs, alpha, precision);
+				Ok(self.report::<T>(Choice::native(shape.0), shape, 0, PhaseTimes::default()))
+			},
+		})
+	}
+
+	/// `dst = alpha lhs rhs` ([`Accum::Replace`]) or `dst += alpha lhs rhs` ([`Accum::Add`]) with
+	/// every operand in GPU memory (feature `cuda`, [`Backend::Gpu`]), the entries as
+	/// [`Emulator::matmul`] writes them
+	///
+	/// # example
+	/// ```no_run
+	/// use emugemm::{Accum, Backend, Emulator, Precision};
+	/// let emu = Emulator::with_backend(Backend::Gpu)?;
+	/// let a = emu.upload(emugemm::testing::random_matrix::<f64>(64, 64, 1.0, 1).as_ref())?;
+	/// let mut c = emu.zeros_on_device::<f64>(64, 64)?;
+	/// emu.matmul_device(&mut c, Accum::Replace, &a, &a, 1.0, Precision::F64)?;
+	/// println!("{}", emu.last_report().unwrap());
+	/// # Ok::<(), emugemm::Error>(())
+	/// ```
+	#[cfg(feature = "cuda")]
+	pub fn matmul_device<T: Scalar>(
+		&self,
+		dst: &mut crate::DeviceMatrix<T>,
+		accum: Accum,
+		lhs: &crate::DeviceMatrix<T>,
+		rhs: &crate::DeviceMatrix<T>,
+		alpha: T,
+		precision: Precision,
+	) -> Result<(), Error> {
+		self.require_gpu()?;
+		let dims = [(lhs.nrows(), lhs.ncols()), (rhs.nrows(), rhs.ncols()), (dst.nrows(), dst.ncols())];
+		self.run::<T>(dims, precision, || {
+			crate::gpu::device_product(self.settings(), dst, accum, (lhs, rhs), alpha, precision)
+		})
+	}
+
+	/// the one way a product runs: `dims` (of `lhs`, `rhs` and `dst`) and `precision` checked,
+	/// then `product`, timed whole, its report published as this context's and this thread's last
+	fn run<T: Scalar>(
+		&self,
+		[lhs, rhs, dst]: [(usize, usize); 3],
+		precision: Precision,
+		product: impl FnOnce() -> Result<Report, Error>,
+	) -> Result<(), Error> {
+		check_shapes(lhs, rhs, Some(dst))?;
+		validate::<T>(precision).map_err(|reason| Error::InvalidPrecision { precision, reason })?;
+		let start = Instant::now();
+		let report = product()?;
+		let report = Report {
+			times: PhaseTimes {
+				total: start.elapsed(),
+				..report.times
+			},
+			..report
+		};
+		remember_on_thread(report.clone());
+		*self.last.lock().expect("report lock") = Some(report);
+		Ok(())
+	}
+}
+
+/// the error of `lhs * rhs` into `dst` (where given) when the shapes do not agree
+fn check_shapes(lhs: (usize, usize), rhs: (usize, usize), dst: Option<(usize, usize)>) -> Result<(), Error> {
+	if lhs.1 == rhs.0 && dst.is_none_or(|d| d == (lhs.0, rhs.1)) {
+		Ok(())
+	} else {
+		Err(Error::ShapeMismatch { lhs, rhs, dst })
+	}
+}

@@ -1,0 +1,254 @@
+//! the GPU engine behind the front door ([`crate::Emulator`]): products of host matrices (staged
+//! through page-locked buffers, in core or in tiles) and of device matrices, each computed by the
+//! pipeline ([`super::pipeline`]) on one GPU or in tiles ([`super::tiled`]) over several
+
+use super::device::{Device, Gpu, gpu, gpu_at, pipelines};
+use super::errors::driver;
+use super::footprint;
+use super::job::{Columns, DeviceOperand, How, Outcome, Output};
+use super::matrix::DeviceMatrix;
+use super::panels::Operand;
+use super::pipeline::product;
+use super::slot::Slot;
+use super::tiled::{self, Sink};
+use crate::settings::Settings;
+use crate::{Accum, Error, PhaseTimes, Precision, Report, Scalar};
+use faer::{MatMut, MatRef};
+use std::time::Duration;
+
+/// `dst = alpha lhs rhs (+ dst)` of device matrices, in core on one GPU where it fits, otherwise
+/// in tiles (over several GPUs, or out of core); shapes and precision checked by the caller
+pub(crate) fn device_product<T: Scalar>(
+	settings: Settings,
+	dst: &mut DeviceMatrix<T>,
+	accum: Accum,
+	(lhs, rhs): (&DeviceMatrix<T>, &DeviceMatrix<T>),
+	alpha: T,
+	precision: Precision,
+) -> Result<Report, Error> {
+	let devices = pipelines(settings.devices.ordinals());
+	for (what, matrix) in [("destination", &*dst), ("left operand", lhs), ("right operand", rhs)] {
+		if matrix.devices() != devices {
+			return Err(Error::Placement {
+				reason: format!(
+					"the {what} lies on GPUs {:?}, this context runs on {:?}: use matrices this context uploaded",
+					matrix.devices().iter().map(|d| d.0).collect::<Vec<_>>(),
+					devices.iter().map(|d| d.0).collect::<Vec<_>>()
+				),
+			});
+		}
+	}
+	let (m, k, n) = (lhs.nrows(), lhs.ncols(), rhs.ncols());
+	dst.forget();
+	let budget = device_budget(&settings, &devices)?;
+	let resident = |share: usize| size_of::<T>() * (share * k + k * n + share * n);
+	if devices.len() == 1 && footprint::footprint::<T>((m, n, k)) + resident(m) <= budget {
+		let outcome = in_place(dst, (lhs, rhs), (accum, alpha), How::plain(precision, settings))?;
+		let times = outcome.times;
+		return Ok(outcome.report::<T>((m, n, k), times));
+	}
+	// over several GPUs (`B` whole on each), or larger than the memory left: in tiles
+	let share = m.div_ceil(devices.len());
+	let gathered = if devices.len() > 1 { k * n * size_of::<T>() } else { 0 };
+	let tile = budget
+		.checked_sub(resident(share) + gathered)
+		.and_then(|left| footprint::tile::<T>((share, n, k), left))
+		.ok_or_else(|| too_large::<T>((m, n, k), budget))?;
+	let operands = (Operand::Device(lhs), Operand::Device(rhs));
+	let (outcome, tiles) = tiled::tiled(&devices, operands, Sink::Device(dst), accum, alpha, (precision, settings), tile)?;
+	let times = outcome.times;
+	Ok(Report {
+		tiles: Some(tiles),
+		..outcome.report::<T>((m, n, k), times)
+	})
+}
+
+/// the device memory a product may take on each of the pipelines `devices`: the context's
+/// setting, otherwise 90% of the GPU's memory, shared between the pipelines on one GPU
+fn device_budget(settings: &Settings, devices: &[Device]) -> Result<usize, Error> {
+	if let Some(bytes) = settings.device_memory {
+		return Ok(bytes);
+	}
+	devices
+		.iter()
+		.map(|&(ordinal, _)| {
+			let total = gpu_at((ordinal, 0))?.ctx.total_mem().map_err(driver)?;
+			Ok(total / 10 * 9 / devices.iter().filter(|d| d.0 == ordinal).count())
+		})
+		.collect::<Result<Vec<usize>, Error>>()
+		.map(|budgets| budgets.into_iter().min().unwrap_or_default())
+}
+
+/// `dst = alpha lhs rhs (+ dst)` of host matrices on the GPU: staged whole (see [`staged`]) where
+/// the product fits one GPU, otherwise in tiles (over several GPUs, or out of core)
+pub(crate) fn host_product<T: Scalar>(
+	settings: Settings,
+	dst: MatMut<'_, T>,
+	accum: Accum,
+	(lhs, rhs): (MatRef<'_, T>, MatRef<'_, T>),
+	alpha: T,
+	precision: Precision,
+) -> Result<Report, Error> {
+	let shape = (lhs.nrows(), rhs.ncols(), lhs.ncols());
+	let devices = pipelines(settings.devices.ordinals());
+	let budget = device_budget(&settings, &devices)?;
+	let empty = shape.0 == 0 || shape.1 == 0;
+	// over several GPUs, or larger than one: in tiles
+	if !empty && (devices.len() > 1 || footprint::footprint::<T>(shape) > budget) {
+		let (m, n, k) = shape;
+		let tile = footprint::tile::<T>((m.div_ceil(devices.len()), n, k), budget).ok_or_else(|| too_large::<T>(shape, budget))?;
+		let operands = (Operand::Host(lhs), Operand::Host(rhs));
+		let (outcome, tiles) = tiled::tiled(&devices, operands, Sink::Host(dst), accum, alpha, (precision, settings), tile)?;
+		let times = outcome.times;
+		return Ok(Report {
+			tiles: Some(tiles),
+			..outcome.report::<T>(shape, times)
+		});
+	}
+	staged(settings, dst, accum, (lhs, rhs), |g, operands, dst| {
+		in_core(g, operands, dst, alpha, (precision, settings))
+	})
+}
+
+/// a host product on the GPU by `compute`: the operands (and for [`Accum::Add`] the
+/// destination) staged in chunks into device buffers kept between calls (the scratch slots
+/// [`Slot::StagedA`], [`Slot::StagedB`], [`Slot::StagedC`]); `compute` stages the result back
+/// into `dst` and returns the host time it took
+pub(crate) fn staged<T: Scalar>(
+	settings: Settings,
+	dst: MatMut<'_, T>,
+	accum: Accum,
+	(lhs, rhs): (MatRef<'_, T>, MatRef<'_, T>),
+	compute: impl FnOnce(&Gpu, (DeviceOperand, DeviceOperand, Output), MatMut<'_, T>) -> Result<(Outcome, Duration), Error>,
+) -> Result<Report, Error> {
+	let chunk = settings.staging_bytes;
+	let g = gpu()?;
+	let (m, k, n) = (lhs.nrows(), lhs.ncols(), rhs.ncols());
+	let bytes = |rows: usize, cols: usize| (rows * cols * size_of::<T>()).max(1);
+	let (da, db, dc) = (
+		g.scratch(Slot::StagedA, bytes(m, k))?,
+		g.scratch(Slot::StagedB, bytes(k, n))?,
+		g.scratch(Slot::StagedC, bytes(m, n))?,
+	);
+	let mut upload = g.upload(lhs, da, chunk)?;
+	upload += g.upload(rhs, db, chunk)?;
+	if accum == Accum::Add {
+		upload += g.upload(dst.as_ref(), dc, chunk)?;
+	} else if k == 0 {
+		// the native product of an empty inner dimension scales the destination by beta = 0
+		// SAFETY: the slot holds m n elements
+		unsafe { cudarc::driver::result::memset_d8_async(dc, 0, bytes(m, n), g.stream.cu_stream()) }.map_err(driver)?;
+	}
+	let a = DeviceOperand {
+		ptr: da,
+		rows: m,
+		k,
+		rs: 1,
+		cs: m.max(1) as i64,
+	};
+	let b = DeviceOperand {
+		ptr: db,
+		rows: n,
+		k,
+		rs: k.max(1) as i64,
+		cs: 1,
+	};
+	let out = Output {
+		ptr: dc,
+		ld: m.max(1),
+		accumulate: accum == Accum::Add,
+		remainder: 0,
+	};
+	let (outcome, download) = compute(&g, (a, b, out), dst)?;
+	let times = PhaseTimes {
+		upload,
+		download,
+		..outcome.times
+	};
+	Ok(outcome.report::<T>((m, n, k), times))
+}
+
+/// the error of a product that does not fit even in tiles of the smallest size
+fn too_large<T: Scalar>((m, n, k): (usize, usize, usize), budget: usize) -> Error {
+	Error::OutOfMemory {
+		what: format!(
+			"a {m}x{n}x{k} product of {} in tiles of at least 64 x 64 within {budget} bytes of device memory",
+			T::NAME
+		),
+	}
+}
+
+/// `dst = alpha A B (+ dst)` for operands staged whole at `a` and `b`, the output at `out`: in
+/// [`tiled::column_tiles`], each downloaded into `dst` while the next computes (where the route computes
+/// the output whole, downloaded whole). Returns the outcome and the host time of the download
+fn in_core<T: Scalar>(
+	gpu: &Gpu,
+	(a, b, out): (DeviceOperand, DeviceOperand, Output),
+	dst: MatMut<'_, T>,
+	alpha: T,
+	(precision, settings): (Precision, Settings),
+) -> Result<(Outcome, std::time::Duration), Error> {
+	let (m, n) = (a.rows, b.rows);
+	let chunk = settings.staging_bytes;
+	let count = tiled::column_tiles::<T>(m, n);
+	if count == 1 {
+		let outcome = product(gpu, a, b, out, alpha, How::plain(precision, settings), (None, None))?;
+		return Ok((outcome, gpu.download(out.ptr, dst, chunk)?));
+	}
+	let size = size_of::<T>();
+	std::thread::scope(|scope| {
+		let drain = gpu.start_drain(scope, chunk)?;
+		let mut rest = Some(dst);
+		let mut send = |cols: std::ops::Range<usize>| -> Result<(), Error> {
+			let (block, right) = rest.take().expect("columns handed on once, in order").split_at_col_mut(cols.len());
+			rest = Some(right);
+			drain.send(block, out.ptr + (cols.start * m * size) as u64)
+		};
+		let mut columns = Columns::new(count, &mut send);
+		let how = How {
+			columns: Some(&mut columns),
+			..How::plain(precision, settings)
+		};
+		let outcome = product(gpu, a, b, out, alpha, how, (None, None))?;
+		Ok((outcome, gpu.finish_drain(drain)?))
+	})
+}
+
+/// `dst = alpha lhs rhs (+ dst)` for device matrices on GPU 0 alone, whole, with what they keep
+fn in_place<T: Scalar>(
+	dst: &DeviceMatrix<T>,
+	(lhs, rhs): (&DeviceMatrix<T>, &DeviceMatrix<T>),
+	(accum, alpha): (Accum, T),
+	how: How<'_>,
+) -> Result<Outcome, Error> {
+	let g = gpu()?;
+	let (m, k, n) = (lhs.nrows(), lhs.ncols(), rhs.ncols());
+	let a = DeviceOperand {
+		ptr: lhs.ptr(&g),
+		rows: m,
+		k,
+		rs: 1,
+		cs: m.max(1) as i64,
+	};
+	let b = DeviceOperand {
+		ptr: rhs.ptr(&g),
+		rows: n,
+		k,
+		rs: k.max(1) as i64,
+		cs: 1,
+	};
+	let out = Output {
+		ptr: dst.ptr(&g),
+		ld: m.max(1),
+		accumulate: accum == Accum::Add,
+		remainder: 0,
+	};
+	let (mut ka, mut kb) = (
+		lhs.kept[0].lock().unwrap_or_else(|e| e.into_inner()),
+		rhs.kept[1].lock().unwrap_or_else(|e| e.into_inner()),
+	);
+	let keep = (lhs.reuses().then_some(&mut *ka), rhs.reuses().then_some(&mut *kb));
+	let outcome = product(&g, a, b, out, alpha, how, keep)?;
+	g.stream.synchronize().map_err(driver)?;
+	Ok(outcome)
+}
