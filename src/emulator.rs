@@ -4,12 +4,14 @@
 //! ([`crate::gpu`])
 
 use crate::settings::{DEFAULT_STAGING, Devices, Settings};
-use crate::{Backend, Error, Report, Scaling};
-use std::sync::{Mutex, OnceLock};
+use crate::{Backend, Error, Precision, Report, Scaling};
+use faer::Par;
+use std::sync::{Arc, Mutex, RwLock};
 
 #[cfg(feature = "cuda")]
 mod device;
 mod emulation;
+mod environment;
 mod front;
 mod native;
 
@@ -30,20 +32,13 @@ mod native;
 pub struct Emulator {
 	backend: Backend,
 	settings: Settings,
+	/// the threads the CPU's part of a product may use
+	par: Par,
+	/// the precision of every product, whatever the call asks for
+	precision_override: Option<Precision>,
+	/// products with a dimension below this are computed natively
+	native_below: usize,
 	last: Mutex<Option<Report>>,
-}
-
-/// `EMUGEMM_HOST_ROUTING`: `on` or `off` (see [`Emulator::with_host_routing`]), `None` when unset
-/// or unreadable
-fn host_routing_from_env() -> Option<bool> {
-	match std::env::var("EMUGEMM_HOST_ROUTING").ok()?.to_ascii_lowercase().as_str() {
-		"on" | "1" | "true" => Some(true),
-		"off" | "0" | "false" => Some(false),
-		other => {
-			log::warn!("emugemm: EMUGEMM_HOST_ROUTING={other} is neither on nor off; ignored");
-			None
-		},
-	}
 }
 
 impl Emulator {
@@ -76,10 +71,13 @@ impl Emulator {
 				fused: true,
 				native_candidate: true,
 				staging_bytes: DEFAULT_STAGING,
-				host_routing: auto && host_routing_from_env().unwrap_or(true),
+				host_routing: auto && environment::host_routing().unwrap_or(true),
 				device_memory: None,
 				devices: Devices::FIRST,
 			},
+			par: Par::rayon(0),
+			precision_override: None,
+			native_below: 0,
 			last: Mutex::new(None),
 		})
 	}
@@ -260,6 +258,27 @@ impl Emulator {
 		self.settings.host_routing
 	}
 
+	/// the same context with the CPU's part of its products on `par` (default `Par::rayon(0)`, all
+	/// the cores): the native product and the emulation on the CPU, and on the GPU backend the
+	/// host's copies into and out of the staging buffers
+	///
+	/// # example
+	/// ```
+	/// use emugemm::{Backend, Emulator};
+	/// let emu = Emulator::with_backend(Backend::CpuEmulation)?.with_par(faer::Par::Seq);
+	/// assert_eq!(emu.par(), faer::Par::Seq);
+	/// # Ok::<(), emugemm::Error>(())
+	/// ```
+	pub fn with_par(mut self, par: Par) -> Self {
+		self.par = par;
+		self
+	}
+
+	/// the threads the CPU's part of a product may use (see [`Emulator::with_par`])
+	pub fn par(&self) -> Par {
+		self.par
+	}
+
 	/// the settings the policy and the pipelines read
 	pub(crate) fn settings(&self) -> Settings {
 		self.settings
@@ -280,9 +299,126 @@ impl Emulator {
 		self.last.lock().expect("report lock").clone()
 	}
 
-	/// the shared context of [`crate::EmuMatMul`]
-	pub(crate) fn global() -> &'static Emulator {
-		static GLOBAL: OnceLock<Emulator> = OnceLock::new();
-		GLOBAL.get_or_init(|| Emulator::new().expect("Backend::Auto always resolves"))
+	/// the same context with every product at `precision`, whatever precision the call asks for
+	/// (`None`, the default: as asked); the environment variable `EMUGEMM_PRECISION` sets it on
+	/// the global context (see [`Emulator::global`])
+	///
+	/// # example
+	/// ```
+	/// use emugemm::{Backend, EmuMatMul, Emulator, Precision, Scheme};
+	/// let emu = Emulator::with_backend(Backend::CpuEmulation)?.with_precision_override(Some(Precision::SchemeII { moduli: 12 }));
+	/// let a = faer::Mat::<f64>::identity(8, 8);
+	/// a.emu_mul_with(&emu, &a, Precision::F64)?;
+	/// assert_eq!(emu.last_report().unwrap().plan.scheme, Scheme::SchemeII { moduli: 12 });
+/// assert!(matches!(emu.last_report().unwrap().plan.scheme, Scheme::SchemeII { moduli: 12, .. }));
+	/// ```
+	pub fn with_precision_override(mut self, precision: Option<Precision>) -> Self {
+		self.precision_override = precision;
+		self
+	}
+
+	/// the precision every product runs at, where set (see [`Emulator::with_precision_override`])
+	pub fn precision_override(&self) -> Option<Precision> {
+		self.precision_override
+	}
+
+	/// the same context with products whose `m`, `n` or `k` is below `size` computed natively,
+	/// before any bound or plan (default 0: the policy alone decides, by predicted time); the
+	/// environment variable `EMUGEMM_NATIVE_BELOW` sets it on the global context
+	///
+	/// # example
+	/// ```
+	/// use emugemm::{Backend, EmuMatMul, Emulator, Precision, Scheme};
+	/// let emu = Emulator::with_backend(Backend::CpuEmulation)?.with_native_below(64);
+	/// let a = faer::Mat::<f64>::identity(32, 32);
+	/// a.emu_mul_with(&emu, &a, Precision::SchemeII { moduli: 12 })?;
+	/// assert_eq!(emu.last_report().unwrap().plan.scheme, Scheme::Native);
+	/// # Ok::<(), emugemm::Error>(())
+	/// ```
+	pub fn with_native_below(mut self, size: usize) -> Self {
+		self.native_below = size;
+		self
+	}
+
+	/// the size below which products are computed natively (see [`Emulator::with_native_below`])
+	pub fn native_below(&self) -> usize {
+		self.native_below
+	}
+
+	/// the global context, which [`crate::EmuMatMul`] and [`crate::matmul`] use: the one given to
+	/// [`Emulator::set_global`], otherwise one made on first use from the environment:
+	///
+	/// | variable | values | default |
+	/// | --- | --- | --- |
+	/// | `EMUGEMM_BACKEND` | `auto`, `native`, `cpu` (the emulation on the CPU), `gpu` | `auto` |
+	/// | `EMUGEMM_PRECISION` | a [`Precision`] as `f64`, `f32`, `tf32`, `bits=40`, `scheme1=4`, `scheme2=14`: every product at that precision | unset: as asked |
+	/// | `EMUGEMM_NATIVE_BELOW` | a size: products whose `m`, `n` or `k` is below it are computed natively | `0` |
+	/// | `EMUGEMM_HOST_ROUTING` | `on`, `off` (see [`Emulator::with_host_routing`]) | `on` |
+	///
+	/// a value that cannot be read, or a backend that cannot run here, is said once through `log`
+	/// (warning) and left at its default
+	///
+	/// # example
+	/// ```
+	/// let global = emugemm::Emulator::global();
+	/// println!("{global:?}");
+	/// ```
+	pub fn global() -> Arc<Emulator> {
+		let global = GLOBAL.read().unwrap_or_else(|e| e.into_inner()).clone();
+		global.unwrap_or_else(|| {
+			let mut slot = GLOBAL.write().unwrap_or_else(|e| e.into_inner());
+			slot.get_or_insert_with(|| Arc::new(environment::global_from_env())).clone()
+		})
+	}
+
+	/// makes `emu` the global context (see [`Emulator::global`]) from now on, for every thread
+	///
+	/// # example
+	/// ```
+	/// use emugemm::{Backend, EmuMatMul, Emulator, Precision};
+	/// Emulator::set_global(Emulator::with_backend(Backend::CpuEmulation)?);
+	/// let a = faer::Mat::<f64>::identity(4, 4);
+	/// let _ = a.emu_mul(&a, Precision::F64);
+	/// assert_eq!(emugemm::last_report().unwrap().backend, Backend::Native); // small: native is faster
+	/// # Ok::<(), emugemm::Error>(())
+	/// ```
+	pub fn set_global(emu: Emulator) {
+		*GLOBAL.write().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(emu));
+	}
+}
+
+/// the global context, made on first use
+static GLOBAL: RwLock<Option<Arc<Emulator>>> = RwLock::new(None);
+
+/// a context with the same backend and settings, and the same last report
+impl Clone for Emulator {
+	fn clone(&self) -> Self {
+		Emulator {
+			backend: self.backend,
+			settings: self.settings,
+			par: self.par,
+			precision_override: self.precision_override,
+			native_below: self.native_below,
+			last: Mutex::new(self.last_report()),
+		}
+	}
+}
+
+/// the backend and the settings (not the last report: see [`Emulator::last_report`])
+impl std::fmt::Debug for Emulator {
+	fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+		f.debug_struct("Emulator")
+			.field("backend", &self.backend)
+			.field("scaling", &self.settings.scaling)
+			.field("fused_products", &self.settings.fused)
+			.field("native_candidate", &self.settings.native_candidate)
+			.field("staging_buffers", &self.settings.staging_bytes)
+			.field("host_routing", &self.settings.host_routing)
+			.field("device_memory", &self.settings.device_memory)
+			.field("gpus", &self.gpus())
+			.field("par", &self.par)
+			.field("precision_override", &self.precision_override)
+			.field("native_below", &self.native_below)
+			.finish()
 	}
 }

@@ -76,6 +76,7 @@ mod interop;
 #[cfg(feature = "cuda")]
 mod kernels;
 mod operand;
+mod parallel;
 mod policy;
 mod precision;
 mod report;
@@ -86,6 +87,7 @@ pub mod scheme2;
 mod settings;
 mod stats;
 pub mod testing;
+mod view;
 
 pub use backend::Backend;
 pub use emulator::Emulator;
@@ -96,6 +98,10 @@ pub use gpu::DeviceMatrix;
 #[cfg(feature = "bench")]
 pub use gpu::{baseline, profile};
 pub use interop::EmuMatMul;
+#[cfg(feature = "nalgebra")]
+pub use interop::emu_gemm;
+#[cfg(feature = "faer")]
+pub use interop::matmul;
 pub use precision::{Plan, Precision, Scaling, Scheme};
 pub use report::{PhaseTimes, Report, Route, last_report};
 pub use routing::HostRouting;

@@ -4,7 +4,7 @@
 use crate::Scalar;
 use crate::balance::Range;
 use crate::fp::scale_pow2;
-use faer::MatRef;
+use crate::view::View;
 use rayon::prelude::*;
 
 /// the rows of `A` or the columns of `B`, as `f64` parts with `K` contiguous
@@ -23,13 +23,15 @@ pub(crate) struct Operand {
 
 impl Operand {
 	/// the rows of `a`
-	pub fn lhs<T: Scalar>(a: MatRef<'_, T>) -> Self {
-		Self::gather(a.nrows(), a.ncols(), |i, h| a[(i, h)])
+	pub fn lhs<'a, T: Scalar>(a: impl Into<View<'a, T>>) -> Self {
+		let a = a.into();
+		Self::gather(a.nrows(), a.ncols(), |i, h| a.at(i, h))
 	}
 
 	/// the columns of `b`
-	pub fn rhs<T: Scalar>(b: MatRef<'_, T>) -> Self {
-		Self::gather(b.ncols(), b.nrows(), |j, h| b[(h, j)])
+	pub fn rhs<'a, T: Scalar>(b: impl Into<View<'a, T>>) -> Self {
+		let b = b.into();
+		Self::gather(b.ncols(), b.nrows(), |j, h| b.at(h, j))
 	}
 
 	fn gather<T: Scalar>(len: usize, k: usize, at: impl Fn(usize, usize) -> T + Sync) -> Self {

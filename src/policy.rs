@@ -113,10 +113,12 @@ impl<'a> PolicyInput<'a> {
 				native_rows: Vec::new(),
 			};
 		}
-		self.candidates(precision)
-			.into_iter()
-			.next()
-			.unwrap_or_else(|| Choice::native(self.shape.0))
+		let ranked = self.candidates(precision);
+		if ranked.iter().all(|c| c.plan.scheme == Scheme::Native) {
+			let (m, n, k) = self.shape;
+			log::info!("emugemm: no emulated plan certifies {precision} for a {m}x{n}x{k} product: it is computed natively");
+		}
+		ranked.into_iter().next().unwrap_or_else(|| Choice::native(self.shape.0))
 	}
 
 	/// whether a target `precision` goes native without its bound: the native product is a

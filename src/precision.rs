@@ -203,6 +203,66 @@ pub struct Plan {
 	pub separate_parts: bool,
 }
 
+/// the names [`Precision`]'s `FromStr` reads: `f64`, `f32`, `tf32`, `bits=N`, `scheme1=P`
+/// (slices), `scheme2=M` (moduli)
+///
+/// # example
+/// ```
+/// use emugemm::Precision;
+/// assert_eq!(Precision::SchemeII { moduli: 14 }.to_string(), "scheme2=14");
+/// assert_eq!("bits=40".parse::<Precision>(), Ok(Precision::Bits(40)));
+/// ```
+impl fmt::Display for Precision {
+	fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+		match self {
+			Precision::Tf32 => write!(f, "tf32"),
+			Precision::F32 => write!(f, "f32"),
+			Precision::F64 => write!(f, "f64"),
+			Precision::Bits(n) => write!(f, "bits={n}"),
+			Precision::SchemeI { slices } => write!(f, "scheme1={slices}"),
+			Precision::SchemeII { moduli } => write!(f, "scheme2={moduli}"),
+		}
+	}
+}
+
+/// a [`Precision`] from the names its `Display` writes (case-insensitive; `:` may stand for `=`)
+///
+/// # example
+/// ```
+/// use emugemm::Precision;
+/// assert_eq!("F64".parse::<Precision>(), Ok(Precision::F64));
+/// assert_eq!("scheme1:4".parse::<Precision>(), Ok(Precision::SchemeI { slices: 4 }));
+/// assert!("f16".parse::<Precision>().is_err());
+/// ```
+impl core::str::FromStr for Precision {
+	type Err = String;
+
+	fn from_str(s: &str) -> Result<Self, String> {
+		let s = s.trim().to_ascii_lowercase();
+		let (name, value) = match s.split_once(['=', ':']) {
+			Some((name, value)) => (name.trim(), Some(value.trim())),
+			None => (s.as_str(), None),
+		};
+		let number = || -> Result<u32, String> {
+			value
+				.ok_or_else(|| format!("{name} takes a number, as in {name}=4"))?
+				.parse()
+				.map_err(|e| format!("{name}: {e}"))
+		};
+		match (name, value) {
+			("f64", None) => Ok(Precision::F64),
+			("f32", None) => Ok(Precision::F32),
+			("tf32", None) => Ok(Precision::Tf32),
+			("bits", _) => Ok(Precision::Bits(number()?)),
+			("scheme1", _) => Ok(Precision::SchemeI { slices: number()? }),
+			("scheme2", _) => Ok(Precision::SchemeII { moduli: number()? }),
+			_ => Err(format!(
+				"unknown precision {s:?}: expected f64, f32, tf32, bits=N, scheme1=P or scheme2=M"
+			)),
+		}
+	}
+}
+
 impl fmt::Display for Plan {
 	fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
 		if self.scheme == Scheme::Native {

@@ -15,8 +15,9 @@ use crate::policy::{Choice, PolicyInput};
 use crate::report::{PhaseTimes, Report, Route};
 use crate::scheme2::CoarseMaxima;
 use crate::stats::{RowStats, row_stats};
+use crate::view::View;
 use crate::{Precision, Scalar, Scaling, Scheme};
-use faer::{Accum, Mat, MatMut, MatRef};
+use faer::{Accum, Mat, MatMut, Par};
 use std::time::{Duration, Instant};
 
 /// the ascending union of two ascending lists of rows
@@ -82,7 +83,7 @@ impl Emulator {
 
 	/// the operands as the emulation sees them: for a target precision balanced along the inner
 	/// dimension ([`crate::balance`], exact: the product is unchanged)
-	pub(super) fn operands<T: Scalar>(&self, lhs: MatRef<'_, T>, rhs: MatRef<'_, T>, precision: Precision) -> (Operand, Operand) {
+	pub(super) fn operands<T: Scalar>(&self, lhs: View<'_, T>, rhs: View<'_, T>, precision: Precision) -> (Operand, Operand) {
 		let (mut a, mut b) = (Operand::lhs(lhs), Operand::rhs(rhs));
 		if self.emulates(a.k) && precision.target_bits(T::MANTISSA_BITS, a.k).is_some() {
 			let normal = balance::normal_exponents(T::MANTISSA_BITS);
@@ -94,7 +95,7 @@ impl Emulator {
 		(a, b)
 	}
 
-	pub(super) fn prepare<T: Scalar>(&self, lhs: MatRef<'_, T>, rhs: MatRef<'_, T>, precision: Precision) -> Prepared {
+	pub(super) fn prepare<T: Scalar>(&self, lhs: View<'_, T>, rhs: View<'_, T>, precision: Precision) -> Prepared {
 		let (a, b) = self.operands(lhs, rhs, precision);
 		let (sa, sb) = (row_stats(&a), row_stats(&b));
 		let shape = (a.len, b.len, a.k);
@@ -162,10 +163,15 @@ impl Emulator {
 	}
 
 	/// whether a product of `shape` at `precision` is computed natively before any bound: where
-	/// this context does not emulate it, or where the native product is predicted faster than any
+	/// this context does not emulate it, where it is below the native size, or where the native product is predicted faster than any
 	/// emulation plus the bound ([`PolicyInput::skips_bound`])
 	pub(super) fn goes_native<T: Scalar>(&self, shape: (usize, usize, usize), precision: Precision) -> bool {
-		!self.emulates(shape.2) || self.policy_input::<T>(None, shape).skips_bound(precision)
+		!self.emulates(shape.2) || self.below_native_size(shape) || self.policy_input::<T>(None, shape).skips_bound(precision)
+	}
+
+	/// whether a dimension of `shape` is below [`Emulator::with_native_below`]'s size
+	pub(super) fn below_native_size(&self, (m, n, k): (usize, usize, usize)) -> bool {
+		m.min(n).min(k) < self.native_below
 	}
 
 	/// whether this context emulates a product of inner dimension `k` (not on
@@ -203,15 +209,14 @@ impl Emulator {
 		&self,
 		mut dst: MatMut<'_, T>,
 		accum: Accum,
-		lhs: MatRef<'_, T>,
-		rhs: MatRef<'_, T>,
+		(lhs, rhs): (View<'_, T>, View<'_, T>),
 		alpha: T,
-		precision: Precision,
+		(precision, par): (Precision, Par),
 	) -> Report {
 		let mut timer = Timer::start();
 		let shape = (lhs.nrows(), rhs.ncols(), lhs.ncols());
 		if self.goes_native::<T>(shape, precision) {
-			native_at(dst, accum, lhs, rhs, alpha, precision);
+			native_at(dst, accum, (lhs, rhs), alpha, (precision, par));
 			return self.report::<T>(Choice::native(shape.0), shape, 0, timer.times());
 		}
 		let Prepared {
@@ -227,7 +232,7 @@ impl Emulator {
 		timer.bound_took(bound_time);
 		let (plan, shape) = (choice.plan, (a.len, b.len, a.k));
 		if plan.scheme == Scheme::Native {
-			native_at(dst, accum, lhs, rhs, alpha, precision);
+			native_at(dst, accum, (lhs, rhs), alpha, (precision, par));
 			return self.report::<T>(choice, shape, 0, timer.times());
 		}
 		let parts = match &parts {
@@ -252,7 +257,7 @@ impl Emulator {
 			.collect();
 		for &i in &uncertified {
 			let mut row = Mat::<T>::zeros(1, b.len);
-			native_at(row.as_mut(), Accum::Replace, lhs.subrows(i, 1), rhs, alpha, precision);
+			native_at(row.as_mut(), Accum::Replace, (lhs.subrows(i, 1), rhs), alpha, (precision, par));
 			for j in (0..b.len).filter(|&j| !bad_cols[j]) {
 				let (old, v) = (dst[(i, j)], row[(0, j)]);
 				dst[(i, j)] = if accum == Accum::Add {

@@ -4,12 +4,15 @@
 use super::Emulator;
 use super::native::native_at;
 use crate::Backend;
+use crate::parallel;
 use crate::policy::{Choice, PolicyInput};
 use crate::precision::validate;
 use crate::report::remember_on_thread;
 use crate::stats::row_stats;
+use crate::view::View;
 use crate::{Error, PhaseTimes, Plan, Precision, Report, Scalar};
-use faer::{Accum, MatMut, MatRef};
+use faer::traits::Conjugate;
+use faer::{Accum, MatMut, MatRef, Par};
 use std::time::Instant;
 
 impl Emulator {
@@ -31,7 +34,14 @@ impl Emulator {
 	/// let four = emu.plan(a.as_ref(), a.as_ref(), Precision::SchemeI { slices: 4 }).unwrap();
 	/// assert_eq!(four.scheme, Scheme::SchemeI { slices: 4 });
 	/// ```
-	pub fn plan<T: Scalar>(&self, lhs: MatRef<'_, T>, rhs: MatRef<'_, T>, precision: Precision) -> Result<Plan, Error> {
+	pub fn plan<T: Scalar, L: Conjugate<Canonical = T>, R: Conjugate<Canonical = T>>(
+		&self,
+		lhs: MatRef<'_, L>,
+		rhs: MatRef<'_, R>,
+		precision: Precision,
+	) -> Result<Plan, Error> {
+		let (lhs, rhs) = (View::of(lhs), View::of(rhs));
+		let precision = self.precision_override.unwrap_or(precision);
 		check_shapes((lhs.nrows(), lhs.ncols()), (rhs.nrows(), rhs.ncols()), None)?;
 		validate::<T>(precision).map_err(|reason| Error::InvalidPrecision { precision, reason })?;
 		let shape = (lhs.nrows(), rhs.ncols(), lhs.ncols());
@@ -59,7 +69,14 @@ impl Emulator {
 	/// assert_eq!(plans[0], emu.plan(a.as_ref(), a.as_ref(), Precision::F64).unwrap());
 	/// assert!(plans.iter().all(|p| p.predicted_bits >= 52.0));
 	/// ```
-	pub fn candidates<T: Scalar>(&self, lhs: MatRef<'_, T>, rhs: MatRef<'_, T>, precision: Precision) -> Result<Vec<Plan>, Error> {
+	pub fn candidates<T: Scalar, L: Conjugate<Canonical = T>, R: Conjugate<Canonical = T>>(
+		&self,
+		lhs: MatRef<'_, L>,
+		rhs: MatRef<'_, R>,
+		precision: Precision,
+	) -> Result<Vec<Plan>, Error> {
+		let (lhs, rhs) = (View::of(lhs), View::of(rhs));
+		let precision = self.precision_override.unwrap_or(precision);
 		check_shapes((lhs.nrows(), lhs.ncols()), (rhs.nrows(), rhs.ncols()), None)?;
 		validate::<T>(precision).map_err(|reason| Error::InvalidPrecision { precision, reason })?;
 		let shape = (lhs.nrows(), rhs.ncols(), lhs.ncols());
@@ -91,35 +108,78 @@ impl Emulator {
 	/// the emulated product is written as `alpha * c` (complex: `(ar cr - ai ci, ar ci + ai cr)`),
 	/// then `old + that` for [`Accum::Add`], each operation rounded in `f64`, then rounded once to
 	/// `T`. entries whose row of `lhs` or column of `rhs` holds a NaN or an infinity are computed
-	/// natively, so they carry the non-finite values a native product gives
-	pub fn matmul<T: Scalar>(
+	/// natively, so they carry the non-finite values a native product gives. Conjugated views
+	/// (`a.conjugate()`, `a.adjoint()`) are read conjugated, without a copy; the result is the
+	/// product of the conjugated matrices bit for bit
+	///
+	/// # example
+	/// ```
+	/// use emugemm::{Accum, Backend, Emulator, Precision};
+	/// let z = emugemm::testing::random_matrix::<faer::c64>(40, 30, 1.0, 1);
+	/// let emu = Emulator::with_backend(Backend::CpuEmulation)?;
+	/// // the Gram matrix zᴴ z, without a copy of zᴴ
+	/// let mut g = faer::Mat::<faer::c64>::zeros(30, 30);
+	/// emu.matmul(g.as_mut(), Accum::Replace, z.adjoint(), z.as_ref(), faer::c64::new(1.0, 0.0), Precision::F64)?;
+	/// # Ok::<(), emugemm::Error>(())
+	/// ```
+	pub fn matmul<T: Scalar, L: Conjugate<Canonical = T>, R: Conjugate<Canonical = T>>(
 		&self,
 		dst: MatMut<'_, T>,
 		accum: Accum,
-		lhs: MatRef<'_, T>,
-		rhs: MatRef<'_, T>,
+		lhs: MatRef<'_, L>,
+		rhs: MatRef<'_, R>,
 		alpha: T,
 		precision: Precision,
 	) -> Result<(), Error> {
+		self.matmul_views(dst, accum, (View::of(lhs), View::of(rhs)), alpha, (precision, self.par))
+	}
+
+	/// [`Emulator::matmul`] of operand views, the CPU's work on `par`
+	pub(crate) fn matmul_views<T: Scalar>(
+		&self,
+		dst: MatMut<'_, T>,
+		accum: Accum,
+		(lhs, rhs): (View<'_, T>, View<'_, T>),
+		alpha: T,
+		(precision, par): (Precision, Par),
+	) -> Result<(), Error> {
+		let precision = self.precision_override.unwrap_or(precision);
 		let shape = (lhs.nrows(), rhs.ncols(), lhs.ncols());
 		let dims = [(lhs.nrows(), lhs.ncols()), (rhs.nrows(), rhs.ncols()), (dst.nrows(), dst.ncols())];
-		self.run::<T>(dims, precision, || match self.backend {
-			Backend::CpuEmulation => Ok(self.emulate(dst, accum, lhs, rhs, alpha, precision)),
-			#[cfg(feature = "cuda")]
-			Backend::Gpu => match self.host_route::<T>(shape, accum, precision) {
-				Some(routing) => {
-					native_at(dst, accum, lhs, rhs, alpha, precision);
-					Ok(Report {
-						host_routing: Some(routing),
-						..self.report::<T>(Choice::native(shape.0), shape, 0, PhaseTimes::default())
-					})
+		self.run::<T>(dims, precision, || {
+			parallel::within(par, || match self.backend {
+				Backend::CpuEmulation => Ok(self.emulate(dst, accum, (lhs, rhs), alpha, (precision, par))),
+				#[cfg(feature = "cuda")]
+				Backend::Gpu if self.below_native_size(shape) => {
+					native_at(dst, accum, (lhs, rhs), alpha, (precision, par));
+					Ok(self.report::<T>(Choice::native(shape.0), shape, 0, PhaseTimes::default()))
 				},
-				None => crate::gpu::host_product(self.settings(), dst, accum, (lhs, rhs), alpha, precision),
-			},
-			_ => {
-				native_at(dst, accum, lhs, rhs, alpha, precision);
-				Ok(self.report::<T>(Choice::native(shape.0), shape, 0, PhaseTimes::default()))
-			},
+				#[cfg(feature = "cuda")]
+				Backend::Gpu => match self.host_route::<T>(shape, accum, precision) {
+					Some(routing) => {
+						native_at(dst, accum, (lhs, rhs), alpha, (precision, par));
+						Ok(Report {
+							host_routing: Some(routing),
+							..self.report::<T>(Choice::native(shape.0), shape, 0, PhaseTimes::default())
+						})
+					},
+					None => {
+						let size = size_of::<T>() as u64;
+						let (m, n, k) = (shape.0 as u64, shape.1 as u64, shape.2 as u64);
+						let read_back = if accum == Accum::Add { m * n } else { 0 };
+						log::debug!(
+							"emugemm: staging {} bytes to the GPU and {} back",
+							size * (m * k + k * n + read_back),
+							size * m * n
+						);
+						crate::gpu::host_product(self.settings(), dst, accum, (lhs, rhs), alpha, precision)
+					},
+				},
+				_ => {
+					native_at(dst, accum, (lhs, rhs), alpha, (precision, par));
+					Ok(self.report::<T>(Choice::native(shape.0), shape, 0, PhaseTimes::default()))
+				},
+			})
 		})
 	}
 
@@ -148,6 +208,7 @@ impl Emulator {
 		precision: Precision,
 	) -> Result<(), Error> {
 		self.require_gpu()?;
+		let precision = self.precision_override.unwrap_or(precision);
 		let dims = [(lhs.nrows(), lhs.ncols()), (rhs.nrows(), rhs.ncols()), (dst.nrows(), dst.ncols())];
 		self.run::<T>(dims, precision, || {
 			crate::gpu::device_product(self.settings(), dst, accum, (lhs, rhs), alpha, precision)
@@ -173,6 +234,18 @@ impl Emulator {
 			},
 			..report
 		};
+		log::debug!("emugemm: {report}");
+		let uncertified = if report.plan.scheme == crate::Scheme::Native {
+			0
+		} else {
+			report.native_rows.len()
+		};
+		if uncertified > 0 || report.nonfinite_entries > 0 {
+			log::info!(
+				"emugemm: {uncertified} rows no plan certifies and {} entries with NaN or infinite operands computed natively",
+				report.nonfinite_entries
+			);
+		}
 		remember_on_thread(report.clone());
 		*self.last.lock().expect("report lock") = Some(report);
 		Ok(())

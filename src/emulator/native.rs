@@ -2,14 +2,10 @@
 //! whose rows or columns hold NaN or infinities)
 
 use crate::fp::combine;
+use crate::view::{View, faer_matmul};
 use crate::{Precision, Scalar};
 use faer::linalg::matmul::matmul;
-use faer::{Accum, Mat, MatMut, MatRef, Par};
-
-/// faer's native product
-fn native<T: Scalar>(dst: MatMut<'_, T>, accum: Accum, lhs: MatRef<'_, T>, rhs: MatRef<'_, T>, alpha: T) {
-	matmul(dst, accum, lhs, rhs, alpha, Par::rayon(0));
-}
+use faer::{Accum, Mat, MatMut, Par};
 
 /// the native product at `precision`: faer's, except for `f32`/`c32` outputs at a precision above
 /// FP32 level ([`Precision::F64`], [`Precision::Bits`]), which are accumulated in `f64` (an FP32
@@ -18,24 +14,25 @@ fn native<T: Scalar>(dst: MatMut<'_, T>, accum: Accum, lhs: MatRef<'_, T>, rhs: 
 pub(super) fn native_at<T: Scalar>(
 	mut dst: MatMut<'_, T>,
 	accum: Accum,
-	lhs: MatRef<'_, T>,
-	rhs: MatRef<'_, T>,
+	(lhs, rhs): (View<'_, T>, View<'_, T>),
 	alpha: T,
-	precision: Precision,
+	(precision, par): (Precision, Par),
 ) {
 	if T::MANTISSA_BITS == 53 || matches!(precision, Precision::Tf32 | Precision::F32) {
-		return native(dst, accum, lhs, rhs, alpha);
+		return faer_matmul(dst, accum, lhs, rhs, alpha, par);
 	}
 	let product: Vec<(f64, f64)> = if T::IS_COMPLEX {
-		let wide = |x: MatRef<'_, T>| Mat::from_fn(x.nrows(), x.ncols(), |i, j| faer::c64::new(x[(i, j)].re(), x[(i, j)].im()));
-		let c = wide(lhs) * wide(rhs);
+		let wide = |x: View<'_, T>| Mat::from_fn(x.nrows(), x.ncols(), |i, j| faer::c64::new(x.at(i, j).re(), x.at(i, j).im()));
+		let mut c = Mat::zeros(lhs.nrows(), rhs.ncols());
+		matmul(c.as_mut(), Accum::Replace, wide(lhs), wide(rhs), faer::c64::new(1.0, 0.0), par);
 		(0..c.ncols())
 			.flat_map(|j| (0..c.nrows()).map(move |i| (i, j)))
 			.map(|(i, j)| (c[(i, j)].re, c[(i, j)].im))
 			.collect()
 	} else {
-		let wide = |x: MatRef<'_, T>| Mat::from_fn(x.nrows(), x.ncols(), |i, j| x[(i, j)].re());
-		let c = wide(lhs) * wide(rhs);
+		let wide = |x: View<'_, T>| Mat::from_fn(x.nrows(), x.ncols(), |i, j| x.at(i, j).re());
+		let mut c = Mat::zeros(lhs.nrows(), rhs.ncols());
+		matmul(c.as_mut(), Accum::Replace, wide(lhs), wide(rhs), 1.0, par);
 		(0..c.ncols())
 			.flat_map(|j| (0..c.nrows()).map(move |i| (i, j)))
 			.map(|(i, j)| (c[(i, j)], 0.0))
@@ -57,14 +54,14 @@ pub(super) fn native_at<T: Scalar>(
 pub(super) fn nonfinite_entries<T: Scalar>(
 	mut dst: MatMut<'_, T>,
 	accum: Accum,
-	(lhs, rhs): (MatRef<'_, T>, MatRef<'_, T>),
+	(lhs, rhs): (View<'_, T>, View<'_, T>),
 	alpha: T,
 	(rows, cols): (&[usize], &[usize]),
 ) {
 	let mut entry = |i: usize, j: usize| {
 		let (mut re, mut im) = (0.0f64, 0.0f64);
 		for h in 0..lhs.ncols() {
-			let (x, y) = (lhs[(i, h)], rhs[(h, j)]);
+			let (x, y) = (lhs.at(i, h), rhs.at(h, j));
 			re += x.re() * y.re() - if T::IS_COMPLEX { x.im() * y.im() } else { 0.0 };
 			if T::IS_COMPLEX {
 				im += x.re() * y.im() + x.im() * y.re();

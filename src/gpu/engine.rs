@@ -12,8 +12,9 @@ use super::pipeline::product;
 use super::slot::Slot;
 use super::tiled::{self, Sink};
 use crate::settings::Settings;
+use crate::view::View;
 use crate::{Accum, Error, PhaseTimes, Precision, Report, Scalar};
-use faer::{MatMut, MatRef};
+use faer::{Mat, MatMut, MatRef};
 use std::time::Duration;
 
 /// `dst = alpha lhs rhs (+ dst)` of device matrices, in core on one GPU where it fits, otherwise
@@ -85,10 +86,14 @@ pub(crate) fn host_product<T: Scalar>(
 	settings: Settings,
 	dst: MatMut<'_, T>,
 	accum: Accum,
-	(lhs, rhs): (MatRef<'_, T>, MatRef<'_, T>),
+	(lhs, rhs): (View<'_, T>, View<'_, T>),
 	alpha: T,
 	precision: Precision,
 ) -> Result<Report, Error> {
+	let conjugated = |v: View<'_, T>| v.conj.then(|| Mat::from_fn(v.nrows(), v.ncols(), |i, j| v.at(i, j)));
+	let (lc, rc) = (conjugated(lhs), conjugated(rhs));
+	let lhs = lc.as_ref().map_or(lhs.mat, |c| c.as_ref());
+	let rhs = rc.as_ref().map_or(rhs.mat, |c| c.as_ref());
 	let shape = (lhs.nrows(), rhs.ncols(), lhs.ncols());
 	let devices = pipelines(settings.devices.ordinals());
 	let budget = device_budget(&settings, &devices)?;

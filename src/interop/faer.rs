@@ -1,40 +1,110 @@
-//! [`EmuMatMul`] for faer's `Mat` and `MatRef`
+//! [`EmuMatMul`] for faer's matrices, columns and rows, owned, views and mutable views, and their
+//! conjugated views (read conjugated, not copied): every pair that faer's `*` multiplies, with
+//! what `*` returns (`Mat * Mat` and `Col * Row`: a `Mat`; `Mat * Col`: a `Col`; `Row * Mat`: a
+//! `Row`; `Row * Col`: a scalar)
 
-use super::{EmuMatMul, check_inner, product_into};
+use super::EmuMatMul;
+use super::product::check_inner;
+use crate::view::View;
 use crate::{Emulator, Error, Precision, Scalar};
-use faer::{Mat, MatRef};
+use faer::traits::Conjugate;
+use faer::{Accum, Col, ColMut, ColRef, Mat, MatMut, MatRef, Row, RowMut, RowRef};
 
-fn product<T: Scalar>(emu: &Emulator, lhs: MatRef<'_, T>, rhs: MatRef<'_, T>, precision: Precision) -> Result<Mat<T>, Error> {
-	check_inner(lhs, rhs)?;
+/// a faer operand as a matrix view (columns `n x 1`, rows `1 x n`)
+trait AsView {
+	type Elem;
+	fn view(&self) -> MatRef<'_, Self::Elem>;
+}
+
+macro_rules! as_view {
+	($($form:ty => |$x:ident| $view:expr;)*) => {$(
+		impl<E> AsView for $form {
+			type Elem = E;
+			fn view(&self) -> MatRef<'_, E> {
+				let $x = self;
+				$view
+			}
+		}
+	)*};
+}
+
+as_view! {
+	Mat<E> => |x| x.as_ref();
+	MatRef<'_, E> => |x| *x;
+	MatMut<'_, E> => |x| x.as_ref();
+	Col<E> => |x| x.as_ref().as_mat();
+	ColRef<'_, E> => |x| x.as_mat();
+	ColMut<'_, E> => |x| x.as_ref().as_mat();
+	Row<E> => |x| x.as_ref().as_mat();
+	RowRef<'_, E> => |x| x.as_mat();
+	RowMut<'_, E> => |x| x.as_ref().as_mat();
+}
+
+/// what a product of two faer operands comes back as
+trait Product<T>: Sized {
+	fn compute(emu: &Emulator, lhs: View<'_, T>, rhs: View<'_, T>, precision: Precision) -> Result<Self, Error>;
+}
+
+/// the `m x n` product of `lhs` and `rhs` into a fresh matrix
+fn product<T: Scalar>(emu: &Emulator, lhs: View<'_, T>, rhs: View<'_, T>, precision: Precision) -> Result<Mat<T>, Error> {
+	check_inner((lhs.nrows(), lhs.ncols()), (rhs.nrows(), rhs.ncols()))?;
 	let mut c = Mat::zeros(lhs.nrows(), rhs.ncols());
-	product_into(emu, c.as_mut(), lhs, rhs, precision)?;
+	emu.matmul_views(
+		c.as_mut(),
+		Accum::Replace,
+		(lhs, rhs),
+		T::from_parts(1.0, 0.0),
+		(precision, emu.par()),
+	)?;
 	Ok(c)
 }
 
-impl<T: Scalar> EmuMatMul for Mat<T> {
-	type Output = Mat<T>;
-	fn emu_mul_with(&self, emu: &Emulator, rhs: &Mat<T>, precision: Precision) -> Result<Mat<T>, Error> {
-		product(emu, self.as_ref(), rhs.as_ref(), precision)
+impl<T: Scalar> Product<T> for Mat<T> {
+	fn compute(emu: &Emulator, lhs: View<'_, T>, rhs: View<'_, T>, precision: Precision) -> Result<Self, Error> {
+		product(emu, lhs, rhs, precision)
 	}
 }
 
-impl<'b, T: Scalar> EmuMatMul<MatRef<'b, T>> for Mat<T> {
-	type Output = Mat<T>;
-	fn emu_mul_with(&self, emu: &Emulator, rhs: &MatRef<'b, T>, precision: Precision) -> Result<Mat<T>, Error> {
-		product(emu, self.as_ref(), *rhs, precision)
+impl<T: Scalar> Product<T> for Col<T> {
+	fn compute(emu: &Emulator, lhs: View<'_, T>, rhs: View<'_, T>, precision: Precision) -> Result<Self, Error> {
+		Ok(product(emu, lhs, rhs, precision)?.col(0).to_owned())
 	}
 }
 
-impl<T: Scalar> EmuMatMul<Mat<T>> for MatRef<'_, T> {
-	type Output = Mat<T>;
-	fn emu_mul_with(&self, emu: &Emulator, rhs: &Mat<T>, precision: Precision) -> Result<Mat<T>, Error> {
-		product(emu, *self, rhs.as_ref(), precision)
+impl<T: Scalar> Product<T> for Row<T> {
+	fn compute(emu: &Emulator, lhs: View<'_, T>, rhs: View<'_, T>, precision: Precision) -> Result<Self, Error> {
+		Ok(product(emu, lhs, rhs, precision)?.row(0).to_owned())
 	}
 }
 
-impl<'b, T: Scalar> EmuMatMul<MatRef<'b, T>> for MatRef<'_, T> {
-	type Output = Mat<T>;
-	fn emu_mul_with(&self, emu: &Emulator, rhs: &MatRef<'b, T>, precision: Precision) -> Result<Mat<T>, Error> {
-		product(emu, *self, *rhs, precision)
+/// the product of a row and a column
+type Entry<T> = T;
+
+impl<T: Scalar> Product<T> for Entry<T> {
+	fn compute(emu: &Emulator, lhs: View<'_, T>, rhs: View<'_, T>, precision: Precision) -> Result<Self, Error> {
+		Ok(product(emu, lhs, rhs, precision)?[(0, 0)])
 	}
 }
+
+macro_rules! products {
+	($out:ident: [$($lhs:ty),*] x $rhs:tt) => {$(products!(@lhs $out: $lhs, $rhs);)*};
+	(@lhs $out:ident: $lhs:ty, [$($rhs:ty),*]) => {$(
+		impl<E, F> EmuMatMul<$rhs> for $lhs
+		where
+			E: Conjugate<Canonical: Scalar>,
+			F: Conjugate<Canonical = E::Canonical>,
+		{
+			type Output = $out<E::Canonical>;
+
+			fn emu_mul_with(&self, emu: &Emulator, rhs: &$rhs, precision: Precision) -> Result<Self::Output, Error> {
+				Product::compute(emu, View::of(self.view()), View::of(rhs.view()), precision)
+			}
+		}
+	)*};
+}
+
+products!(Mat: [Mat<E>, MatRef<'_, E>, MatMut<'_, E>] x [Mat<F>, MatRef<'_, F>, MatMut<'_, F>]);
+products!(Col: [Mat<E>, MatRef<'_, E>, MatMut<'_, E>] x [Col<F>, ColRef<'_, F>, ColMut<'_, F>]);
+products!(Row: [Row<E>, RowRef<'_, E>, RowMut<'_, E>] x [Mat<F>, MatRef<'_, F>, MatMut<'_, F>]);
+products!(Entry: [Row<E>, RowRef<'_, E>, RowMut<'_, E>] x [Col<F>, ColRef<'_, F>, ColMut<'_, F>]);
+products!(Mat: [Col<E>, ColRef<'_, E>, ColMut<'_, E>] x [Row<F>, RowRef<'_, F>, RowMut<'_, F>]);

@@ -2,20 +2,26 @@
 
 #[cfg(feature = "faer")]
 mod faer;
+#[cfg(feature = "faer")]
+mod matmul;
 #[cfg(feature = "nalgebra")]
 mod nalgebra;
 #[cfg(any(feature = "faer", feature = "nalgebra"))]
 mod product;
 
-#[cfg(any(feature = "faer", feature = "nalgebra"))]
-use product::{check_inner, product_into};
+#[cfg(feature = "faer")]
+pub use matmul::matmul;
+#[cfg(feature = "nalgebra")]
+pub use nalgebra::emu_gemm;
 
 use crate::{Emulator, Error, Precision};
 
 /// the emulated product of two matrices, a drop-in for `a * b`
 ///
-/// implemented for faer's `Mat` and `MatRef` (feature `faer`, on by default) and for every
-/// nalgebra `Matrix`, views included (feature `nalgebra`), over `f64`, `f32`, `c64` and `c32`.
+/// implemented for every pair of faer matrices, columns and rows that faer's `*` multiplies
+/// (owned, views, mutable views, conjugated and adjoint views, which are read conjugated, not
+/// copied; feature `faer`, on by default), returning what `*` returns, and for every nalgebra
+/// `Matrix`, vector and view (feature `nalgebra`), over `f64`, `f32`, `c64` and `c32`.
 /// products run on the shared [`Emulator`] of [`crate::Backend::Auto`]: the GPU when a usable one
 /// is present, faer's native product otherwise; [`crate::last_report`] tells which
 ///
@@ -46,7 +52,7 @@ pub trait EmuMatMul<Rhs: ?Sized = Self> {
 
 	/// `self * rhs` at `precision`, or the error (shape mismatch, invalid precision)
 	fn try_emu_mul(&self, rhs: &Rhs, precision: Precision) -> Result<Self::Output, Error> {
-		self.emu_mul_with(Emulator::global(), rhs, precision)
+		self.emu_mul_with(&Emulator::global(), rhs, precision)
 	}
 
 	/// `self * rhs` at `precision`
@@ -56,6 +62,11 @@ pub trait EmuMatMul<Rhs: ?Sized = Self> {
 	/// precision (`SchemeI { slices: 0 }`, ...)
 	#[track_caller]
 	fn emu_mul(&self, rhs: &Rhs, precision: Precision) -> Self::Output {
-		self.try_emu_mul(rhs, precision).unwrap_or_else(|e| panic!("{e}"))
+		// a `match`, not `unwrap_or_else`: a closure's panic would point into this crate, not to
+		// the caller's line
+		match self.try_emu_mul(rhs, precision) {
+			Ok(product) => product,
+			Err(e) => panic!("{e}"),
+		}
 	}
 }

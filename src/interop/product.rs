@@ -1,28 +1,12 @@
-//! what the `EmuMatMul` implementations share: the shape check and the product into a buffer
+//! what the `EmuMatMul` implementations share: the shape check
 
-use crate::{Emulator, Error, Precision, Scalar};
-use faer::{Accum, MatMut, MatRef};
+use crate::Error;
 
-/// the error of `lhs * rhs` when the inner dimensions differ
-pub(crate) fn check_inner<T>(lhs: MatRef<'_, T>, rhs: MatRef<'_, T>) -> Result<(), Error> {
-	if lhs.ncols() == rhs.nrows() {
+/// the error of `lhs * rhs` (shapes `(rows, columns)`) when the inner dimensions differ
+pub(crate) fn check_inner(lhs: (usize, usize), rhs: (usize, usize)) -> Result<(), Error> {
+	if lhs.1 == rhs.0 {
 		Ok(())
 	} else {
-		Err(Error::ShapeMismatch {
-			lhs: (lhs.nrows(), lhs.ncols()),
-			rhs: (rhs.nrows(), rhs.ncols()),
-			dst: None,
-		})
+		Err(Error::ShapeMismatch { lhs, rhs, dst: None })
 	}
-}
-
-/// `dst = lhs * rhs` on `emu`
-pub(crate) fn product_into<T: Scalar>(
-	emu: &Emulator,
-	dst: MatMut<'_, T>,
-	lhs: MatRef<'_, T>,
-	rhs: MatRef<'_, T>,
-	precision: Precision,
-) -> Result<(), Error> {
-	emu.matmul(dst, Accum::Replace, lhs, rhs, T::from_parts(1.0, 0.0), precision)
 }
