@@ -310,6 +310,7 @@ impl Emulator {
 	/// let a = faer::Mat::<f64>::identity(8, 8);
 	/// a.emu_mul_with(&emu, &a, Precision::F64)?;
 	/// assert!(matches!(emu.last_report().unwrap().plan.scheme, Scheme::SchemeII { moduli: 12, .. }));
+	/// # Ok::<(), emugemm::Error>(())
 	/// ```
 	pub fn with_precision_override(mut self, precision: Option<Precision>) -> Self {
 		self.precision_override = precision;
