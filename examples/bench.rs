@@ -3,7 +3,8 @@
 //!
 //! `cargo run --release --features bench --example bench` (or the bundle's `bench`); environment:
 //! `EMUGEMM_BENCH_SIZES` (default `4096,8192,16384`), `EMUGEMM_BENCH_RUNS` (default 30),
-//! `EMUGEMM_BENCH_CSV` (a file to write the rows to), `EMUGEMM_BENCH_ONLY` (`;`-separated patterns:
+//! `EMUGEMM_BENCH_CSV` (a file to write the rows to), `EMUGEMM_BENCH_SVG` (a file to draw the picture
+//! described below to), `EMUGEMM_BENCH_ONLY` (`;`-separated patterns:
 //! only the plans, emulation and chassis rows whose label, e.g. `f64 SchemeII { moduli: 15 }`,
 //! `f64 cuBLAS FP64 emulation`, `i8 chassis bn256_s4_c2` or `f64 chassis bn128_s6_c1 SchemeII
 //! p=15`, contains one; `fused scheme I kernel` selects the kernel-alone rows of the fused scheme
@@ -12,6 +13,16 @@
 //! run, without the baselines and memory kernels). Times are medians of device-event timings after
 //! one warm-up; effective TF/s = 2n^3/t (complex 8n^3/t); the kernel-alone rows give INT8 TOPS =
 //! p(p+1)/2 2n^3/t in that column.
+//!
+//! The picture (`EMUGEMM_BENCH_SVG=bits.svg`, drawn by `examples/bench/plot.rs`): accuracy in bits
+//! against effective TF/s of every plan row (`emugemm`, `emugemm unfused`) and every cuBLAS row
+//! measured on the plans' inputs (native, TF32, its FP64 emulation) at n = 8192, the phi = 1 inputs
+//! in one panel and the phi = 4 inputs in the other, coloured by type, with the GPU's name and n on
+//! the axes; rows without measured bits stay out of a panel. Where 8192 is not among the sizes, the largest
+//! size run is drawn and the title says so. It is rewritten after each size, so that a run cut
+//! short keeps what it measured. For example
+//! `EMUGEMM_BENCH_SVG=bits.svg EMUGEMM_BENCH_SIZES=8192 ./bench`; `EMUGEMM_BENCH_SVG=synthetic.svg
+//! cargo test --features bench --example bench` draws a synthetic set there (no GPU needed).
 //!
 //! The policy table (`Bench::policy`): for `Tf32`, `F32`, `F64`, `Bits(16)`, `Bits(32)`,
 //! `Bits(40)` on f32 and f64 (those the type can hold) and `F64` on c64, at phi = 1 and phi = 4:
@@ -49,7 +60,11 @@ use faer::{Mat, c64};
 use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
 use std::io::Write;
+use std::path::Path;
 use std::time::{Duration, Instant};
+
+#[path = "bench/plot.rs"]
+mod plot;
 
 fn env_list(name: &str, default: &str) -> Vec<usize> {
 	std::env::var(name)
@@ -102,6 +117,8 @@ struct Bench {
 	runs: usize,
 	csv: Option<std::fs::File>,
 	only: Vec<String>,
+	/// the plan and cuBLAS rows with bits, by size, for the picture
+	points: Vec<(usize, plot::Point)>,
 }
 
 impl Bench {
@@ -201,13 +218,26 @@ impl Bench {
 	fn plan<T: Scalar>(&mut self, n: usize, precision: Precision, native: Duration, inputs: &Inputs<T>, fused: bool) {
 		if self.selected(&format!("{} {precision:?}", T::NAME)) {
 			let what = if fused { "emugemm" } else { "emugemm unfused" };
-			self.plan_row(n, precision, Some(native), (inputs, 0), (what, fused));
+			let (t, r, bits) = self.plan_row(n, precision, Some(native), (inputs, 0), (what, fused));
+			let scheme = short(r.plan.scheme);
+			let label = match precision {
+				Precision::SchemeI { .. } | Precision::SchemeII { .. } => scheme,
+				_ => format!("{precision:?} → {scheme}"),
+			};
+			let point = plot::Point {
+				label: if fused { label } else { format!("{label} unfused") },
+				kind: T::NAME.into(),
+				source: if fused { plot::Source::Emugemm } else { plot::Source::Unfused },
+				tflops: tflops::<T>(n, t),
+				bits: [bits[0], bits[1]],
+			};
+			self.points.push((n, point));
 		}
 	}
 
 	/// one plan's row, `what` in the first column: median time on `inputs[timed]`, its ratio to
-	/// `reference` (`None`: itself), bits on every input; returns the time and the report of the
-	/// last timed run
+	/// `reference` (`None`: itself), bits on every input; returns the time, the report of the last
+	/// timed run and the bits
 	fn plan_row<T: Scalar>(
 		&mut self,
 		n: usize,
@@ -215,7 +245,7 @@ impl Bench {
 		reference: Option<Duration>,
 		inputs: (&Inputs<T>, usize),
 		(what, fused): (&str, bool),
-	) -> (Duration, Report) {
+	) -> (Duration, Report, Vec<f64>) {
 		let emu = if fused { &self.emu } else { &self.unfused };
 		let (t, r, bits) = self
 			.measure(n, inputs, |dc, da, db| {
@@ -240,7 +270,7 @@ impl Bench {
 			pct(r.times.products),
 			pct(r.times.reconstruct)
 		));
-		(t, r)
+		(t, r, bits)
 	}
 
 	/// the policy table for `T`: for each of `precisions` (those `T` can hold) and phi = 1 and 4,
@@ -284,7 +314,7 @@ impl Bench {
 				for (role, run, plan) in runs {
 					let model = 1e3 * plan.scheme.cost((n, n, n), T::IS_COMPLEX);
 					let what = format!("{head} {role} (model {model:.3} ms, {:.1} bits)", plan.predicted_bits);
-					let (t, r) = self.plan_row(n, run, times.first().map(|c| c.0), (&inputs, timed), (&what, true));
+					let (t, r, _) = self.plan_row(n, run, times.first().map(|c| c.0), (&inputs, timed), (&what, true));
 					times.push((t, r.plan.scheme));
 				}
 				let (chosen_t, fastest) = (times[0].0, times.iter().min_by_key(|c| c.0).expect("the chosen plan"));
@@ -434,6 +464,28 @@ impl Bench {
 		let measured = self.measure(n, (inputs, 0), |dc, da, db| {
 			baseline::native_matmul(&self.emu, dc, da, db, math).map(|t| (t, ()))
 		});
+		if let Ok((t, (), bits)) = &measured {
+			let label = match math {
+				NativeMath::Fp64Emulation(EmulationMantissa::Fixed(bits)) => format!("cuBLAS emu {} slices", (bits + 1).div_ceil(8)),
+				NativeMath::Fp64Emulation(EmulationMantissa::Dynamic) => "cuBLAS emu dynamic".into(),
+				NativeMath::Exact => match T::NAME {
+					"f64" => "DGEMM".into(),
+					"f32" => "SGEMM".into(),
+					"c64" => "ZGEMM".into(),
+					"c32" => "CGEMM".into(),
+					other => format!("cuBLAS {other}"),
+				},
+				NativeMath::Tf32 => "cuBLAS TF32".into(),
+			};
+			let point = plot::Point {
+				label,
+				kind: T::NAME.into(),
+				source: plot::Source::Cublas,
+				tflops: tflops::<T>(n, *t),
+				bits: [bits[0], bits[1]],
+			};
+			self.points.push((n, point));
+		}
 		self.row(match measured {
 			Ok((t, (), bits)) => format!(
 				"| baseline | {} | {name} | {n} | {:.3} | {:.1} | {:.2} | {:.1} | {:.1} | | | |",
@@ -450,6 +502,19 @@ impl Bench {
 				e.to_string().replace(['|', ','], ";")
 			),
 		});
+	}
+
+	/// the picture of the points at [`plot::N`], else at the largest size that has points, to `path`
+	fn picture(&self, path: &Path) {
+		let sizes = || self.points.iter().map(|(n, _)| *n);
+		let Some(n) = sizes().find(|&n| n == plot::N).or_else(|| sizes().max()) else {
+			return;
+		};
+		let points: Vec<plot::Point> = (self.points.iter()).filter(|(m, _)| *m == n).map(|(_, p)| p.clone()).collect();
+		let gpu = self.emu.gpu_name().unwrap_or_else(|_| "the GPU".into());
+		if let Err(e) = plot::write(path, &points, &gpu, n) {
+			eprintln!("emugemm bench: the picture {}: {e}", path.display());
+		}
 	}
 
 	fn inputs<T: Scalar>(n: usize) -> Vec<(Mat<T>, Mat<T>, ExactProduct)> {
@@ -774,6 +839,22 @@ fn ms(d: Duration) -> f64 {
 	d.as_secs_f64() * 1e3
 }
 
+/// a scheme in a few characters, for the picture's labels: `I p=4`, `II p=15`
+fn short(scheme: Scheme) -> String {
+	match scheme {
+		Scheme::Native => "native".into(),
+		Scheme::SchemeI { slices } => format!("I p={slices}"),
+		Scheme::SchemeII {
+			moduli,
+			scaling: emugemm::Scaling::Fast,
+		} => format!("II p={moduli}"),
+		Scheme::SchemeII {
+			moduli,
+			scaling: emugemm::Scaling::Accurate,
+		} => format!("II p={moduli} accurate"),
+	}
+}
+
 /// effective TF/s of an `n x n x n` product of `T` taking `t`: 2n^3/t (complex 8n^3/t)
 fn tflops<T: Scalar>(n: usize, t: Duration) -> f64 {
 	(if T::IS_COMPLEX { 8.0 } else { 2.0 }) * (n as f64).powi(3) / t.as_secs_f64() / 1e12
@@ -822,7 +903,9 @@ fn main() {
 		only: std::env::var("EMUGEMM_BENCH_ONLY")
 			.map(|v| v.split(';').filter(|p| !p.is_empty()).map(String::from).collect())
 			.unwrap_or_default(),
+		points: Vec::new(),
 	};
+	let svg = std::env::var_os("EMUGEMM_BENCH_SVG").map(std::path::PathBuf::from);
 	println!("| what | type | plan | n | median ms | TF/s | x native | bits phi=1 | bits phi=4 | split | products | reconstruct |");
 	println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
 	bench.row(format!(
@@ -932,6 +1015,9 @@ fn main() {
 		}
 		for slices in [2, 4] {
 			bench.plan(n, Precision::SchemeI { slices }, natives.f32, &s, false);
+		}
+		if let Some(path) = &svg {
+			bench.picture(path);
 		}
 	}
 }
