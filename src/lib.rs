@@ -84,6 +84,7 @@ mod scalar;
 pub mod scheme1;
 pub mod scheme2;
 mod settings;
+mod shape;
 mod stats;
 pub mod testing;
 
