@@ -36,6 +36,7 @@
 use crate::fp::{ceil_log2, scale_pow2};
 use crate::scheme1;
 use crate::scheme2::{CoarseMaxima, Crt};
+use crate::shape::Shape;
 use crate::stats::RowStats;
 use crate::{Scheme, precision::pass_len};
 
@@ -222,8 +223,7 @@ pub(crate) fn floor_exponent(mantissa: u32) -> i32 {
 pub(crate) struct Bound {
 	/// one per row of the product
 	pub rows: Vec<RowMaxima>,
-	/// `(m, n, k)`
-	pub shape: (usize, usize, usize),
+	pub shape: Shape,
 	pub complex: bool,
 	/// the output's significand bits
 	pub mantissa: u32,
@@ -232,7 +232,7 @@ pub(crate) struct Bound {
 impl Bound {
 	/// the terms per entry: `K` (real) or `2K` (per part, complex)
 	fn k_terms(&self) -> f64 {
-		self.shape.2 as f64 * if self.complex { 2.0 } else { 1.0 }
+		self.shape.k as f64 * if self.complex { 2.0 } else { 1.0 }
 	}
 
 	/// the terms of `scheme`'s bound that do not depend on the row (`None` for the native product)
@@ -240,7 +240,7 @@ impl Bound {
 		let (family, h, kappa, extra) = match scheme {
 			Scheme::Native => return None,
 			Scheme::SchemeI { slices: p } => {
-				let passes = self.shape.2.div_ceil(pass_len(p, self.complex)).max(1);
+				let passes = self.shape.k.div_ceil(pass_len(p, self.complex)).max(1);
 				let dropped = dropped_digit_products(p);
 				(
 					0,

@@ -35,6 +35,7 @@
 //! The policy weighs native against emulated plans with them
 
 use crate::precision::{Scheme, pass_len};
+use crate::shape::Shape;
 
 /// the measured constants of the model on one device (seconds, INT8 operations per second)
 pub(crate) struct CostModel {
@@ -125,7 +126,7 @@ pub(crate) const H200: CostModel = CostModel {
 impl CostModel {
 	/// the predicted seconds of the native product of `shape` in `arithmetic`, for an output of
 	/// `mantissa` significand bits
-	pub(crate) fn native(&self, (m, n, k): (usize, usize, usize), complex: bool, mantissa: u32, arithmetic: NativeArithmetic) -> f64 {
+	pub(crate) fn native(&self, Shape { m, n, k }: Shape, complex: bool, mantissa: u32, arithmetic: NativeArithmetic) -> f64 {
 		let r = &self.native;
 		let pick = |(real, complex_rate): (f64, f64)| if complex { complex_rate } else { real };
 		let rate = match arithmetic {
@@ -138,20 +139,20 @@ impl CostModel {
 	}
 
 	/// the predicted seconds of a target precision's error bound for `shape`
-	pub(crate) fn bound(&self, (m, n, k): (usize, usize, usize), complex: bool) -> f64 {
+	pub(crate) fn bound(&self, Shape { m, n, k }: Shape, complex: bool) -> f64 {
 		let (t0, rate) = self.bound;
 		t0 + if complex { 4.0 } else { 2.0 } * m as f64 * n as f64 * k as f64 / rate
 	}
 
 	/// the predicted seconds of the bounds of a complex product's separately scaled parts
-	pub(crate) fn part_bounds(&self, shape: (usize, usize, usize)) -> f64 {
+	pub(crate) fn part_bounds(&self, shape: Shape) -> f64 {
 		4.0 * self.part_bounds * self.bound(shape, false)
 	}
 
 	/// the predicted seconds of `scheme`'s phases (split, products, reconstruction) for an
 	/// `m x k` by `k x n` product; infinite for the native product (which the policy never weighs
 	/// against the emulation by time) and for slice counts outside `1..=8`
-	pub(crate) fn phases(&self, scheme: Scheme, (m, n, k): (usize, usize, usize), complex: bool) -> [f64; 3] {
+	pub(crate) fn phases(&self, scheme: Scheme, Shape { m, n, k }: Shape, complex: bool) -> [f64; 3] {
 		let c = if complex { 2.0 } else { 1.0 };
 		let (elements, entries) = (c * (m + n) as f64 * k as f64, c * m as f64 * n as f64);
 		let work = 2.0 * m as f64 * n as f64 * k as f64 * scheme.int8_products(complex) as f64;
@@ -179,6 +180,12 @@ impl CostModel {
 			},
 		}
 	}
+
+	/// the predicted seconds of `scheme` for `shape`: the sum of its [`CostModel::phases`] (what
+	/// [`Scheme::cost`] gives with this crate's own model)
+	pub(crate) fn seconds(&self, scheme: Scheme, shape: Shape, complex: bool) -> f64 {
+		self.phases(scheme, shape, complex).iter().sum()
+	}
 }
 
 // the policy's weight of a scheme lives with the model that predicts it
@@ -199,7 +206,7 @@ impl Scheme {
 	/// assert_eq!(Scheme::Native.cost(shape, false), f64::INFINITY);
 	/// ```
 	pub fn cost(self, shape: (usize, usize, usize), complex: bool) -> f64 {
-		H200.phases(self, shape, complex).iter().sum()
+		H200.seconds(self, shape.into(), complex)
 	}
 }
 
@@ -286,7 +293,7 @@ mod tests {
 	];
 
 	fn predicted_ms(ty: &str, n: usize, scheme: Scheme) -> f64 {
-		1e3 * H200.phases(scheme, (n, n, n), ty == "c64").iter().sum::<f64>()
+		1e3 * H200.phases(scheme, Shape::new(n, n, n), ty == "c64").iter().sum::<f64>()
 	}
 
 	/// wherever two measured plans of one type and size differ by more than the run-to-run spread
@@ -329,7 +336,7 @@ mod tests {
 	fn predicts_the_fused_scheme1_kernel() {
 		for (slices, times) in (1..).zip(KERNEL_ALONE) {
 			for (n, ms) in [4096, 8192, 16384].into_iter().zip(times) {
-				let predicted = 1e3 * H200.phases(one(slices), (n, n, n), false)[1];
+				let predicted = 1e3 * H200.phases(one(slices), Shape::new(n, n, n), false)[1];
 				assert!(
 					(predicted / ms - 1.0).abs() < 0.2,
 					"p={slices} n={n}: measured {ms} ms, predicted {predicted:.3} ms"

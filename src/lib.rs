@@ -103,6 +103,7 @@ mod scalar;
 pub mod scheme1;
 pub mod scheme2;
 mod settings;
+mod shape;
 mod stats;
 pub mod testing;
 mod view;

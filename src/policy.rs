@@ -24,6 +24,7 @@
 use crate::bound::{Bound, PartBounds, bits};
 use crate::cost::{H200, NativeArithmetic};
 use crate::precision::k_passes;
+use crate::shape::Shape;
 use crate::{Plan, Precision, Scaling, Scheme, scheme1, scheme2};
 
 /// the rows of `A` and columns of `B` of the screen of separately scaled parts
@@ -59,8 +60,7 @@ pub(crate) struct PolicyInput<'a> {
 	/// complex products: the bounds of the four real products of the parts, where the policy
 	/// weighs plans with separately scaled parts ([`PolicyInput::weighs_separate_parts`])
 	pub parts: Option<&'a PartBounds>,
-	/// `(m, n, k)`
-	pub shape: (usize, usize, usize),
+	pub shape: Shape,
 	pub complex: bool,
 	/// the output's significand bits
 	pub mantissa: u32,
@@ -74,15 +74,11 @@ pub(crate) struct PolicyInput<'a> {
 impl<'a> PolicyInput<'a> {
 	/// the policy's view of an `(m, n, k)` product of `T` in a context with `scaling` and
 	/// `native_candidate`, with error bound `bound`
-	pub fn of<T: crate::Scalar>(
-		shape: (usize, usize, usize),
-		(scaling, native_candidate): (Scaling, bool),
-		bound: Option<&'a Bound>,
-	) -> Self {
+	pub fn of<T: crate::Scalar>(shape: impl Into<Shape>, (scaling, native_candidate): (Scaling, bool), bound: Option<&'a Bound>) -> Self {
 		PolicyInput {
 			bound,
 			parts: None,
-			shape,
+			shape: shape.into(),
 			complex: T::IS_COMPLEX,
 			mantissa: T::MANTISSA_BITS,
 			scaling,
@@ -106,7 +102,7 @@ impl<'a> PolicyInput<'a> {
 				plan: Plan {
 					scheme,
 					predicted_bits: f64::NAN,
-					k_passes: k_passes(scheme, self.shape.2, self.complex),
+					k_passes: k_passes(scheme, self.shape.k, self.complex),
 					native_rows: 0,
 					separate_parts: false,
 				},
@@ -115,22 +111,22 @@ impl<'a> PolicyInput<'a> {
 		}
 		let ranked = self.candidates(precision);
 		if ranked.iter().all(|c| c.plan.scheme == Scheme::Native) {
-			let (m, n, k) = self.shape;
+			let Shape { m, n, k } = self.shape;
 			log::info!("emugemm: no emulated plan certifies {precision} for a {m}x{n}x{k} product: it is computed natively");
 		}
-		ranked.into_iter().next().unwrap_or_else(|| Choice::native(self.shape.0))
+		ranked.into_iter().next().unwrap_or_else(|| Choice::native(self.shape.m))
 	}
 
 	/// whether a target `precision` goes native without its bound: the native product is a
 	/// candidate and predicted no slower than the cheapest emulated plan plus the bound's own cost
 	/// (small products, and `Tf32` against a TF32 GEMM)
 	pub fn skips_bound(&self, precision: Precision) -> bool {
-		if !self.native_candidate || precision.target_bits(self.mantissa, self.shape.2).is_none() {
+		if !self.native_candidate || precision.target_bits(self.mantissa, self.shape.k).is_none() {
 			return false;
 		}
 		let cheapest = self
 			.schemes()
-			.map(|s| s.cost(self.shape, self.complex))
+			.map(|s| H200.seconds(s, self.shape, self.complex))
 			.fold(f64::INFINITY, f64::min);
 		self.native_seconds(precision) <= cheapest + H200.bound(self.shape, self.complex)
 	}
@@ -139,7 +135,7 @@ impl<'a> PolicyInput<'a> {
 	/// most an eighth of the rows, and the native product (where it competes by time). None for
 	/// explicit precisions or without a bound
 	pub fn candidates(&self, precision: Precision) -> Vec<Choice> {
-		let (Some(bound), Some(target)) = (self.bound, precision.target_bits(self.mantissa, self.shape.2)) else {
+		let (Some(bound), Some(target)) = (self.bound, precision.target_bits(self.mantissa, self.shape.k)) else {
 			return Vec::new();
 		};
 		let threshold = |output: f64| (-target).exp2() - if matches!(precision, Precision::Bits(_)) { output } else { 0.0 };
@@ -165,7 +161,7 @@ impl<'a> PolicyInput<'a> {
 		});
 		let mut ranked: Vec<(f64, Choice)> = shared.chain(separate).map(|choice| (self.seconds(&choice), choice)).collect();
 		if self.native_candidate {
-			ranked.push((self.native_seconds(precision), Choice::native(self.shape.0)));
+			ranked.push((self.native_seconds(precision), Choice::native(self.shape.m)));
 		}
 		ranked.sort_by(|x, y| x.0.total_cmp(&y.0));
 		ranked.into_iter().map(|(_, choice)| choice).collect()
@@ -199,7 +195,7 @@ impl<'a> PolicyInput<'a> {
 		row_error: impl Fn(usize) -> f64,
 		(threshold, output): (f64, f64),
 	) -> Option<Choice> {
-		let m = self.shape.0;
+		let m = self.shape.m;
 		let (mut worst, mut native_rows) = (0.0f64, Vec::new());
 		for i in 0..m {
 			let e = row_error(i);
@@ -216,7 +212,7 @@ impl<'a> PolicyInput<'a> {
 			plan: Plan {
 				scheme,
 				predicted_bits: if native_rows.len() == m { f64::NAN } else { bits(worst + output) },
-				k_passes: k_passes(scheme, self.shape.2, self.complex && !separate),
+				k_passes: k_passes(scheme, self.shape.k, self.complex && !separate),
 				native_rows: native_rows.len(),
 				separate_parts: separate,
 			},
@@ -228,12 +224,14 @@ impl<'a> PolicyInput<'a> {
 	/// scaled parts), and its native rows (at the low rate of the native entries' kernel, on
 	/// purpose: see [`crate::cost::NativeRates::wide`])
 	fn seconds(&self, choice: &Choice) -> f64 {
-		let (_, n, k) = self.shape;
-		let rows = (choice.native_rows.len(), n, k);
+		let rows = Shape {
+			m: choice.native_rows.len(),
+			..self.shape
+		};
 		let plan = if choice.plan.separate_parts {
-			4.0 * choice.plan.scheme.cost(self.shape, false)
+			4.0 * H200.seconds(choice.plan.scheme, self.shape, false)
 		} else {
-			choice.plan.scheme.cost(self.shape, self.complex)
+			H200.seconds(choice.plan.scheme, self.shape, self.complex)
 		};
 		plan + H200.native(rows, self.complex, self.mantissa, NativeArithmetic::Wide)
 	}
@@ -244,12 +242,12 @@ impl<'a> PolicyInput<'a> {
 	/// native product reserved as the last resort, it is infinitely slow). The screen is the
 	/// bound of `Re A Re B` on the leading [`SCREEN`] rows and columns
 	pub fn weighs_separate_parts(&self, choice: &Choice, precision: Precision) -> bool {
-		if !self.complex || choice.native_rows.is_empty() || precision.target_bits(self.mantissa, self.shape.2).is_none() {
+		if !self.complex || choice.native_rows.is_empty() || precision.target_bits(self.mantissa, self.shape.k).is_none() {
 			return false;
 		}
 		let cheapest = self
 			.schemes()
-			.map(|s| 4.0 * s.cost(self.shape, false))
+			.map(|s| 4.0 * H200.seconds(s, self.shape, false))
 			.fold(f64::INFINITY, f64::min);
 		cheapest + H200.part_bounds(self.shape) < self.choice_seconds(choice, precision)
 	}
@@ -271,7 +269,7 @@ impl<'a> PolicyInput<'a> {
 		let cheapest = screened
 			.candidates(precision)
 			.iter()
-			.map(|c| 4.0 * c.plan.scheme.cost(self.shape, false))
+			.map(|c| 4.0 * H200.seconds(c.plan.scheme, self.shape, false))
 			.fold(f64::INFINITY, f64::min);
 		cheapest + H200.part_bounds(self.shape) < self.choice_seconds(choice, precision)
 	}
@@ -304,11 +302,11 @@ mod tests {
 	use super::*;
 	use crate::bound::RowMaxima;
 
-	fn input(shape: (usize, usize, usize), complex: bool, mantissa: u32, native_candidate: bool) -> PolicyInput<'static> {
+	fn input(shape: impl Into<Shape>, complex: bool, mantissa: u32, native_candidate: bool) -> PolicyInput<'static> {
 		PolicyInput {
 			bound: None,
 			parts: None,
-			shape,
+			shape: shape.into(),
 			complex,
 			mantissa,
 			scaling: Scaling::Fast,
@@ -316,7 +314,7 @@ mod tests {
 		}
 	}
 
-	const N8192: (usize, usize, usize) = (8192, 8192, 8192);
+	const N8192: Shape = Shape::new(8192, 8192, 8192);
 
 	/// the bound is skipped where the native product beats any emulation plus the bound: small
 	/// products, and `Tf32` of `f32` against a TF32 GEMM (2.7 ms against at least 0.8 ms of INT8
@@ -354,7 +352,7 @@ mod tests {
 	fn separate_parts_are_screened() {
 		let screen = |maxima: RowMaxima| Bound {
 			rows: vec![maxima; SCREEN],
-			shape: (SCREEN, SCREEN, 8192),
+			shape: Shape::new(SCREEN, SCREEN, 8192),
 			complex: false,
 			mantissa: 53,
 		};

@@ -4,7 +4,7 @@
 // (the model and the host's rate serve the GPU backend only)
 #[cfg(any(feature = "cuda", test))]
 use {
-	crate::{Accum, Precision, Scalar, cost::H200, policy::native_arithmetic},
+	crate::{Accum, Precision, Scalar, cost::H200, policy::native_arithmetic, shape::Shape},
 	faer::Mat,
 	std::{collections::HashMap, sync::Mutex, time::Instant},
 };
@@ -42,12 +42,14 @@ impl HostRouting {
 /// the routing of an `m x k` by `k x n` product of `T` at `precision`, for a host whose native
 /// product runs at `host_rate` operations per second ($2mnk$ real, $8mnk$ complex)
 #[cfg(any(feature = "cuda", test))]
-pub(crate) fn route<T: Scalar>((m, n, k): (usize, usize, usize), accum: Accum, precision: Precision, host_rate: f64) -> HostRouting {
+pub(crate) fn route<T: Scalar>(shape: impl Into<Shape>, accum: Accum, precision: Precision, host_rate: f64) -> HostRouting {
+	let shape = shape.into();
+	let Shape { m, n, k } = shape;
 	let ops = if T::IS_COMPLEX { 8.0 } else { 2.0 } * (m * n) as f64 * k as f64;
 	let outputs = (m * n) as f64 * if accum == Accum::Add { 2.0 } else { 1.0 };
 	let bytes = ((m * k + k * n) as f64 + outputs) * size_of::<T>() as f64;
 	let arithmetic = native_arithmetic(precision, T::MANTISSA_BITS);
-	let gpu = bytes / STAGING_RATE + H200.overhead + H200.native((m, n, k), T::IS_COMPLEX, T::MANTISSA_BITS, arithmetic);
+	let gpu = bytes / STAGING_RATE + H200.overhead + H200.native(shape, T::IS_COMPLEX, T::MANTISSA_BITS, arithmetic);
 	HostRouting {
 		host_seconds: ops / host_rate,
 		gpu_seconds: gpu,
@@ -85,7 +87,7 @@ mod tests {
 	/// large square products go to the GPU
 	#[test]
 	fn small_and_transfer_bound_products_stay_on_the_host() {
-		let on_host = |shape, precision| route::<f64>(shape, Accum::Replace, precision, 1e12).on_host();
+		let on_host = |shape: (usize, usize, usize), precision| route::<f64>(shape, Accum::Replace, precision, 1e12).on_host();
 		assert!(on_host((64, 64, 64), Precision::F64));
 		assert!(on_host((256, 256, 256), Precision::F64));
 		assert!(on_host((64, 64, 65536), Precision::F64));

@@ -4,6 +4,7 @@ use super::igemm::{Planes, dot};
 use crate::bound::{Bound, RowMaxima, Side, floor_exponent, magnitude, offsets, sides, window_bits, window_shift};
 use crate::operand::Operand;
 use crate::scheme2::CoarseMaxima;
+use crate::shape::Shape;
 use crate::stats::RowStats;
 use rayon::prelude::*;
 
@@ -75,7 +76,7 @@ pub(crate) fn compute(
 	let side_b = sides(stats_b, |j| b.amax(j), &offsets_b, bits);
 	Bound {
 		rows: row_maxima((a, b), (stats_a, stats_b), (&side_a, &side_b), bits, floor_exponent(mantissa)),
-		shape: (a.len, b.len, a.k),
+		shape: Shape::new(a.len, b.len, a.k),
 		complex,
 		mantissa,
 	}

@@ -13,14 +13,14 @@ use cudarc::driver::{CudaSlice, LaunchConfig};
 
 /// the balanced copies of both operands (in scratch, A column-major, B K-major) and the shifts they
 /// were made with
-pub(super) struct Balanced {
-	pub a: DeviceOperand,
-	pub b: DeviceOperand,
+pub(super) struct Balanced<T> {
+	pub a: DeviceOperand<T>,
+	pub b: DeviceOperand<T>,
 	_shifts: CudaSlice<i32>,
 }
 
 /// the exponent range of the nonzero finite parts at each inner index of `op`
-pub(super) fn ranges<T: Scalar>(gpu: &Gpu, op: &DeviceOperand) -> Result<Vec<Range>, Error> {
+pub(super) fn ranges<T: Scalar>(gpu: &Gpu, op: &DeviceOperand<T>) -> Result<Vec<Range>, Error> {
 	let k = op.k;
 	let (max, min) = (upload_i32(gpu, &vec![i32::MIN; k])?, upload_i32(gpu, &vec![i32::MAX; k])?);
 	if op.rows > 0 && k > 0 {
@@ -52,7 +52,7 @@ pub(super) fn ranges<T: Scalar>(gpu: &Gpu, op: &DeviceOperand) -> Result<Vec<Ran
 
 /// the inner balancing's shifts of `A B` (`crate::balance::shifts`), or `None` when no inner index
 /// moves
-pub(super) fn balance_shifts<T: Scalar>(gpu: &Gpu, (a, b): (&DeviceOperand, &DeviceOperand)) -> Result<Option<Vec<i32>>, Error> {
+pub(super) fn balance_shifts<T: Scalar>(gpu: &Gpu, (a, b): (&DeviceOperand<T>, &DeviceOperand<T>)) -> Result<Option<Vec<i32>>, Error> {
 	Ok(shifts(
 		&ranges::<T>(gpu, a)?,
 		&ranges::<T>(gpu, b)?,
@@ -61,7 +61,7 @@ pub(super) fn balance_shifts<T: Scalar>(gpu: &Gpu, (a, b): (&DeviceOperand, &Dev
 }
 
 /// `A D` and `D^-1 B` (`crate::balance`), or `None` when no inner index moves
-pub(super) fn balance<T: Scalar>(gpu: &Gpu, (a, b): (&DeviceOperand, &DeviceOperand)) -> Result<Option<Balanced>, Error> {
+pub(super) fn balance<T: Scalar>(gpu: &Gpu, (a, b): (&DeviceOperand<T>, &DeviceOperand<T>)) -> Result<Option<Balanced<T>>, Error> {
 	balance_shifts::<T>(gpu, (a, b))?
 		.map(|d| balanced::<T>(gpu, (a, b), &d))
 		.transpose()
@@ -69,12 +69,12 @@ pub(super) fn balance<T: Scalar>(gpu: &Gpu, (a, b): (&DeviceOperand, &DeviceOper
 
 /// `A D` and `D^-1 B` for the shifts `d` of a whole product (one per inner index), of which `a`
 /// may hold some rows and `b` some columns
-pub(super) fn balanced<T: Scalar>(gpu: &Gpu, (a, b): (&DeviceOperand, &DeviceOperand), d: &[i32]) -> Result<Balanced, Error> {
+pub(super) fn balanced<T: Scalar>(gpu: &Gpu, (a, b): (&DeviceOperand<T>, &DeviceOperand<T>), d: &[i32]) -> Result<Balanced<T>, Error> {
 	let d = upload_i32(gpu, d)?;
 	// the layouts the pipeline assumes (the native product passes them to cuBLAS): the rows of A
 	// column-major, the columns of B K-major (B column-major)
-	let copy = |slot: Slot, op: &DeviceOperand, sign: i32, (rs, cs): (i64, i64)| -> Result<DeviceOperand, Error> {
-		let out = gpu.scratch(slot, (op.rows * op.k).max(1) * size_of::<T>())?;
+	let copy = |slot: Slot, op: &DeviceOperand<T>, sign: i32, (rs, cs): (i64, i64)| -> Result<DeviceOperand<T>, Error> {
+		let out = gpu.scratch(slot, (op.rows * op.k).max(1) * size_of::<T>())?.cast::<T>();
 		let (rows, k) = (op.rows as i32, op.k as i32);
 		let cfg = elementwise(gpu, op.rows * op.k);
 		launch!(

@@ -8,6 +8,7 @@ use super::fp64_emulation::Fp64Emulation;
 use super::job::Outcome;
 use super::native::operand_gemm;
 use super::slot::Slot;
+use crate::shape::Shape;
 use crate::{DeviceMatrix, Emulator, Error, Scalar};
 use faer::{MatMut, MatRef};
 use std::time::Duration;
@@ -26,20 +27,15 @@ fn timed(gpu: &Gpu, work: impl FnOnce() -> Result<(), Error>) -> Result<Duration
 
 /// cuBLAS's FP64 emulation set up for a product of `dims` in `math` (restored when dropped), or
 /// nothing for the other arithmetics
-fn emulation<'g, T: Scalar>(g: &'g Gpu, math: NativeMath, dims: (usize, usize, usize)) -> Result<Option<Fp64Emulation<'g>>, Error> {
+fn emulation<'g, T: Scalar>(g: &'g Gpu, math: NativeMath, dims: Shape) -> Result<Option<Fp64Emulation<'g>>, Error> {
 	match math {
 		NativeMath::Fp64Emulation(mantissa) => Fp64Emulation::enable::<T>(g, mantissa, dims).map(Some),
 		NativeMath::Exact | NativeMath::Tf32 => Ok(None),
 	}
 }
 
-/// `(m, k, n)` of a product on `emu`'s GPU with these shapes of `lhs`, `rhs` and `dst`, or why not
-fn product_shape(
-	emu: &Emulator,
-	(m, k): (usize, usize),
-	(k2, n): (usize, usize),
-	dst: (usize, usize),
-) -> Result<(usize, usize, usize), Error> {
+/// the shape of a product on `emu`'s GPU with these shapes of `lhs`, `rhs` and `dst`, or why not
+fn product_shape(emu: &Emulator, (m, k): (usize, usize), (k2, n): (usize, usize), dst: (usize, usize)) -> Result<Shape, Error> {
 	let _ = emu.zeros_on_device::<f64>(0, 0)?; // the emulator must be on the GPU
 	if k2 != k || dst != (m, n) {
 		return Err(Error::ShapeMismatch {
@@ -48,7 +44,7 @@ fn product_shape(
 			dst: Some(dst),
 		});
 	}
-	Ok((m, k, n))
+	Ok(Shape::new(m, n, k))
 }
 
 /// `dst = lhs rhs` by cuBLAS (`GemmEx`: DGEMM, ZGEMM, SGEMM, CGEMM, TF32 tensor cores for
@@ -79,19 +75,20 @@ pub fn native_matmul<T: Scalar>(
 	rhs: &DeviceMatrix<T>,
 	math: NativeMath,
 ) -> Result<Duration, Error> {
-	let (m, k, n) = product_shape(
+	let shape = product_shape(
 		emu,
 		(lhs.nrows(), lhs.ncols()),
 		(rhs.nrows(), rhs.ncols()),
 		(dst.nrows(), dst.ncols()),
 	)?;
+	let Shape { m, k, .. } = shape;
 	let g = gpu()?;
 	let (a, b, c) = (lhs.ptr(&g), rhs.ptr(&g), dst.ptr(&g));
 	let (one, zero) = (T::from_parts(1.0, 0.0), T::from_parts(0.0, 0.0));
 	// set up before the clock starts, restored when dropped after it stopped
-	let _emulation = emulation::<T>(&g, math, (m, n, k))?;
+	let _emulation = emulation::<T>(&g, math, shape)?;
 	timed(&g, || {
-		native_gemm(&g.handles, (m, n, k), (a, m.max(1)), (b, k.max(1)), (c, m.max(1)), one, zero, math)
+		native_gemm(&g.handles, shape, (a, m.max(1)), (b, k.max(1)), (c, m.max(1)), one, zero, math)
 	})
 }
 
@@ -117,7 +114,7 @@ pub fn native_staged<T: Scalar>(
 	rhs: MatRef<'_, T>,
 	math: NativeMath,
 ) -> Result<Duration, Error> {
-	let (m, k, n) = product_shape(
+	let shape = product_shape(
 		emu,
 		(lhs.nrows(), lhs.ncols()),
 		(rhs.nrows(), rhs.ncols()),
@@ -125,10 +122,10 @@ pub fn native_staged<T: Scalar>(
 	)?;
 	let start = std::time::Instant::now();
 	super::engine::staged(emu.settings(), dst, crate::Accum::Replace, (lhs, rhs), |g, (a, b, out), dst| {
-		let _emulation = emulation::<T>(g, math, (m, n, k))?;
+		let _emulation = emulation::<T>(g, math, shape)?;
 		operand_gemm(g, (&a, &b), &out, T::from_parts(1.0, 0.0), math)?;
 		let download = g.download(out.ptr, dst, emu.staging_buffers())?;
-		Ok((Outcome::native(m), download))
+		Ok((Outcome::native(shape.m), download))
 	})?;
 	Ok(start.elapsed())
 }
@@ -149,9 +146,9 @@ pub fn int8_matmul(emu: &Emulator, m: usize, n: usize, k: usize) -> Result<Durat
 	let g = gpu()?;
 	let kpad = k.div_ceil(16) * 16;
 	let (a, b, c) = (
-		g.scratch(Slot::Bench(0), m * kpad)?,
-		g.scratch(Slot::Bench(1), n * kpad)?,
-		g.scratch(Slot::Bench(2), 4 * m * n)?,
+		g.scratch(Slot::Bench(0), m * kpad)?.cast(),
+		g.scratch(Slot::Bench(1), n * kpad)?.cast(),
+		g.scratch(Slot::Bench(2), 4 * m * n)?.cast(),
 	);
 	timed(&g, || {
 		Int8Gemm {

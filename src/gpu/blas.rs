@@ -3,6 +3,8 @@
 //! and as the benchmark's baselines, cuBLAS's own FP64 emulation among them
 
 use super::errors::driver;
+use super::ptr::DevPtr;
+use crate::shape::Shape;
 use crate::{Error, Scalar};
 use cudarc::cublas::sys as blas;
 use cudarc::cublaslt::sys as lt;
@@ -61,11 +63,11 @@ pub(crate) struct Int8Gemm {
 	pub m: usize,
 	pub n: usize,
 	pub k: usize,
-	pub a: u64,
+	pub a: DevPtr<i8>,
 	pub lda: usize,
-	pub b: u64,
+	pub b: DevPtr<i8>,
 	pub ldb: usize,
-	pub c: u64,
+	pub c: DevPtr<i32>,
 	pub accumulate: bool,
 }
 
@@ -111,14 +113,14 @@ impl Int8Gemm {
 				h.lt,
 				desc,
 				(&alpha as *const i32).cast(),
-				self.a as *const c_void,
+				self.a.addr() as *const c_void,
 				la,
-				self.b as *const c_void,
+				self.b.addr() as *const c_void,
 				lb,
 				(&beta as *const i32).cast(),
-				self.c as *const c_void,
+				self.c.addr() as *const c_void,
 				lc,
-				self.c as *mut c_void,
+				self.c.addr() as *mut c_void,
 				lc,
 				std::ptr::null(),
 				workspace as *mut c_void,
@@ -219,10 +221,10 @@ fn types<T: Scalar>(math: NativeMath) -> (blas::cudaDataType, blas::cublasComput
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn native_gemm<T: Scalar>(
 	handles: &Handles,
-	(m, n, k): (usize, usize, usize),
-	a: (u64, usize),
-	b: (u64, usize),
-	c: (u64, usize),
+	Shape { m, n, k }: Shape,
+	a: (DevPtr<T>, usize),
+	b: (DevPtr<T>, usize),
+	c: (DevPtr<T>, usize),
 	alpha: T,
 	beta: T,
 	math: NativeMath,
@@ -239,14 +241,14 @@ pub(crate) fn native_gemm<T: Scalar>(
 			dim(n)?,
 			dim(k)?,
 			(&alpha as *const T).cast(),
-			a.0 as *const c_void,
+			a.0.addr() as *const c_void,
 			data,
 			dim(a.1)?,
-			b.0 as *const c_void,
+			b.0.addr() as *const c_void,
 			data,
 			dim(b.1)?,
 			(&beta as *const T).cast(),
-			c.0 as *mut c_void,
+			c.0.addr() as *mut c_void,
 			data,
 			dim(c.1)?,
 			compute,

@@ -7,10 +7,12 @@ use super::device::Gpu;
 use super::errors::driver;
 use super::job::{DeviceOperand, pad16};
 use super::launch::{alloc, ptr};
+use super::ptr::DevPtr;
 use super::slot::Slot;
 use super::stats::OperandStats;
-use crate::bound::{Bound, floor_exponent, offsets, sides};
+use crate::bound::{Bound, Side, floor_exponent, offsets, sides};
 use crate::scheme2::CoarseMaxima;
+use crate::shape::Shape;
 use crate::{Error, Scalar};
 use cudarc::driver::{CudaSlice, LaunchConfig};
 
@@ -23,7 +25,7 @@ const BLOCK: (usize, usize) = (128, 64);
 /// separately scaled parts, whose outputs are the complex product's)
 pub(super) fn bound<T: Scalar>(
 	gpu: &Gpu,
-	(a, b): (&DeviceOperand, &DeviceOperand),
+	(a, b): (&DeviceOperand<T>, &DeviceOperand<T>),
 	(sa, sb): (&OperandStats, &OperandStats),
 	coarse: Option<&CoarseMaxima>,
 	mantissa: u32,
@@ -33,19 +35,19 @@ pub(super) fn bound<T: Scalar>(
 	let (offsets_a, offsets_b) = offsets((&sa.rows, &sb.rows), coarse);
 	let side_a = sides(&sa.rows, |i| sa.amax[i], &offsets_a, bits);
 	let side_b = sides(&sb.rows, |j| sb.amax[j], &offsets_b, bits);
-	let upload = |v: &[crate::bound::Side]| gpu.stream.clone_htod(bytemuck::cast_slice::<_, u8>(v)).map_err(driver);
+	let upload = |v: &[Side]| gpu.stream.clone_htod(bytemuck::cast_slice::<_, u8>(v)).map_err(driver);
 	let (dev_a, dev_b) = (upload(&side_a)?, upload(&side_b)?);
 	let (qa, qb) = (
 		window::<T>(gpu, Slot::WindowA, a, sa, bits)?,
 		window::<T>(gpu, Slot::WindowB, b, sb, bits)?,
 	);
-	let l = magnitude_products::<T>(gpu, (qa, qb), (m, n, pad16(k)))?;
-	let sides = (ptr(gpu, &dev_a), ptr(gpu, &dev_b));
+	let l = magnitude_products::<T>(gpu, (qa, qb), Shape::new(m, n, pad16(k)))?;
+	let sides = (ptr(gpu, &dev_a).cast::<Side>(), ptr(gpu, &dev_b).cast::<Side>());
 	let maxima = launch_maxima(gpu, l, (m, n), sides, (bits, floor_exponent(mantissa)))?;
 	let raw = gpu.stream.clone_dtoh(&maxima).map_err(driver)?;
 	Ok(Bound {
 		rows: bytemuck::cast_slice(&raw).to_vec(),
-		shape: (m, n, k),
+		shape: Shape::new(m, n, k),
 		complex: T::IS_COMPLEX,
 		mantissa,
 	})
@@ -58,23 +60,30 @@ pub(super) fn window_bits<T: Scalar>(k: usize) -> i32 {
 
 /// the window magnitudes of `op` (`split_window`, one int8 plane per part, K padded to 16) in
 /// scratch `slot`
-pub(super) fn window<T: Scalar>(gpu: &Gpu, slot: Slot, op: &DeviceOperand, stats: &OperandStats, bits: i32) -> Result<u64, Error> {
+pub(super) fn window<T: Scalar>(
+	gpu: &Gpu,
+	slot: Slot,
+	op: &DeviceOperand<T>,
+	stats: &OperandStats,
+	bits: i32,
+) -> Result<DevPtr<i8>, Error> {
 	let parts = if T::IS_COMPLEX { 2 } else { 1 };
-	let out = gpu.scratch(slot, parts * op.rows * pad16(op.k))?;
+	let out = gpu.scratch(slot, parts * op.rows * pad16(op.k))?.cast::<i8>();
 	launch_split!(gpu, "split_window", T, op, out, stats.device.e_max(), bits)?;
 	Ok(out)
 }
 
 /// the exact magnitude products L per part of the output (INT32, `m x n`, in scratch 32 and 33):
-/// real `QA QB`; complex `Re = QAr QBr + QAi QBi`, `Im = QAr QBi + QAi QBr` (0 for real products)
+/// real `QA QB`; complex `Re = QAr QBr + QAi QBi`, `Im = QAr QBi + QAi QBr` (null for real
+/// products); `dims` with K padded
 pub(super) fn magnitude_products<T: Scalar>(
 	gpu: &Gpu,
-	(qa, qb): (u64, u64),
-	(m, n, kpad): (usize, usize, usize),
-) -> Result<(u64, u64), Error> {
-	let (plane_a, plane_b) = ((m * kpad) as u64, (n * kpad) as u64);
-	let product = |slot: Slot, terms: &[(u64, u64)]| -> Result<u64, Error> {
-		let c = gpu.scratch(slot, 4 * m * n)?;
+	(qa, qb): (DevPtr<i8>, DevPtr<i8>),
+	Shape { m, n, k: kpad }: Shape,
+) -> Result<(DevPtr<i32>, DevPtr<i32>), Error> {
+	let (plane_a, plane_b) = (m * kpad, n * kpad);
+	let product = |slot: Slot, terms: &[(DevPtr<i8>, DevPtr<i8>)]| -> Result<DevPtr<i32>, Error> {
+		let c = gpu.scratch(slot, 4 * m * n)?.cast::<i32>();
 		for (t, &(x, y)) in terms.iter().enumerate() {
 			Int8Gemm {
 				m,
@@ -92,21 +101,20 @@ pub(super) fn magnitude_products<T: Scalar>(
 		Ok(c)
 	};
 	if T::IS_COMPLEX {
-		let re = product(Slot::MagnitudeRe, &[(qa, qb), (qa + plane_a, qb + plane_b)])?;
-		Ok((re, product(Slot::MagnitudeIm, &[(qa, qb + plane_b), (qa + plane_a, qb)])?))
+		let re = product(Slot::MagnitudeRe, &[(qa, qb), (qa.add(plane_a), qb.add(plane_b))])?;
+		Ok((re, product(Slot::MagnitudeIm, &[(qa, qb.add(plane_b)), (qa.add(plane_a), qb)])?))
 	} else {
-		Ok((product(Slot::MagnitudeRe, &[(qa, qb)])?, 0))
+		Ok((product(Slot::MagnitudeRe, &[(qa, qb)])?, DevPtr::NULL))
 	}
 }
 
 /// the seven maxima of each row (`bound_maxima`, cuda/bound.cu) from the magnitude products and
-/// the sides' device addresses, for a window of `bits` and outputs whose half smallest subnormal
-/// is `2^floor_exp`
+/// the sides, for a window of `bits` and outputs whose half smallest subnormal is `2^floor_exp`
 pub(super) fn launch_maxima(
 	gpu: &Gpu,
-	(l_re, l_im): (u64, u64),
+	(l_re, l_im): (DevPtr<i32>, DevPtr<i32>),
 	(m, n): (usize, usize),
-	(side_a, side_b): (u64, u64),
+	(side_a, side_b): (DevPtr<Side>, DevPtr<Side>),
 	(bits, floor_exp): (i32, i32),
 ) -> Result<CudaSlice<u64>, Error> {
 	let maxima = alloc::<u64>(gpu, 7 * m)?;

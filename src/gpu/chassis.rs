@@ -5,9 +5,11 @@
 use super::device::Gpu;
 use super::job::ResiduePlanes;
 use super::launch::{Launch, Params};
+use super::ptr::DevPtr;
 use super::tma::TensorMap;
 use super::wgmma_config::{BM, STAGED_ENTRY, Variant};
 use crate::Error;
+use crate::shape::Shape;
 
 /// threads per CTA: a producer warpgroup and two consumer warpgroups
 const THREADS: u32 = 384;
@@ -35,11 +37,11 @@ unsafe fn launch(gpu: &Gpu, v: Variant, entry: &str, units: usize, params: &impl
 }
 
 /// the tensor maps of A (`m` rows) and B (`n` rows) of `planes` K-major int8 planes of `kpad`
-/// bytes per row, `step` planes apart, in the boxes of variant `v`
+/// bytes per row (`dims`' K), `step` planes apart, in the boxes of variant `v`
 fn maps(
 	v: Variant,
-	(a, b): (u64, u64),
-	(m, n, kpad): (usize, usize, usize),
+	(a, b): (DevPtr<i8>, DevPtr<i8>),
+	Shape { m, n, k: kpad }: Shape,
 	(planes, step): (usize, usize),
 ) -> Result<(TensorMap, TensorMap), Error> {
 	Ok((
@@ -51,8 +53,9 @@ fn maps(
 /// `C = A B^T` by variant `v`'s `igemm`: A `m x k` and B `n x k` int8, K-major (`k` a multiple of
 /// 16, `k 128^2 < 2^31`), C `m x n` INT32, column-major
 #[cfg(any(feature = "bench", test))]
-pub(crate) fn igemm(gpu: &Gpu, v: Variant, (a, b, c): (u64, u64, u64), (m, n, k): (usize, usize, usize)) -> Result<(), Error> {
-	let (map_a, map_b) = maps(v, (a, b), (m, n, k), (1, 1))?;
+pub(crate) fn igemm(gpu: &Gpu, v: Variant, (a, b, c): (DevPtr<i8>, DevPtr<i8>, DevPtr<i32>), dims: Shape) -> Result<(), Error> {
+	let Shape { m, n, k } = dims;
+	let (map_a, map_b) = maps(v, (a, b), dims, (1, 1))?;
 	let (mi, ni, ki) = (m as i32, n as i32, k as i32);
 	// SAFETY: igemm_*(map_a, map_b, int* c, int m, int n, int k)
 	unsafe { launch(gpu, v, "igemm", v.units(m, n, 1), &(map_a, map_b, c, mi, ni, ki)) }
@@ -60,20 +63,21 @@ pub(crate) fn igemm(gpu: &Gpu, v: Variant, (a, b, c): (u64, u64, u64), (m, n, k)
 
 /// the fused scheme II products by variant `v` (`scheme2_residues_*`, or `scheme2_residues_3m_*`
 /// when `out.im` is given): see [`residues::fused_residues`]; `moduli` the device address of
-/// `p` moduli (u32)
+/// `p` moduli; `dims` with K padded
 pub(crate) fn residues(
 	gpu: &Gpu,
 	v: Variant,
-	(ra, rb): (u64, u64),
-	(m, n, kpad): (usize, usize, usize),
-	(moduli, p): (u64, usize),
+	(ra, rb): (DevPtr<i8>, DevPtr<i8>),
+	dims: Shape,
+	(moduli, p): (DevPtr<u32>, usize),
 	out: ResiduePlanes,
 ) -> Result<(), Error> {
 	let Some(im) = out.im else {
-		let maps = maps(v, (ra, rb), (m, n, kpad), (p, 1))?;
-		return real_residues(gpu, v, maps, (m, n, kpad), (moduli, p), (out.re, out.stride));
+		let maps = maps(v, (ra, rb), dims, (p, 1))?;
+		return real_residues(gpu, v, maps, dims, (moduli, p), (out.re, out.stride));
 	};
-	let (map_a, map_b) = maps(v, (ra, rb), (m, n, kpad), (3 * p, 1))?;
+	let Shape { m, n, k: kpad } = dims;
+	let (map_a, map_b) = maps(v, (ra, rb), dims, (3 * p, 1))?;
 	let (mi, ni, ki, pi, stride) = (m as i32, n as i32, kpad as i32, p as i32, out.stride as i64);
 	let params = (map_a, map_b, out.re, im, stride, moduli, mi, ni, ki, pi);
 	// SAFETY: scheme2_residues_3m_*(map_a, map_b, re, im, long long stride, moduli, int m, int n, int k, int p)
@@ -83,19 +87,20 @@ pub(crate) fn residues(
 /// one of the three products of the 3M route in three launches: for every modulus `l < p`,
 /// `sym_mod(A_f B_f^T, moduli[l])` as int8 at `out + l stride`, where `A_f`, `B_f` are planes
 /// `3 l + part` of complex residue planes (re, im, re + im per modulus): the real kernel on every
-/// third plane
+/// third plane (`dims` with K padded)
 pub(crate) fn residues_part(
 	gpu: &Gpu,
 	v: Variant,
-	(ra, rb): (u64, u64),
-	(m, n, kpad): (usize, usize, usize),
-	(moduli, p): (u64, usize),
+	(ra, rb): (DevPtr<i8>, DevPtr<i8>),
+	dims: Shape,
+	(moduli, p): (DevPtr<u32>, usize),
 	part: usize,
-	out: (u64, usize),
+	out: (DevPtr<i8>, usize),
 ) -> Result<(), Error> {
-	let first = |base: u64, rows: usize| base + (part * rows * kpad) as u64;
-	let maps = maps(v, (first(ra, m), first(rb, n)), (m, n, kpad), (p, 3))?;
-	real_residues(gpu, v, maps, (m, n, kpad), (moduli, p), out)
+	let Shape { m, n, k: kpad } = dims;
+	let first = |base: DevPtr<i8>, rows: usize| base.add(part * rows * kpad);
+	let maps = maps(v, (first(ra, m), first(rb, n)), dims, (p, 3))?;
+	real_residues(gpu, v, maps, dims, (moduli, p), out)
 }
 
 /// variant `v`'s `scheme2_residues_*` on the planes of the maps (plane `l` for modulus `l`): the
@@ -104,9 +109,9 @@ fn real_residues(
 	gpu: &Gpu,
 	v: Variant,
 	(map_a, map_b): (TensorMap, TensorMap),
-	(m, n, kpad): (usize, usize, usize),
-	(moduli, p): (u64, usize),
-	(out, stride): (u64, usize),
+	Shape { m, n, k: kpad }: Shape,
+	(moduli, p): (DevPtr<u32>, usize),
+	(out, stride): (DevPtr<i8>, usize),
 ) -> Result<(), Error> {
 	let (mi, ni, ki, pi, stride) = (m as i32, n as i32, kpad as i32, p as i32, stride as i64);
 	let params = (map_a, map_b, out, stride, moduli, mi, ni, ki, pi);

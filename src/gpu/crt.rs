@@ -2,7 +2,9 @@
 //! shifts, alpha and accumulation
 
 use super::job::{Clock, Job, Phase, ResiduePlanes};
+use super::ptr::DevPtr;
 use crate::scheme2::{self, Crt};
+use crate::shape::Shape;
 use crate::{Error, Scalar};
 use cudarc::driver::{DeviceRepr, LaunchConfig};
 
@@ -12,7 +14,7 @@ pub(super) fn crt_epilogue<T: Scalar>(
 	job: &Job<'_, T>,
 	crt: &Crt,
 	planes: ResiduePlanes,
-	shifts: (u64, u64),
+	shifts: (DevPtr<i32>, DevPtr<i32>),
 	clock: &mut Clock,
 ) -> Result<(), Error> {
 	clock.mark(job.gpu, Phase::Products)?;
@@ -21,19 +23,24 @@ pub(super) fn crt_epilogue<T: Scalar>(
 }
 
 /// launches the CRT kernel: residue planes (`p` of `m x n` each, Re and optionally Im) into the
-/// output, with the row and column shifts at device addresses `da` and `db`, on a persistent grid
-/// (as many blocks of [`CRT_WARPS`] warps as fit at once) whose warps take segments of
-/// [`CRT_SEGMENT`] entries, each warp with the shared memory of its cp.async stages (laid out as
-/// `crt_entries` in `cuda/reconstruct.cu` says)
-pub(super) fn launch_crt<T: Scalar>(job: &Job<'_, T>, crt: &Crt, planes: ResiduePlanes, (da, db): (u64, u64)) -> Result<(), Error> {
+/// output, with the row and column shifts at `da` and `db`, on a persistent grid (as many blocks
+/// of [`CRT_WARPS`] warps as fit at once) whose warps take segments of [`CRT_SEGMENT`] entries,
+/// each warp with the shared memory of its cp.async stages (laid out as `crt_entries` in
+/// `cuda/reconstruct.cu` says)
+pub(super) fn launch_crt<T: Scalar>(
+	job: &Job<'_, T>,
+	crt: &Crt,
+	planes: ResiduePlanes,
+	(da, db): (DevPtr<i32>, DevPtr<i32>),
+) -> Result<(), Error> {
 	let gpu = job.gpu;
-	let (m, n, _) = job.dims();
-	let im = planes.im.unwrap_or(0);
+	let Shape { m, n, .. } = job.dims();
+	let im = planes.im.unwrap_or(DevPtr::NULL);
 	let (p, mi, ni) = (crt.len() as i32, m as i32, n as i32);
 	let parts = if T::IS_COMPLEX { 2 } else { 1 };
 	let smem = CRT_WARPS * crt_stages::<T>() * parts * crt.len() * CRT_SEGMENT;
 	let remainder = job.out.remainder;
-	let name = if remainder != 0 {
+	let name = if remainder.is_some() {
 		assert!(T::NAME == "f64", "the CRT's remainders of real f64 products only");
 		"crt_remainders_f64".to_string()
 	} else {
@@ -48,7 +55,7 @@ pub(super) fn launch_crt<T: Scalar>(job: &Job<'_, T>, crt: &Crt, planes: Residue
 		shared_mem_bytes: smem as u32,
 	};
 	let stride = planes.stride as i64;
-	if remainder != 0 {
+	if let Some(remainder) = remainder {
 		let (out, (ar, ai)) = (job.out, (job.alpha.re(), job.alpha.im()));
 		let (ld, acc) = (out.ld as i64, out.accumulate as i32);
 		let (rows, cols) = (job.bad_rows, job.bad_cols);

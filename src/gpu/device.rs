@@ -2,6 +2,7 @@
 //! machine without the driver gets an error, not a panic
 
 use super::errors::driver;
+use super::ptr::DevPtr;
 use super::slot::{SLOTS, Slot};
 use super::staging::{self, Drain, Staging};
 use crate::Error;
@@ -113,13 +114,13 @@ impl Gpu {
 
 	/// `src` into the device matrix at `dst` through this GPU's staging buffers (see
 	/// [`staging::upload`]); returns the host time it took
-	pub fn upload<T: Scalar>(&self, src: MatRef<'_, T>, dst: u64, chunk_bytes: usize) -> Result<Duration, Error> {
+	pub fn upload<T: Scalar>(&self, src: MatRef<'_, T>, dst: DevPtr<T>, chunk_bytes: usize) -> Result<Duration, Error> {
 		staging::upload(&self.stream, &mut self.staging.borrow_mut(), src, dst, chunk_bytes)
 	}
 
 	/// the device matrix at `src` into `dst` through this GPU's staging buffers (see
 	/// [`staging::download`]); returns the host time it took
-	pub fn download<T: Scalar>(&self, src: u64, dst: MatMut<'_, T>, chunk_bytes: usize) -> Result<Duration, Error> {
+	pub fn download<T: Scalar>(&self, src: DevPtr<T>, dst: MatMut<'_, T>, chunk_bytes: usize) -> Result<Duration, Error> {
 		staging::download(&self.stream, &mut self.staging.borrow_mut(), src, dst, chunk_bytes)
 	}
 
@@ -140,9 +141,10 @@ impl Gpu {
 
 	/// the device address of scratch buffer `slot` (< 64), at least `bytes` long (contents
 	/// undefined; valid until the next request of the same slot or the release of the GPU's lock;
-	/// grown by reallocation, never shrunk). When memory runs out, the buffers kept in the slots
-	/// not requested since the lock was taken are freed and the allocation is tried once more
-	pub fn scratch(&self, slot: Slot, bytes: usize) -> Result<u64, Error> {
+	/// grown by reallocation, never shrunk), untyped: callers cast it to what the slot holds. When
+	/// memory runs out, the buffers kept in the slots not requested since the lock was taken are
+	/// freed and the allocation is tried once more
+	pub fn scratch(&self, slot: Slot, bytes: usize) -> Result<DevPtr<u8>, Error> {
 		let slot = slot.index();
 		self.scratch_in_use.set(self.scratch_in_use.get() | 1 << slot);
 		let mut slots = self.scratch.borrow_mut();
@@ -158,7 +160,9 @@ impl Gpu {
 			slots = self.scratch.borrow_mut();
 			slots[slot] = Some(buffer);
 		}
-		Ok(slots[slot].as_ref().expect("allocated above").device_ptr(&self.stream).0)
+		Ok(DevPtr::new(
+			slots[slot].as_ref().expect("allocated above").device_ptr(&self.stream).0,
+		))
 	}
 
 	/// the result of `f`, a driver call that takes device memory (a scratch buffer, a device

@@ -12,6 +12,7 @@ use super::pipeline::product;
 use super::slot::Slot;
 use super::tiled::{self, Sink};
 use crate::settings::Settings;
+use crate::shape::Shape;
 use crate::view::View;
 use crate::{Accum, Error, PhaseTimes, Precision, Report, Scalar};
 use faer::{Mat, MatMut, MatRef};
@@ -39,28 +40,29 @@ pub(crate) fn device_product<T: Scalar>(
 			});
 		}
 	}
-	let (m, k, n) = (lhs.nrows(), lhs.ncols(), rhs.ncols());
+	let shape = Shape::new(lhs.nrows(), rhs.ncols(), lhs.ncols());
+	let Shape { m, n, k } = shape;
 	dst.forget();
 	let budget = device_budget(&settings, &devices)?;
 	let resident = |share: usize| size_of::<T>() * (share * k + k * n + share * n);
-	if devices.len() == 1 && footprint::footprint::<T>((m, n, k)) + resident(m) <= budget {
+	if devices.len() == 1 && footprint::footprint::<T>(shape) + resident(m) <= budget {
 		let outcome = in_place(dst, (lhs, rhs), (accum, alpha), How::plain(precision, settings))?;
 		let times = outcome.times;
-		return Ok(outcome.report::<T>((m, n, k), times));
+		return Ok(outcome.report::<T>(shape, times));
 	}
 	// over several GPUs (`B` whole on each), or larger than the memory left: in tiles
 	let share = m.div_ceil(devices.len());
 	let gathered = if devices.len() > 1 { k * n * size_of::<T>() } else { 0 };
 	let tile = budget
 		.checked_sub(resident(share) + gathered)
-		.and_then(|left| footprint::tile::<T>((share, n, k), left))
-		.ok_or_else(|| too_large::<T>((m, n, k), budget))?;
+		.and_then(|left| footprint::tile::<T>(Shape { m: share, ..shape }, left))
+		.ok_or_else(|| too_large::<T>(shape, budget))?;
 	let operands = (Operand::Device(lhs), Operand::Device(rhs));
 	let (outcome, tiles) = tiled::tiled(&devices, operands, Sink::Device(dst), accum, alpha, (precision, settings), tile)?;
 	let times = outcome.times;
 	Ok(Report {
 		tiles: Some(tiles),
-		..outcome.report::<T>((m, n, k), times)
+		..outcome.report::<T>(shape, times)
 	})
 }
 
@@ -94,14 +96,17 @@ pub(crate) fn host_product<T: Scalar>(
 	let (lc, rc) = (conjugated(lhs), conjugated(rhs));
 	let lhs = lc.as_ref().map_or(lhs.mat, |c| c.as_ref());
 	let rhs = rc.as_ref().map_or(rhs.mat, |c| c.as_ref());
-	let shape = (lhs.nrows(), rhs.ncols(), lhs.ncols());
+	let shape = Shape::new(lhs.nrows(), rhs.ncols(), lhs.ncols());
 	let devices = pipelines(settings.devices.ordinals());
 	let budget = device_budget(&settings, &devices)?;
-	let empty = shape.0 == 0 || shape.1 == 0;
+	let empty = shape.m == 0 || shape.n == 0;
 	// over several GPUs, or larger than one: in tiles
 	if !empty && (devices.len() > 1 || footprint::footprint::<T>(shape) > budget) {
-		let (m, n, k) = shape;
-		let tile = footprint::tile::<T>((m.div_ceil(devices.len()), n, k), budget).ok_or_else(|| too_large::<T>(shape, budget))?;
+		let share = Shape {
+			m: shape.m.div_ceil(devices.len()),
+			..shape
+		};
+		let tile = footprint::tile::<T>(share, budget).ok_or_else(|| too_large::<T>(shape, budget))?;
 		let operands = (Operand::Host(lhs), Operand::Host(rhs));
 		let (outcome, tiles) = tiled::tiled(&devices, operands, Sink::Host(dst), accum, alpha, (precision, settings), tile)?;
 		let times = outcome.times;
@@ -124,16 +129,16 @@ pub(crate) fn staged<T: Scalar>(
 	dst: MatMut<'_, T>,
 	accum: Accum,
 	(lhs, rhs): (MatRef<'_, T>, MatRef<'_, T>),
-	compute: impl FnOnce(&Gpu, (DeviceOperand, DeviceOperand, Output), MatMut<'_, T>) -> Result<(Outcome, Duration), Error>,
+	compute: impl FnOnce(&Gpu, (DeviceOperand<T>, DeviceOperand<T>, Output<T>), MatMut<'_, T>) -> Result<(Outcome, Duration), Error>,
 ) -> Result<Report, Error> {
 	let chunk = settings.staging_bytes;
 	let g = gpu()?;
 	let (m, k, n) = (lhs.nrows(), lhs.ncols(), rhs.ncols());
 	let bytes = |rows: usize, cols: usize| (rows * cols * size_of::<T>()).max(1);
 	let (da, db, dc) = (
-		g.scratch(Slot::StagedA, bytes(m, k))?,
-		g.scratch(Slot::StagedB, bytes(k, n))?,
-		g.scratch(Slot::StagedC, bytes(m, n))?,
+		g.scratch(Slot::StagedA, bytes(m, k))?.cast::<T>(),
+		g.scratch(Slot::StagedB, bytes(k, n))?.cast::<T>(),
+		g.scratch(Slot::StagedC, bytes(m, n))?.cast::<T>(),
 	);
 	let mut upload = g.upload(lhs, da, chunk)?;
 	upload += g.upload(rhs, db, chunk)?;
@@ -142,7 +147,7 @@ pub(crate) fn staged<T: Scalar>(
 	} else if k == 0 {
 		// the native product of an empty inner dimension scales the destination by beta = 0
 		// SAFETY: the slot holds m n elements
-		unsafe { cudarc::driver::result::memset_d8_async(dc, 0, bytes(m, n), g.stream.cu_stream()) }.map_err(driver)?;
+		unsafe { cudarc::driver::result::memset_d8_async(dc.addr(), 0, bytes(m, n), g.stream.cu_stream()) }.map_err(driver)?;
 	}
 	let a = DeviceOperand {
 		ptr: da,
@@ -162,7 +167,7 @@ pub(crate) fn staged<T: Scalar>(
 		ptr: dc,
 		ld: m.max(1),
 		accumulate: accum == Accum::Add,
-		remainder: 0,
+		remainder: None,
 	};
 	let (outcome, download) = compute(&g, (a, b, out), dst)?;
 	let times = PhaseTimes {
@@ -170,11 +175,11 @@ pub(crate) fn staged<T: Scalar>(
 		download,
 		..outcome.times
 	};
-	Ok(outcome.report::<T>((m, n, k), times))
+	Ok(outcome.report::<T>(Shape::new(m, n, k), times))
 }
 
 /// the error of a product that does not fit even in tiles of the smallest size
-fn too_large<T: Scalar>((m, n, k): (usize, usize, usize), budget: usize) -> Error {
+fn too_large<T: Scalar>(Shape { m, n, k }: Shape, budget: usize) -> Error {
 	Error::OutOfMemory {
 		what: format!(
 			"a {m}x{n}x{k} product of {} in tiles of at least 64 x 64 within {budget} bytes of device memory",
@@ -188,7 +193,7 @@ fn too_large<T: Scalar>((m, n, k): (usize, usize, usize), budget: usize) -> Erro
 /// the output whole, downloaded whole). Returns the outcome and the host time of the download
 fn in_core<T: Scalar>(
 	gpu: &Gpu,
-	(a, b, out): (DeviceOperand, DeviceOperand, Output),
+	(a, b, out): (DeviceOperand<T>, DeviceOperand<T>, Output<T>),
 	dst: MatMut<'_, T>,
 	alpha: T,
 	(precision, settings): (Precision, Settings),
@@ -200,14 +205,13 @@ fn in_core<T: Scalar>(
 		let outcome = product(gpu, a, b, out, alpha, How::plain(precision, settings), (None, None))?;
 		return Ok((outcome, gpu.download(out.ptr, dst, chunk)?));
 	}
-	let size = size_of::<T>();
 	std::thread::scope(|scope| {
 		let drain = gpu.start_drain(scope, chunk)?;
 		let mut rest = Some(dst);
 		let mut send = |cols: std::ops::Range<usize>| -> Result<(), Error> {
 			let (block, right) = rest.take().expect("columns handed on once, in order").split_at_col_mut(cols.len());
 			rest = Some(right);
-			drain.send(block, out.ptr + (cols.start * m * size) as u64)
+			drain.send(block, out.ptr.add(cols.start * m))
 		};
 		let mut columns = Columns::new(count, &mut send);
 		let how = How {
@@ -246,7 +250,7 @@ fn in_place<T: Scalar>(
 		ptr: dst.ptr(&g),
 		ld: m.max(1),
 		accumulate: accum == Accum::Add,
-		remainder: 0,
+		remainder: None,
 	};
 	let (mut ka, mut kb) = (
 		lhs.kept[0].lock().unwrap_or_else(|e| e.into_inner()),

@@ -4,6 +4,7 @@
 use super::job::{ResiduePlanes, pad16};
 use crate::Scalar;
 use crate::scheme2::MAX_MODULI;
+use crate::shape::Shape;
 use std::ops::Range as Span;
 
 /// the smallest tile side the halving goes down to: below it, a product that does not fit is an
@@ -14,7 +15,7 @@ const MIN_TILE: usize = 64;
 /// staged operands and result, their balanced copies, the error bound's windows and INT32
 /// magnitude products, the split planes of the widest plan (20 moduli, three planes each for
 /// complex operands) and the residue planes of the product
-pub(crate) fn footprint<T: Scalar>((m, n, k): (usize, usize, usize)) -> usize {
+pub(crate) fn footprint<T: Scalar>(Shape { m, n, k }: Shape) -> usize {
 	let (size, kpad, moduli) = (size_of::<T>(), pad16(k), MAX_MODULI as usize);
 	let (planes, parts) = if T::IS_COMPLEX { (3, 2) } else { (1, 1) };
 	let operands = size * (m * k + k * n);
@@ -27,16 +28,17 @@ pub(crate) fn footprint<T: Scalar>((m, n, k): (usize, usize, usize)) -> usize {
 
 /// the device memory a tile of a tiled product takes: its [`footprint`], and the second buffers
 /// its panels and output take turns with
-fn tile_footprint<T: Scalar>((m, n, k): (usize, usize, usize)) -> usize {
-	footprint::<T>((m, n, k)) + size_of::<T>() * ((m + n) * k + m * n)
+fn tile_footprint<T: Scalar>(shape: Shape) -> usize {
+	let Shape { m, n, k } = shape;
+	footprint::<T>(shape) + size_of::<T>() * ((m + n) * k + m * n)
 }
 
 /// the tile of the output `(rows, columns)` whose [`tile_footprint`] fits in `budget` bytes: the whole
 /// product where it fits, otherwise the larger side halved until it does; `None` where not even
 /// tiles of [`MIN_TILE`] do (or, for products that fit, a single tile)
-pub(crate) fn tile<T: Scalar>((m, n, k): (usize, usize, usize), budget: usize) -> Option<(usize, usize)> {
+pub(crate) fn tile<T: Scalar>(Shape { m, n, k }: Shape, budget: usize) -> Option<(usize, usize)> {
 	let (mut ti, mut tj) = (m.max(1), n.max(1));
-	while tile_footprint::<T>((ti, tj, k)) > budget {
+	while tile_footprint::<T>(Shape::new(ti, tj, k)) > budget {
 		if ti >= tj && ti > MIN_TILE {
 			ti = ti.div_ceil(2);
 		} else if tj > MIN_TILE {
@@ -67,12 +69,12 @@ mod tests {
 	/// what fits, and reports what does not
 	#[test]
 	fn tiles_fit_the_budget() {
-		let shape = (1000, 700, 300);
+		let shape = Shape::new(1000, 700, 300);
 		assert_eq!(tile::<f64>(shape, tile_footprint::<f64>(shape)), Some((1000, 700)));
 		let budget = tile_footprint::<c64>(shape) / 5;
 		let (ti, tj) = tile::<c64>(shape, budget).unwrap();
-		assert!(tile_footprint::<c64>((ti, tj, 300)) <= budget && (ti, tj) != (1000, 700));
-		assert_eq!(tile::<f64>((10_000, 10_000, 1 << 30), 1 << 30), None);
+		assert!(tile_footprint::<c64>(Shape::new(ti, tj, 300)) <= budget && (ti, tj) != (1000, 700));
+		assert_eq!(tile::<f64>(Shape::new(10_000, 10_000, 1 << 30), 1 << 30), None);
 		for (len, size) in [(1000, 250), (1000, 333), (7, 10), (1, 1)] {
 			let s = spans(len, size);
 			assert_eq!((s[0].start, s.last().unwrap().end), (0, len));

@@ -3,6 +3,7 @@
 
 use super::blas::{EmulationMantissa, blas_check};
 use super::device::Gpu;
+use crate::shape::Shape;
 use crate::{Error, Scalar};
 use cudarc::cublas::sys as blas;
 use cudarc::driver::{CudaSlice, DevicePtr};
@@ -36,7 +37,7 @@ impl<'a> Fp64Emulation<'a> {
 	/// sets up the handle for `m x n x k` products of `T` (`f64`/`c64`) with this mantissa, with a
 	/// workspace of the size cuBLAS's "Fixed-Point Workspace Requirements" give (so that cuBLAS
 	/// neither allocates while timed nor falls back to native DGEMM for lack of memory)
-	pub fn enable<T: Scalar>(gpu: &'a Gpu, mantissa: EmulationMantissa, (m, n, k): (usize, usize, usize)) -> Result<Self, Error> {
+	pub fn enable<T: Scalar>(gpu: &'a Gpu, mantissa: EmulationMantissa, Shape { m, n, k }: Shape) -> Result<Self, Error> {
 		if T::MANTISSA_BITS != 53 {
 			return Err(Error::gpu(format!(
 				"cuBLAS's FP64 emulation multiplies f64 and c64, not {}",

@@ -3,31 +3,33 @@
 
 use super::device::Gpu;
 use super::errors::driver;
+use super::ptr::DevPtr;
 use crate::policy::Choice;
 use crate::settings::Settings;
+use crate::shape::Shape;
 use crate::{Error, PhaseTimes, Plan, Precision, Route, Scalar, Scheme};
 use cudarc::driver::LaunchConfig;
 use std::time::Duration;
 
-/// rows of an operand on the device: element `(r, h)` at `ptr + (r rs + h cs) * size_of::<T>()`
+/// rows of an operand of `T` on the device: element `(r, h)` at `ptr + (r rs + h cs)` elements
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct DeviceOperand {
-	pub ptr: u64,
+pub(crate) struct DeviceOperand<T> {
+	pub ptr: DevPtr<T>,
 	pub rows: usize,
 	pub k: usize,
 	pub rs: i64,
 	pub cs: i64,
 }
 
-/// the product's destination: column-major, leading dimension `ld`
+/// the product's destination, of `T`: column-major, leading dimension `ld`
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Output {
-	pub ptr: u64,
+pub(crate) struct Output<T> {
+	pub ptr: DevPtr<T>,
 	pub ld: usize,
 	pub accumulate: bool,
-	/// real `f64` scheme II products: where not 0, the device address of the CRT values'
-	/// remainders (`f64`, laid out as the output; `crt_remainders_f64` in cuda/reconstruct.cu)
-	pub remainder: u64,
+	/// real `f64` scheme II products: where given, where the CRT values' remainders go (laid out
+	/// as the output; `crt_remainders_f64` in cuda/reconstruct.cu)
+	pub remainder: Option<DevPtr<f64>>,
 }
 
 /// what a GPU product reports
@@ -52,8 +54,8 @@ impl Outcome {
 		}
 	}
 
-	/// the report of this outcome for a product of `shape` (`(m, n, k)`) of `T`, taking `times`
-	pub(super) fn report<T: Scalar>(self, shape: (usize, usize, usize), times: PhaseTimes) -> crate::Report {
+	/// the report of this outcome for a product of `shape` of `T`, taking `times`
+	pub(super) fn report<T: Scalar>(self, shape: Shape, times: PhaseTimes) -> crate::Report {
 		crate::Report {
 			backend: if self.plan.scheme == Scheme::Native {
 				crate::Backend::Native
@@ -62,7 +64,7 @@ impl Outcome {
 			},
 			plan: self.plan,
 			route: self.route,
-			shape,
+			shape: shape.into_tuple(),
 			element: T::NAME,
 			nonfinite_entries: self.nonfinite_entries,
 			native_rows: self.native_rows,
@@ -151,19 +153,20 @@ impl Clock {
 #[derive(Clone, Copy)]
 pub(super) struct Job<'a, T: Scalar> {
 	pub gpu: &'a Gpu,
-	pub a: DeviceOperand,
-	pub b: DeviceOperand,
-	pub out: Output,
+	pub a: DeviceOperand<T>,
+	pub b: DeviceOperand<T>,
+	pub out: Output<T>,
 	pub alpha: T,
-	/// the device addresses of the non-finite flags of the rows of `a` and `b` (one i32 per row;
-	/// entries of flagged rows and columns are left to the native fixup)
-	pub bad_rows: u64,
-	pub bad_cols: u64,
+	/// the non-finite flags of the rows of `a` and `b` (one per row; entries of flagged rows and
+	/// columns are left to the native fixup)
+	pub bad_rows: DevPtr<i32>,
+	pub bad_cols: DevPtr<i32>,
 }
 
 impl<T: Scalar> Job<'_, T> {
-	pub(super) fn dims(&self) -> (usize, usize, usize) {
-		(self.a.rows, self.b.rows, self.a.k)
+	/// the shape of the product
+	pub(super) fn dims(&self) -> Shape {
+		Shape::new(self.a.rows, self.b.rows, self.a.k)
 	}
 
 	/// the split kernels' tile for this element type, `(rows, K)`: 32 KiB of input, 128 bytes
@@ -172,7 +175,7 @@ impl<T: Scalar> Job<'_, T> {
 
 	/// the split launch configuration of an operand: its tiles over (rows, `kpad` K), 256 threads
 	/// each
-	pub(super) fn tiles(op: &DeviceOperand, kpad: usize) -> LaunchConfig {
+	pub(super) fn tiles(op: &DeviceOperand<T>, kpad: usize) -> LaunchConfig {
 		let (rows, k) = Self::TILE;
 		LaunchConfig {
 			grid_dim: (op.rows.div_ceil(rows) as u32, kpad.div_ceil(k) as u32, 1),
@@ -243,8 +246,8 @@ impl<'a> Columns<'a> {
 /// plane `l` at `re + l stride` (`im + l stride`)
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ResiduePlanes {
-	pub re: u64,
-	pub im: Option<u64>,
+	pub re: DevPtr<i8>,
+	pub im: Option<DevPtr<i8>>,
 	pub stride: usize,
 }
 

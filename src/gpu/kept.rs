@@ -4,6 +4,7 @@ use super::device::Gpu;
 use super::errors::driver;
 use super::job::DeviceOperand;
 use super::launch::{alloc, ptr};
+use super::ptr::DevPtr;
 use super::slot::Slot;
 use super::stats::{OperandStats, StatsRegion, download_stats, launch_stats};
 use crate::{Error, Scalar, Scheme};
@@ -38,24 +39,31 @@ pub(super) fn planes(
 	keep: Option<&mut Kept>,
 	scheme: SplitKey,
 	(bytes, slots): (usize, &[Slot]),
-	split: impl Fn(usize, u64) -> Result<u64, Error>,
-) -> Result<Vec<u64>, Error> {
+	split: impl Fn(usize, DevPtr<i8>) -> Result<DevPtr<i8>, Error>,
+) -> Result<Vec<DevPtr<i8>>, Error> {
 	let Some(keep) = keep else {
 		return slots
 			.iter()
 			.enumerate()
-			.map(|(part, &slot)| split(part, gpu.scratch(slot, bytes)?))
+			.map(|(part, &slot)| split(part, gpu.scratch(slot, bytes)?.cast()))
 			.collect();
 	};
 	if !matches!(&keep.split, Some((kept, _)) if *kept == scheme) {
 		keep.split = None;
 		let buffers = slots.iter().map(|_| alloc::<u8>(gpu, bytes)).collect::<Result<Vec<_>, _>>()?;
 		for (part, b) in buffers.iter().enumerate() {
-			split(part, ptr(gpu, b))?;
+			split(part, ptr(gpu, b).cast())?;
 		}
 		keep.split = Some((scheme, buffers));
 	}
-	Ok(keep.split.as_ref().expect("kept above").1.iter().map(|b| ptr(gpu, b)).collect())
+	Ok(keep
+		.split
+		.as_ref()
+		.expect("kept above")
+		.1
+		.iter()
+		.map(|b| ptr(gpu, b).cast())
+		.collect())
 }
 
 /// the statistics of both operands: reused from `keep` where it holds them, the others computed
@@ -63,15 +71,15 @@ pub(super) fn planes(
 /// `keep` asks)
 pub(super) fn operand_stats<T: Scalar>(
 	gpu: &Gpu,
-	ops: (&DeviceOperand, &DeviceOperand),
+	ops: (&DeviceOperand<T>, &DeviceOperand<T>),
 	keep: (Option<&mut Kept>, Option<&mut Kept>),
 ) -> Result<(OperandStats, OperandStats), Error> {
 	let mut sides = [(ops.0, keep.0), (ops.1, keep.1)];
 	let has_kept = |keep: &Option<&mut Kept>| keep.as_ref().is_some_and(|k| k.stats.is_some());
-	let fresh: Vec<&DeviceOperand> = sides.iter().filter(|(_, k)| !has_kept(k)).map(|(op, _)| *op).collect();
+	let fresh: Vec<&DeviceOperand<T>> = sides.iter().filter(|(_, k)| !has_kept(k)).map(|(op, _)| *op).collect();
 	let launched = launch_stats::<T>(gpu, &fresh)?;
 	let mut computed = download_stats(gpu, &launched)?.into_iter();
-	let mut side = |(_, keep): &mut (&DeviceOperand, Option<&mut Kept>)| -> Result<OperandStats, Error> {
+	let mut side = |(_, keep): &mut (&DeviceOperand<T>, Option<&mut Kept>)| -> Result<OperandStats, Error> {
 		if let Some(Kept { stats: Some((s, _)), .. }) = keep {
 			return Ok(s.clone());
 		}
@@ -80,8 +88,10 @@ pub(super) fn operand_stats<T: Scalar>(
 			let bytes = StatsRegion::bytes(s.device.rows);
 			let own = alloc::<u8>(gpu, bytes)?;
 			// SAFETY: both buffers hold `bytes`; the stream orders the copy after the kernel
-			unsafe { cudarc::driver::result::memcpy_dtod_async(ptr(gpu, &own), s.device.base, bytes, gpu.stream.cu_stream()) }
-				.map_err(driver)?;
+			unsafe {
+				cudarc::driver::result::memcpy_dtod_async(ptr(gpu, &own).addr(), s.device.base.addr(), bytes, gpu.stream.cu_stream())
+			}
+			.map_err(driver)?;
 			s.device.base = ptr(gpu, &own);
 			keep.stats = Some((s.clone(), own));
 		}

@@ -4,6 +4,7 @@
 
 use super::device::Gpu;
 use super::errors::driver;
+use super::ptr::DevPtr;
 use crate::Error;
 use cudarc::driver::sys::{self, CUresult};
 use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, ValidAsZeroBits};
@@ -157,8 +158,8 @@ pub(super) fn alloc<T: DeviceRepr + ValidAsZeroBits>(gpu: &Gpu, len: usize) -> R
 }
 
 /// the device address of `s`, for work on `gpu`'s stream
-pub(super) fn ptr<T>(gpu: &Gpu, s: &CudaSlice<T>) -> u64 {
-	s.device_ptr(&gpu.stream).0
+pub(super) fn ptr<T>(gpu: &Gpu, s: &CudaSlice<T>) -> DevPtr<T> {
+	DevPtr::new(s.device_ptr(&gpu.stream).0)
 }
 
 /// a grid-stride launch over `len` elements: blocks of 256 threads, at most 16 per SM
@@ -185,7 +186,7 @@ macro_rules! launch {
 macro_rules! launch_split {
 	($gpu:expr, $kernel:literal, $t:ty, $op:expr, $out:expr, $($arg:expr),* $(,)?) => {{
 		use $crate::gpu::job::{DeviceOperand, Job, pad16};
-		let op: &DeviceOperand = $op;
+		let op: &DeviceOperand<$t> = $op;
 		let name = format!(concat!($kernel, "_{}"), <$t as $crate::Scalar>::NAME);
 		launch!($gpu, name, Job::<$t>::tiles(op, pad16(op.k)), op.ptr, op.rows as i32, op.k as i32, op.rs, op.cs, pad16(op.k) as i64, $out, $($arg),*)
 	}};
@@ -199,7 +200,7 @@ macro_rules! launch_epilogue {
 		let job: &$crate::gpu::job::Job<'_, $t> = $job;
 		let (gpu, out) = (job.gpu, job.out);
 		let name = format!(concat!($kernel, "_{}"), <$t as $crate::Scalar>::NAME);
-		let (shifts_a, shifts_b): (u64, u64) = ($sa, $sb);
+		let (shifts_a, shifts_b): ($crate::gpu::ptr::DevPtr<i32>, $crate::gpu::ptr::DevPtr<i32>) = ($sa, $sb);
 		let (ar, ai, acc) = (job.alpha.re(), job.alpha.im(), out.accumulate as i32);
 		launch!(gpu, name, $cfg, $($arg,)* shifts_a, shifts_b, job.bad_rows, job.bad_cols, out.ptr, out.ld as i64, ar, ai, acc)
 	}};

@@ -3,6 +3,7 @@
 use super::device::{Device, Gpu, gpu_at, pipelines};
 use super::errors::driver;
 use super::kept::Kept;
+use super::ptr::DevPtr;
 use crate::{Error, Scalar};
 use cudarc::driver::{CudaSlice, DevicePtr};
 use faer::{Mat, MatMut, MatRef};
@@ -138,7 +139,7 @@ impl<T: Scalar> DeviceMatrix<T> {
 		m.each_part(|g, p| {
 			let part = &m.parts[p];
 			let block = a.subrows(part.rows.start, part.rows.len());
-			g.upload(block, part.ptr(g), staging_bytes)?;
+			g.upload(block, part.ptr(g).cast(), staging_bytes)?;
 			g.stream.synchronize().map_err(driver)
 		})?;
 		Ok(m)
@@ -167,7 +168,7 @@ impl<T: Scalar> DeviceMatrix<T> {
 		self.each_part(|g, p| {
 			let part = &self.parts[p];
 			let block = blocks[p].lock().unwrap_or_else(|e| e.into_inner()).take().expect("each part once");
-			g.download(part.ptr(g), block, self.staging_bytes).map(|_| ())
+			g.download(part.ptr(g).cast(), block, self.staging_bytes).map(|_| ())
 		})?;
 		Ok(host)
 	}
@@ -197,9 +198,9 @@ impl<T: Scalar> DeviceMatrix<T> {
 
 	/// the device address of the first element of a matrix on one pipeline (panics on a matrix
 	/// split over several: callers check [`DeviceMatrix::devices`])
-	pub(crate) fn ptr(&self, gpu: &Gpu) -> u64 {
+	pub(crate) fn ptr(&self, gpu: &Gpu) -> DevPtr<T> {
 		assert_eq!(self.parts.len(), 1, "a matrix on one GPU");
-		self.parts[0].ptr(gpu)
+		self.parts[0].ptr(gpu).cast()
 	}
 }
 
@@ -212,8 +213,9 @@ pub(crate) struct Part {
 }
 
 impl Part {
-	/// the device address of the block's first element, for work on `gpu` (its pipeline)
-	pub fn ptr(&self, gpu: &Gpu) -> u64 {
-		self.data.device_ptr(&gpu.stream).0
+	/// the device address of the block's first element, for work on `gpu` (its pipeline),
+	/// untyped: the matrix's element type is its owner's
+	pub fn ptr(&self, gpu: &Gpu) -> DevPtr<u8> {
+		DevPtr::new(self.data.device_ptr(&gpu.stream).0)
 	}
 }

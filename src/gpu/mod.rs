@@ -55,6 +55,8 @@ mod pipeline;
 #[cfg(feature = "bench")]
 pub mod profile;
 #[cfg(feature = "cuda")]
+mod ptr;
+#[cfg(feature = "cuda")]
 mod residues;
 #[cfg(feature = "cuda")]
 mod rows;

@@ -7,6 +7,7 @@ use super::job::{DeviceOperand, Job, Output};
 use super::launch::{elementwise, ptr, upload_i32};
 use crate::cost::NativeArithmetic;
 use crate::policy::native_arithmetic;
+use crate::shape::Shape;
 use crate::{Error, Precision, Scalar};
 
 /// the whole product natively at `precision`: through cuBLAS, or for `f32`/`c32` outputs above
@@ -14,8 +15,8 @@ use crate::{Error, Precision, Scalar};
 /// accumulates in `f64`, over every row
 pub(super) fn whole_native<T: Scalar>(
 	gpu: &Gpu,
-	(a, b): (DeviceOperand, DeviceOperand),
-	out: Output,
+	(a, b): (DeviceOperand<T>, DeviceOperand<T>),
+	out: Output<T>,
 	alpha: T,
 	precision: Precision,
 ) -> Result<(), Error> {
@@ -38,9 +39,9 @@ pub(super) fn whole_native<T: Scalar>(
 /// type's own GEMM otherwise
 pub(super) fn native<T: Scalar>(
 	gpu: &Gpu,
-	a: &DeviceOperand,
-	b: &DeviceOperand,
-	out: &Output,
+	a: &DeviceOperand<T>,
+	b: &DeviceOperand<T>,
+	out: &Output<T>,
 	alpha: T,
 	precision: Precision,
 ) -> Result<(), Error> {
@@ -55,13 +56,13 @@ pub(super) fn native<T: Scalar>(
 /// K-major)
 pub(super) fn operand_gemm<T: Scalar>(
 	gpu: &Gpu,
-	(a, b): (&DeviceOperand, &DeviceOperand),
-	out: &Output,
+	(a, b): (&DeviceOperand<T>, &DeviceOperand<T>),
+	out: &Output<T>,
 	alpha: T,
 	math: NativeMath,
 ) -> Result<(), Error> {
 	let beta = T::from_parts(out.accumulate as u8 as f64, 0.0);
-	let dims = (a.rows, b.rows, a.k);
+	let dims = Shape::new(a.rows, b.rows, a.k);
 	native_gemm(
 		&gpu.handles,
 		dims,
@@ -76,7 +77,7 @@ pub(super) fn operand_gemm<T: Scalar>(
 
 /// the entries of non-finite rows and columns, recomputed as plain sums of products
 pub(super) fn fixup<T: Scalar>(job: &Job<'_, T>) -> Result<(), Error> {
-	let (m, n, k) = job.dims();
+	let Shape { m, n, k } = job.dims();
 	let (gpu, out) = (job.gpu, job.out);
 	let name = format!("native_fixup_{}", T::NAME);
 	let (rows, cols) = (job.bad_rows, job.bad_cols);

@@ -8,6 +8,7 @@ use super::footprint::split;
 use super::job::DeviceOperand;
 use super::matrix::DeviceMatrix;
 use super::meeting::Meeting;
+use super::ptr::DevPtr;
 use super::slot::Slot;
 use super::staging;
 use crate::{Error, Scalar};
@@ -24,7 +25,7 @@ type Block = (Span<usize>, Span<usize>);
 /// every pipeline needs is shared out: each uploads a piece of its columns and copies the others'
 /// pieces from their buffers, GPU to GPU
 pub(super) struct Ring {
-	at: [u64; 2],
+	at: [DevPtr<u8>; 2],
 	up: Arc<CudaStream>,
 	chunk: usize,
 	next: usize,
@@ -60,10 +61,10 @@ impl Ring {
 		(src, key): (MatRef<'_, T>, Block),
 		shared: Option<(&Meeting, usize)>,
 		upload: &mut std::time::Duration,
-	) -> Result<u64, Error> {
+	) -> Result<DevPtr<T>, Error> {
 		if let Some(b) = (0..2).find(|&b| self.held[b].as_ref() == Some(&key)) {
 			self.used = Some(b);
-			return Ok(self.at[b]);
+			return Ok(self.at[b].cast());
 		}
 		let (b, at) = (self.next, self.at[self.next]);
 		self.next ^= 1;
@@ -71,12 +72,18 @@ impl Ring {
 			self.up.wait(&reader).map_err(driver)?;
 		}
 		let (rows, size) = (src.nrows(), size_of::<T>());
-		let offset = |cols: &Span<usize>| (cols.start * rows * size) as u64;
+		let offset = |cols: &Span<usize>| cols.start * rows * size;
 		let count = shared.map_or(1, |(meeting, _)| meeting.count());
 		let pieces = split(src.ncols(), count);
 		let mine = &pieces[shared.map_or(0, |(_, me)| me)];
 		let piece = src.subcols(mine.start, mine.len());
-		*upload += staging::upload(&self.up, &mut gpu.staging.borrow_mut(), piece, at + offset(mine), self.chunk)?;
+		*upload += staging::upload(
+			&self.up,
+			&mut gpu.staging.borrow_mut(),
+			piece,
+			at.byte_add(offset(mine)).cast(),
+			self.chunk,
+		)?;
 		let uploaded = Arc::new(event(gpu, &self.up)?);
 		let ready = match shared {
 			Some((meeting, me)) if count > 1 => {
@@ -89,9 +96,9 @@ impl Ring {
 					unsafe {
 						cudarc::driver::result::memcpy_peer_async(
 							gpu.ctx.cu_ctx(),
-							at + offset(cols),
+							at.byte_add(offset(cols)).addr(),
 							ctx.cu_ctx(),
-							theirs + offset(cols),
+							theirs.byte_add(offset(cols)).addr(),
 							cols.len() * rows * size,
 							self.up.cu_stream(),
 						)
@@ -107,7 +114,7 @@ impl Ring {
 		};
 		gpu.stream.wait(&ready).map_err(driver)?;
 		(self.held[b], self.used) = (Some(key), Some(b));
-		Ok(at)
+		Ok(at.cast())
 	}
 
 	/// marks the compute stream's work so far as a reader of the panel last handed out
@@ -142,7 +149,7 @@ pub(super) enum Side<'a, T: Scalar> {
 	/// on the device: column-major at `ptr` with leading dimension `ld`, its first row (of `A`)
 	/// or column (of `B`) that of the operand's `first`; complete once `ready` is, where given
 	Device {
-		ptr: u64,
+		ptr: DevPtr<T>,
 		ld: usize,
 		first: usize,
 		ready: Option<CudaEvent>,
@@ -159,13 +166,13 @@ pub(super) struct Panels<'a, T: Scalar> {
 
 impl<T: Scalar> Panels<'_, T> {
 	/// rows `rows` of `A` (column-major)
-	pub(super) fn a(&mut self, gpu: &Gpu, k: usize, rows: &Span<usize>) -> Result<DeviceOperand, Error> {
+	pub(super) fn a(&mut self, gpu: &Gpu, k: usize, rows: &Span<usize>) -> Result<DeviceOperand<T>, Error> {
 		let (ptr, cs) = match &mut self.a {
 			Side::Host(lhs, ring) => {
 				let panel = (lhs.subrows(rows.start, rows.len()), (rows.clone(), 0..k));
 				(ring.panel(gpu, panel, None, &mut self.upload)?, rows.len())
 			},
-			Side::Device { ptr, ld, first, .. } => (*ptr + ((rows.start - *first) * size_of::<T>()) as u64, *ld),
+			Side::Device { ptr, ld, first, .. } => (ptr.add(rows.start - *first), *ld),
 		};
 		Ok(DeviceOperand {
 			ptr,
@@ -178,7 +185,7 @@ impl<T: Scalar> Panels<'_, T> {
 
 	/// columns `cols` of `B` (column-major: K-major rows of `B^T`); every pipeline of `meeting`
 	/// asks for the same panels in the same order
-	pub(super) fn b(&mut self, gpu: &Gpu, k: usize, cols: &Span<usize>, meeting: (&Meeting, usize)) -> Result<DeviceOperand, Error> {
+	pub(super) fn b(&mut self, gpu: &Gpu, k: usize, cols: &Span<usize>, meeting: (&Meeting, usize)) -> Result<DeviceOperand<T>, Error> {
 		let (ptr, rs) = match &mut self.b {
 			Side::Host(rhs, ring) => {
 				let panel = (rhs.subcols(cols.start, cols.len()), (0..k, cols.clone()));
@@ -188,7 +195,7 @@ impl<T: Scalar> Panels<'_, T> {
 				if let Some(ready) = ready.take() {
 					gpu.stream.wait(&ready).map_err(driver)?;
 				}
-				(*ptr + ((cols.start - *first) * *ld * size_of::<T>()) as u64, *ld)
+				(ptr.add((cols.start - *first) * *ld), *ld)
 			},
 		};
 		Ok(DeviceOperand {
@@ -243,7 +250,7 @@ impl<'a, T: Scalar> Panels<'a, T> {
 			Operand::Device(lhs) => {
 				let part = &lhs.parts[me];
 				Side::Device {
-					ptr: part.ptr(gpu),
+					ptr: part.ptr(gpu).cast(),
 					ld: part.rows.len(),
 					first: part.rows.start,
 					ready: None,
@@ -256,7 +263,7 @@ impl<'a, T: Scalar> Panels<'a, T> {
 				Ring::new(gpu, [Slot::StagedB, Slot::SecondB], (widest(cols) * k * size).max(1), chunk)?,
 			),
 			Operand::Device(rhs) if rhs.parts.len() == 1 => Side::Device {
-				ptr: rhs.parts[0].ptr(gpu),
+				ptr: rhs.parts[0].ptr(gpu).cast(),
 				ld: k,
 				first: 0,
 				ready: None,
@@ -283,7 +290,11 @@ impl<'a, T: Scalar> Panels<'a, T> {
 /// slot 47, column-major): every part copied there, GPU to GPU, once the work its pipeline had
 /// enqueued before is complete, on a stream of its own (the compute stream's work on `A` goes on
 /// meanwhile); the event after the copies
-pub(super) fn gather<T: Scalar>(gpu: &Gpu, rhs: &DeviceMatrix<T>, (meeting, me): (&Meeting, usize)) -> Result<(u64, CudaEvent), Error> {
+pub(super) fn gather<T: Scalar>(
+	gpu: &Gpu,
+	rhs: &DeviceMatrix<T>,
+	(meeting, me): (&Meeting, usize),
+) -> Result<(DevPtr<T>, CudaEvent), Error> {
 	use cudarc::driver::sys;
 	let (k, n, size) = (rhs.nrows(), rhs.ncols(), size_of::<T>());
 	let whole = gpu.scratch(Slot::GatheredB, (k * n * size).max(1))?;
@@ -300,7 +311,7 @@ pub(super) fn gather<T: Scalar>(gpu: &Gpu, rhs: &DeviceMatrix<T>, (meeting, me):
 			srcLOD: 0,
 			srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
 			srcHost: std::ptr::null(),
-			srcDevice: *ptr,
+			srcDevice: ptr.addr(),
 			srcArray: std::ptr::null_mut(),
 			srcContext: ctx.cu_ctx(),
 			srcPitch: rows.len() * size,
@@ -311,7 +322,7 @@ pub(super) fn gather<T: Scalar>(gpu: &Gpu, rhs: &DeviceMatrix<T>, (meeting, me):
 			dstLOD: 0,
 			dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
 			dstHost: std::ptr::null_mut(),
-			dstDevice: whole,
+			dstDevice: whole.addr(),
 			dstArray: std::ptr::null_mut(),
 			dstContext: gpu.ctx.cu_ctx(),
 			dstPitch: k * size,
@@ -326,5 +337,5 @@ pub(super) fn gather<T: Scalar>(gpu: &Gpu, rhs: &DeviceMatrix<T>, (meeting, me):
 			.result()
 			.map_err(driver)?;
 	}
-	Ok((whole, event(gpu, &copies)?))
+	Ok((whole.cast(), event(gpu, &copies)?))
 }

@@ -13,6 +13,7 @@ use crate::bound::{Bound, PartBounds};
 use crate::cpu::parts::PRODUCTS;
 use crate::policy::SCREEN;
 use crate::settings::Settings;
+use crate::shape::Shape;
 use crate::{Error, PhaseTimes, Plan, Precision, Route, Scalar, Scaling, Scheme};
 use cudarc::driver::CudaSlice;
 
@@ -21,12 +22,12 @@ use cudarc::driver::CudaSlice;
 pub(super) struct PartOperands {
 	/// `Re A`, `Im A`, `Re B`, `Im B`
 	_buffers: [CudaSlice<f64>; 4],
-	a: [DeviceOperand; 2],
-	b: [DeviceOperand; 2],
+	a: [DeviceOperand<f64>; 2],
+	b: [DeviceOperand<f64>; 2],
 }
 
 /// the bound of a real `f64` product under `scaling`, for outputs of `mantissa` bits
-fn real_bound(gpu: &Gpu, (a, b): (DeviceOperand, DeviceOperand), mantissa: u32, scaling: Scaling) -> Result<Bound, Error> {
+fn real_bound(gpu: &Gpu, (a, b): (DeviceOperand<f64>, DeviceOperand<f64>), mantissa: u32, scaling: Scaling) -> Result<Bound, Error> {
 	let (sa, sb) = operand_stats::<f64>(gpu, (&a, &b), (None, None))?;
 	let coarse = match scaling {
 		Scaling::Accurate => Some(coarse_maxima::<f64>(gpu, (&a, &b), (&sa, &sb))?),
@@ -36,8 +37,9 @@ fn real_bound(gpu: &Gpu, (a, b): (DeviceOperand, DeviceOperand), mantissa: u32, 
 }
 
 /// the parts of the complex operands `a` and `b`
-pub(super) fn split<T: Scalar>(gpu: &Gpu, (a, b): (&DeviceOperand, &DeviceOperand)) -> Result<PartOperands, Error> {
-	let copy = |op: &DeviceOperand, (rs, cs): (i64, i64)| -> Result<([CudaSlice<f64>; 2], [DeviceOperand; 2]), Error> {
+pub(super) fn split<T: Scalar>(gpu: &Gpu, (a, b): (&DeviceOperand<T>, &DeviceOperand<T>)) -> Result<PartOperands, Error> {
+	type Parts = ([CudaSlice<f64>; 2], [DeviceOperand<f64>; 2]);
+	let copy = |op: &DeviceOperand<T>, (rs, cs): (i64, i64)| -> Result<Parts, Error> {
 		let len = op.rows * op.k;
 		let (re, im) = (alloc::<f64>(gpu, len)?, alloc::<f64>(gpu, len)?);
 		if len > 0 {
@@ -60,9 +62,10 @@ pub(super) fn split<T: Scalar>(gpu: &Gpu, (a, b): (&DeviceOperand, &DeviceOperan
 		}
 		let part = |buffer: &CudaSlice<f64>| DeviceOperand {
 			ptr: ptr(gpu, buffer),
+			rows: op.rows,
+			k: op.k,
 			rs,
 			cs,
-			..*op
 		};
 		let ops = [part(&re), part(&im)];
 		Ok(([re, im], ops))
@@ -78,7 +81,7 @@ pub(super) fn split<T: Scalar>(gpu: &Gpu, (a, b): (&DeviceOperand, &DeviceOperan
 
 impl PartOperands {
 	/// the operands of product `q` of [`PRODUCTS`]
-	fn operands(&self, q: usize) -> (DeviceOperand, DeviceOperand) {
+	fn operands(&self, q: usize) -> (DeviceOperand<f64>, DeviceOperand<f64>) {
 		let (s, t) = PRODUCTS[q];
 		(self.a[s], self.b[t])
 	}
@@ -95,11 +98,11 @@ impl PartOperands {
 /// (only those are split into parts), for outputs of `mantissa` bits
 pub(super) fn screen<T: Scalar>(
 	gpu: &Gpu,
-	(a, b): (&DeviceOperand, &DeviceOperand),
+	(a, b): (&DeviceOperand<T>, &DeviceOperand<T>),
 	mantissa: u32,
 	scaling: Scaling,
 ) -> Result<Bound, Error> {
-	let leading = |op: &DeviceOperand| DeviceOperand {
+	let leading = |op: &DeviceOperand<T>| DeviceOperand {
 		rows: op.rows.min(SCREEN),
 		..*op
 	};
@@ -116,14 +119,14 @@ impl PartOperands {
 		job: &Job<'_, T>,
 		plan: &Plan,
 		settings: Settings,
-		real: impl Fn(DeviceOperand, DeviceOperand, Output, How<'_>) -> Result<Outcome, Error>,
+		real: impl Fn(DeviceOperand<f64>, DeviceOperand<f64>, Output<f64>, How<'_>) -> Result<Outcome, Error>,
 	) -> Result<(Route, PhaseTimes), Error> {
 		let gpu = job.gpu;
-		let (m, n, _) = job.dims();
+		let Shape { m, n, .. } = job.dims();
 		let mn = m * n;
 		// the four products, then their remainders (zero where scheme I runs)
 		let planes = alloc::<f64>(gpu, 8 * mn)?;
-		let plane = |q: usize| ptr(gpu, &planes) + (q * mn * size_of::<f64>()) as u64;
+		let plane = |q: usize| ptr(gpu, &planes).add(q * mn);
 		let (precision, scaling) = match plan.scheme {
 			Scheme::SchemeI { slices } => (Precision::SchemeI { slices }, settings.scaling),
 			Scheme::SchemeII { moduli, scaling } => (Precision::SchemeII { moduli }, scaling),
@@ -137,11 +140,7 @@ impl PartOperands {
 				ptr: plane(q),
 				ld: m,
 				accumulate: false,
-				remainder: if matches!(plan.scheme, Scheme::SchemeII { .. }) {
-					plane(4 + q)
-				} else {
-					0
-				},
+				remainder: matches!(plan.scheme, Scheme::SchemeII { .. }).then(|| plane(4 + q)),
 			};
 			let outcome = real(a, b, out, How::plain(precision, settings))?;
 			route = outcome.route;

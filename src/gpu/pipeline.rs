@@ -7,6 +7,7 @@ use super::job::{Clock, DeviceOperand, Given, How, Job, Outcome, Output, Phase, 
 use super::kept::{Kept, operand_stats};
 use super::launch::{ptr, upload_i32};
 use super::native::{self, fixup, whole_native};
+use super::ptr::DevPtr;
 use super::residues::Route3m;
 use super::scheme_two::coarse_maxima;
 use super::stats::OperandStats;
@@ -16,15 +17,16 @@ use crate::cost::NativeArithmetic;
 use crate::policy::{Choice, PolicyInput, native_arithmetic};
 use crate::scheme2::CoarseMaxima;
 use crate::settings::Settings;
+use crate::shape::Shape;
 use crate::{Error, PhaseTimes, Plan, Precision, Route, Scalar, Scaling, Scheme};
 use cudarc::driver::CudaSlice;
 
 /// `dst = alpha A B (+ dst)` on the GPU (see [`How`])
 pub(crate) fn product<T: Scalar>(
 	gpu: &Gpu,
-	a: DeviceOperand,
-	b: DeviceOperand,
-	out: Output,
+	a: DeviceOperand<T>,
+	b: DeviceOperand<T>,
+	out: Output<T>,
 	alpha: T,
 	mut how: How<'_>,
 	keep: (Option<&mut Kept>, Option<&mut Kept>),
@@ -39,9 +41,9 @@ pub(crate) fn product<T: Scalar>(
 /// [`product`], but for the columns of routes that compute the output whole
 fn compute<T: Scalar>(
 	gpu: &Gpu,
-	a: DeviceOperand,
-	b: DeviceOperand,
-	out: Output,
+	a: DeviceOperand<T>,
+	b: DeviceOperand<T>,
+	out: Output<T>,
 	alpha: T,
 	how: &mut How<'_>,
 	(mut keep_a, mut keep_b): (Option<&mut Kept>, Option<&mut Kept>),
@@ -50,7 +52,7 @@ fn compute<T: Scalar>(
 	let mut clock = Clock::start(gpu)?;
 	let (m, n, k) = (a.rows, b.rows, a.k);
 	let empty = m == 0 || n == 0 || k == 0;
-	if empty || (given.is_none() && policy::<T>((m, n, k), settings, None).skips_bound(precision)) {
+	if empty || (given.is_none() && policy::<T>(Shape::new(m, n, k), settings, None).skips_bound(precision)) {
 		if empty {
 			native::native::<T>(gpu, &a, &b, &out, alpha, precision)?;
 		} else {
@@ -152,8 +154,8 @@ fn separate_parts<T: Scalar>(
 	Ok((route, times))
 }
 
-/// the policy's view of an `(m, n, k)` product of `T` in a context of `settings`, with `bound`
-fn policy<T: Scalar>(shape: (usize, usize, usize), settings: Settings, bound: Option<&Bound>) -> PolicyInput<'_> {
+/// the policy's view of a product of `shape` of `T` in a context of `settings`, with `bound`
+fn policy<T: Scalar>(shape: Shape, settings: Settings, bound: Option<&Bound>) -> PolicyInput<'_> {
 	PolicyInput::of::<T>(shape, (settings.scaling, settings.native_candidate), bound)
 }
 
@@ -171,7 +173,7 @@ struct Decision {
 /// both parts would leave rows native
 fn decide<T: Scalar>(
 	gpu: &Gpu,
-	(a, b): (&DeviceOperand, &DeviceOperand),
+	(a, b): (&DeviceOperand<T>, &DeviceOperand<T>),
 	(sa, sb): (&OperandStats, &OperandStats),
 	coarse: Option<&CoarseMaxima>,
 	how: &How<'_>,
@@ -189,7 +191,7 @@ fn decide<T: Scalar>(
 	let bound = target
 		.then(|| super::bound::bound::<T>(gpu, (a, b), (sa, sb), coarse, T::MANTISSA_BITS))
 		.transpose()?;
-	let input = policy::<T>((a.rows, b.rows, a.k), settings, bound.as_ref());
+	let input = policy::<T>(Shape::new(a.rows, b.rows, a.k), settings, bound.as_ref());
 	let mut choice = input.choose(precision);
 	let mut parts = None;
 	if input.weighs_separate_parts(&choice, precision) {
@@ -229,8 +231,8 @@ struct NativeRows {
 	bad_cols: Option<CudaSlice<i32>>,
 	/// non-finite rows of A and columns of B
 	bad: (usize, usize),
-	/// the device addresses of the operands' own non-finite flags
-	flags: (u64, u64),
+	/// the operands' own non-finite flags
+	flags: (DevPtr<i32>, DevPtr<i32>),
 }
 
 impl NativeRows {
@@ -270,8 +272,8 @@ impl NativeRows {
 	fn job<'a, T: Scalar>(
 		&self,
 		gpu: &'a Gpu,
-		(a, b): (DeviceOperand, DeviceOperand),
-		out: Output,
+		(a, b): (DeviceOperand<T>, DeviceOperand<T>),
+		out: Output<T>,
 		alpha: T,
 		(sa, sb): (&OperandStats, &OperandStats),
 	) -> Job<'a, T> {
@@ -324,7 +326,7 @@ fn emulate<T: Scalar>(
 	natives: &NativeRows,
 	clock: &mut Clock,
 ) -> Result<Route, Error> {
-	let (m, n, k) = job.dims();
+	let Shape { m, n, k } = job.dims();
 	let fused = settings.fused;
 	let tiles = match (plan.scheme, &keep_b) {
 		(Scheme::SchemeII { .. }, None) => how.columns.as_deref_mut().filter(|c| c.tiles > 1),

@@ -8,10 +8,12 @@ use super::device::{Gpu, gpu};
 use super::errors::driver;
 use super::job::{DeviceOperand, Job, Output, ResiduePlanes, pad16};
 use super::launch::{alloc, ptr};
+use super::ptr::DevPtr;
 use super::slot::Slot;
 use super::wgmma_config::{VARIANTS, choose};
 use super::{crt, launch, residues, scheme_two, stats};
 use crate::scheme2::Crt;
+use crate::shape::Shape;
 use crate::{DeviceMatrix, Emulator, Error, Scalar};
 use std::time::Duration;
 
@@ -60,11 +62,11 @@ pub fn memory_kernels<T: Scalar>(emu: &Emulator, a: &DeviceMatrix<T>, moduli: u3
 	let copy = g.scratch(Slot::Bench(3), size as usize)?;
 	timings.record("copy (cuMemcpyDtoDAsync)".into(), 2 * size, &mut || {
 		// SAFETY: both ranges are `size` bytes of live device memory
-		unsafe { cudarc::driver::result::memcpy_dtod_async(copy, src, size as usize, g.stream.cu_stream()) }.map_err(driver)
+		unsafe { cudarc::driver::result::memcpy_dtod_async(copy.addr(), src.addr(), size as usize, g.stream.cu_stream()) }.map_err(driver)
 	})?;
 	let sides = [("rows contiguous", lhs), ("k contiguous", rhs)];
 	let crt = Crt::new(moduli);
-	let residues = g.scratch(Slot::Bench(4), planes as usize)?;
+	let residues = g.scratch(Slot::Bench(4), planes as usize)?.cast::<i8>();
 	for (what, op) in &sides {
 		// the shifts the pipeline takes (fast scaling, computed on the device from the statistics):
 		// realistic magnitudes for the split
@@ -83,7 +85,7 @@ pub fn memory_kernels<T: Scalar>(emu: &Emulator, a: &DeviceMatrix<T>, moduli: u3
 		4 * size,
 		&mut || stats::launch_stats::<T>(&g, &[&sides[0].1, &sides[1].1]).map(|_| ()),
 	)?;
-	let dst = g.scratch(Slot::Bench(5), size as usize)?;
+	let dst = g.scratch(Slot::Bench(5), size as usize)?.cast::<T>();
 	let no_flags = alloc::<i32>(&g, n)?;
 	let job = Job {
 		gpu: &g,
@@ -93,7 +95,7 @@ pub fn memory_kernels<T: Scalar>(emu: &Emulator, a: &DeviceMatrix<T>, moduli: u3
 			ptr: dst,
 			ld: n,
 			accumulate: false,
-			remainder: 0,
+			remainder: None,
 		},
 		alpha: T::from_parts(1.0, 0.0),
 		bad_rows: ptr(&g, &no_flags),
@@ -104,7 +106,7 @@ pub fn memory_kernels<T: Scalar>(emu: &Emulator, a: &DeviceMatrix<T>, moduli: u3
 	let stride = ResiduePlanes::stride(n, n);
 	let residue_planes = ResiduePlanes {
 		re: residues,
-		im: T::IS_COMPLEX.then_some(residues + (moduli as usize * stride) as u64),
+		im: T::IS_COMPLEX.then_some(residues.add(moduli as usize * stride)),
 		stride,
 	};
 	let bytes = (parts * moduli as usize * n * n) as u64 + size;
@@ -143,7 +145,7 @@ pub fn bound_kernels<T: Scalar>(emu: &Emulator, a: &DeviceMatrix<T>, runs: usize
 	})?;
 	let bits = bound::window_bits::<T>(n);
 	let window_bytes = size + (parts * n * pad16(n)) as u64;
-	let (mut qa, mut qb) = (0, 0);
+	let (mut qa, mut qb) = (DevPtr::NULL, DevPtr::NULL);
 	timings.record(format!("bound: split_window_{}, A", T::NAME), window_bytes, &mut || {
 		qa = bound::window::<T>(&g, Slot::WindowA, &lhs, &stats[0], bits)?;
 		Ok(())
@@ -152,18 +154,18 @@ pub fn bound_kernels<T: Scalar>(emu: &Emulator, a: &DeviceMatrix<T>, runs: usize
 		qb = bound::window::<T>(&g, Slot::WindowB, &rhs, &stats[1], bits)?;
 		Ok(())
 	})?;
-	let mut l = (0, 0);
+	let mut l = (DevPtr::NULL, DevPtr::NULL);
 	timings.record(
 		format!("bound: magnitude products ({} INT8 GEMMs)", parts * parts),
 		(4 * parts * n * n) as u64,
 		&mut || {
-			l = bound::magnitude_products::<T>(&g, (qa, qb), (n, n, pad16(n)))?;
+			l = bound::magnitude_products::<T>(&g, (qa, qb), Shape::new(n, n, pad16(n)))?;
 			Ok(())
 		},
 	)?;
 	let zero_sides = alloc::<u8>(&g, 56 * n)?;
 	timings.record("bound: bound_maxima".into(), (4 * parts * n * n) as u64, &mut || {
-		let sides = (ptr(&g, &zero_sides), ptr(&g, &zero_sides));
+		let sides = (ptr(&g, &zero_sides).cast(), ptr(&g, &zero_sides).cast());
 		bound::launch_maxima(&g, l, (n, n), sides, (bits, -1075)).map(|_| ())
 	})?;
 	timings.record(format!("bound: whole, as a {} product computes it", T::NAME), 0, &mut || {
@@ -201,7 +203,7 @@ pub fn transfer_rates(emu: &Emulator) -> Result<(f64, f64), Error> {
 fn square_operands<T: Scalar>(
 	emu: &Emulator,
 	a: &DeviceMatrix<T>,
-) -> Result<(std::sync::MutexGuard<'static, Gpu>, [DeviceOperand; 2]), Error> {
+) -> Result<(std::sync::MutexGuard<'static, Gpu>, [DeviceOperand<T>; 2]), Error> {
 	let _ = emu.zeros_on_device::<T>(0, 0)?; // the emulator must be on the GPU
 	let n = a.nrows();
 	if a.ncols() != n {
@@ -299,14 +301,14 @@ fn random_bytes(len: usize, seed: u64) -> Vec<u8> {
 }
 
 /// `len` random bytes, uploaded to `dst` and copied to the `copies - 1` ranges after it
-fn random_planes(g: &Gpu, dst: u64, len: usize, copies: usize, seed: u64) -> Result<(), Error> {
+fn random_planes(g: &Gpu, dst: DevPtr<u8>, len: usize, copies: usize, seed: u64) -> Result<(), Error> {
 	let bytes = random_bytes(len, seed);
 	// SAFETY: `dst` holds `copies * len` bytes of live device memory
-	unsafe { cudarc::driver::result::memcpy_htod_sync(dst, &bytes) }.map_err(driver)?;
+	unsafe { cudarc::driver::result::memcpy_htod_sync(dst.addr(), &bytes) }.map_err(driver)?;
 	for c in 1..copies {
-		let to = dst + (c * len) as u64;
+		let to = dst.add(c * len);
 		// SAFETY: both ranges lie in the `copies * len` bytes at `dst`
-		unsafe { cudarc::driver::result::memcpy_dtod_async(to, dst, len, g.stream.cu_stream()) }.map_err(driver)?;
+		unsafe { cudarc::driver::result::memcpy_dtod_async(to.addr(), dst.addr(), len, g.stream.cu_stream()) }.map_err(driver)?;
 	}
 	Ok(())
 }
@@ -355,13 +357,14 @@ pub fn chassis(emu: &Emulator, n: usize, moduli: u32, runs: usize, select: &dyn 
 		m: n,
 		n,
 		k,
-		a,
+		a: a.cast(),
 		lda: k,
-		b,
+		b: b.cast(),
 		ldb: k,
-		c,
+		c: c.cast(),
 		accumulate: false,
 	};
+	let shape = Shape::new(n, n, k);
 	let mut rows = vec![ChassisTime {
 		label: "i8 cuBLASLt INT8".into(),
 		picked: false,
@@ -373,15 +376,15 @@ pub fn chassis(emu: &Emulator, n: usize, moduli: u32, runs: usize, select: &dyn 
 		if select(&plain(name)) {
 			rows.push(ChassisTime {
 				label: plain(name),
-				picked: choose((n, n, k), 1, g.sm_count, false) == v,
-				time: median(&mut || super::chassis::igemm(&g, v, (a, b, c), (n, n, k)))?,
+				picked: choose(shape, 1, g.sm_count, false) == v,
+				time: median(&mut || super::chassis::igemm(&g, v, (a.cast(), b.cast(), c.cast()), shape))?,
 				ops,
 			});
 		}
 		if select(&fused(name)) {
 			let time = median(&mut || {
 				let out = ResiduePlanes {
-					re: c,
+					re: c.cast(),
 					im: None,
 					stride: n * n,
 				};
@@ -389,11 +392,11 @@ pub fn chassis(emu: &Emulator, n: usize, moduli: u32, runs: usize, select: &dyn 
 					variant: Some(v),
 					route: None,
 				};
-				residues::fused_residues(&g, (a, b), (n, n, k), &crt_moduli, out, imposed)
+				residues::fused_residues(&g, (a.cast(), b.cast()), shape, &crt_moduli, out, imposed)
 			})?;
 			rows.push(ChassisTime {
 				label: fused(name),
-				picked: residues::residues_variant(&g, (n, n, k), p, None) == v,
+				picked: residues::residues_variant(&g, shape, p, None) == v,
 				time,
 				ops: p as f64 * ops,
 			});
@@ -430,15 +433,16 @@ fn complex_routes(
 	}
 	let k = pad16(n);
 	let (a, b) = (
-		g.scratch(Slot::Bench(10), 3 * p * n * k)?,
-		g.scratch(Slot::Bench(11), 3 * p * n * k)?,
+		g.scratch(Slot::Bench(10), 3 * p * n * k)?.cast::<i8>(),
+		g.scratch(Slot::Bench(11), 3 * p * n * k)?.cast::<i8>(),
 	);
-	random_planes(g, a, n * k, 3 * p, 3)?;
-	random_planes(g, b, n * k, 3 * p, 4)?;
+	let shape = Shape::new(n, n, k);
+	random_planes(g, a.cast(), n * k, 3 * p, 3)?;
+	random_planes(g, b.cast(), n * k, 3 * p, 4)?;
 	let stride = ResiduePlanes::stride(n, n);
 	let out = ResiduePlanes {
-		re: g.scratch(Slot::Bench(12), p * stride)?,
-		im: Some(g.scratch(Slot::Bench(13), p * stride)?),
+		re: g.scratch(Slot::Bench(12), p * stride)?.cast(),
+		im: Some(g.scratch(Slot::Bench(13), p * stride)?.cast()),
 		stride,
 	};
 	let mut rows = Vec::new();
@@ -452,9 +456,9 @@ fn complex_routes(
 					variant: None,
 					route: Some(route),
 				};
-				residues::fused_residues(g, (a, b), (n, n, k), moduli, out, imposed)
+				residues::fused_residues(g, (a, b), shape, moduli, out, imposed)
 			},
-			None => residues::unfused_residues(g, (a, b), (n, n, k), moduli, out),
+			None => residues::unfused_residues(g, (a, b), shape, moduli, out),
 		})?;
 		rows.push(ChassisTime {
 			label: label(name),
@@ -497,21 +501,25 @@ pub fn fused_scheme1_kernel(emu: &Emulator, n: usize, p: u32, runs: usize) -> Re
 	let zeros = alloc::<i32>(&g, n)?;
 	let pass_chunks = pass_len(p, false) / 32;
 	let passes = (kpad / 32).div_ceil(pass_chunks);
-	let carry = if passes > 1 { g.scratch(Slot::Bench(6), 8 * n * n)? } else { 0 };
+	let carry = if passes > 1 {
+		g.scratch(Slot::Bench(6), 8 * n * n)?.cast()
+	} else {
+		DevPtr::NULL
+	};
 	let launch = Fused {
 		p,
-		dims: (n, n, kpad),
-		planes: (launch::ptr(&g, &planes), launch::ptr(&g, &planes)),
+		dims: Shape::new(n, n, kpad),
+		planes: (launch::ptr(&g, &planes).cast(), launch::ptr(&g, &planes).cast()),
 		pass_chunks,
 		shifts: (launch::ptr(&g, &zeros), launch::ptr(&g, &zeros)),
 		bad: (launch::ptr(&g, &zeros), launch::ptr(&g, &zeros)),
 		carry,
-		dst: g.scratch(Slot::Bench(5), 8 * n * n)?,
+		dst: g.scratch(Slot::Bench(5), 8 * n * n)?.cast::<f64>(),
 		ldd: n,
 		alpha: (1.0, 0.0),
 		accumulate: false,
 	};
-	let run = || launch.run::<f64>(&g);
+	let run = || launch.run(&g);
 	g.timed(run)?;
 	let mut t = (0..runs.max(1)).map(|_| g.timed(run)).collect::<Result<Vec<_>, _>>()?;
 	t.sort();

@@ -8,9 +8,11 @@ use super::device::Gpu;
 use super::errors::driver;
 use super::job::ResiduePlanes;
 use super::launch::{elementwise, ptr};
+use super::ptr::DevPtr;
 use super::slot::Slot;
 use super::wgmma_config::{self, Variant};
 use crate::Error;
+use crate::shape::Shape;
 use cudarc::driver::LaunchConfig;
 
 /// INT32 accumulation of int8 residue products is exact over this many K (a multiple of 16): the
@@ -64,30 +66,32 @@ impl Route3m {
 /// in the same registers), in the chassis variant the table picks for the shape
 /// ([`wgmma_config::choose`]): no INT32 leaves the SM. Any K: the kernels carry the accumulators
 /// mod m every 130,944 K. Same inputs and outputs as [`unfused_residues`], byte for byte.
+/// `dims`: `(m, n, kpad)`
 pub(crate) fn fused_residues(
 	gpu: &Gpu,
-	(ra, rb): (u64, u64),
-	(m, n, kpad): (usize, usize, usize),
+	(ra, rb): (DevPtr<i8>, DevPtr<i8>),
+	dims: Shape,
 	moduli: &[u32],
 	out: ResiduePlanes,
 	imposed: Imposed,
 ) -> Result<(), Error> {
+	let Shape { m, n, k: kpad } = dims;
 	// the kernels index K with int32 (K blocks of 128)
 	if kpad > i32::MAX as usize - 128 {
-		return unfused_residues(gpu, (ra, rb), (m, n, kpad), moduli, out);
+		return unfused_residues(gpu, (ra, rb), dims, moduli, out);
 	}
 	let route = imposed.route.unwrap_or(Route3m::for_shape(m, n, kpad));
 	let variant = imposed
 		.variant
-		.unwrap_or_else(|| residues_variant(gpu, (m, n, kpad), moduli.len(), out.im.map(|_| route)));
+		.unwrap_or_else(|| residues_variant(gpu, dims, moduli.len(), out.im.map(|_| route)));
 	let dev_moduli = gpu.stream.clone_htod(moduli).map_err(driver)?;
 	let mods = (ptr(gpu, &dev_moduli), moduli.len());
 	let Some(im) = out.im.filter(|_| route == Route3m::ThreeLaunches) else {
-		return chassis::residues(gpu, variant, (ra, rb), (m, n, kpad), mods, out);
+		return chassis::residues(gpu, variant, (ra, rb), dims, mods, out);
 	};
-	let r3 = gpu.scratch(Slot::Residues3m, moduli.len() * out.stride)?;
+	let r3 = gpu.scratch(Slot::Residues3m, moduli.len() * out.stride)?.cast::<i8>();
 	for (part, dst) in [out.re, im, r3].into_iter().enumerate() {
-		chassis::residues_part(gpu, variant, (ra, rb), (m, n, kpad), mods, part, (dst, out.stride))?;
+		chassis::residues_part(gpu, variant, (ra, rb), dims, mods, part, (dst, out.stride))?;
 	}
 	let cfg = LaunchConfig {
 		grid_dim: ((out.stride / 4).div_ceil(256).min(gpu.sm_count * 4) as u32, moduli.len() as u32, 1),
@@ -109,7 +113,7 @@ pub(crate) struct Imposed {
 /// moduli of an m x n output over `kpad`, for the kernel that runs them: the real product's,
 /// whose epilogue stages its output (real operands, `route` `None`, and the three launches of a
 /// complex product), or the 3M kernel's (one launch)
-pub(crate) fn residues_variant(gpu: &Gpu, dims: (usize, usize, usize), planes: usize, route: Option<Route3m>) -> Variant {
+pub(crate) fn residues_variant(gpu: &Gpu, dims: Shape, planes: usize, route: Option<Route3m>) -> Variant {
 	let staged = route != Some(Route3m::OneLaunch);
 	wgmma_config::choose(dims, planes, gpu.sm_count, staged)
 }
@@ -117,25 +121,25 @@ pub(crate) fn residues_variant(gpu: &Gpu, dims: (usize, usize, usize), planes: u
 /// [`fused_residues`] the unfused way, for comparison: per modulus and K chunk of
 /// `RESIDUE_CHUNK`, cuBLASLt INT8 products with INT32 out (1, or 3 for complex operands) and a
 /// reduction kernel (`reduce_mod`, `reduce_3m`) into the int8 residue planes; same inputs and
-/// outputs, byte for byte
+/// outputs, byte for byte (`dims`: `(m, n, kpad)`)
 pub(crate) fn unfused_residues(
 	gpu: &Gpu,
-	(ra, rb): (u64, u64),
-	(m, n, kpad): (usize, usize, usize),
+	(ra, rb): (DevPtr<i8>, DevPtr<i8>),
+	Shape { m, n, k: kpad }: Shape,
 	moduli: &[u32],
 	out: ResiduePlanes,
 ) -> Result<(), Error> {
 	let mn = m * n;
 	let per = if out.im.is_some() { 3 } else { 1 };
-	let tmp = gpu.scratch(Slot::Int32, 4 * per * mn)?;
+	let tmp = gpu.scratch(Slot::Int32, 4 * per * mn)?.cast::<i32>();
 	for (l, &modulus) in moduli.iter().enumerate() {
 		for (chunk, start) in (0..kpad).step_by(RESIDUE_CHUNK).enumerate() {
 			let len = RESIDUE_CHUNK.min(kpad - start);
 			for part in 0..per {
 				let plane = per * l + part;
-				let a = ra + (plane * m * kpad + start) as u64;
-				let b = rb + (plane * n * kpad + start) as u64;
-				let c = tmp + 4 * (part * mn) as u64;
+				let a = ra.add(plane * m * kpad + start);
+				let b = rb.add(plane * n * kpad + start);
+				let c = tmp.add(part * mn);
 				Int8Gemm {
 					m,
 					n,
@@ -150,19 +154,19 @@ pub(crate) fn unfused_residues(
 				.run(&gpu.handles)?;
 			}
 			let acc = (chunk > 0) as i32;
-			let re = out.re + (l * out.stride) as u64;
+			let re = out.re.add(l * out.stride);
 			match out.im {
 				None => launch!(gpu, "reduce_mod", elementwise(gpu, mn), tmp, mn as i64, modulus, re, acc)?,
 				Some(res_im) => {
 					let t = tmp;
-					let im = res_im + (l * out.stride) as u64;
+					let im = res_im.add(l * out.stride);
 					launch!(
 						gpu,
 						"reduce_3m",
 						elementwise(gpu, mn),
 						t,
-						t + 4 * mn as u64,
-						t + 8 * mn as u64,
+						t.add(mn),
+						t.add(2 * mn),
 						mn as i64,
 						modulus,
 						re,

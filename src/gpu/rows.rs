@@ -5,20 +5,21 @@
 use super::blas::{NativeMath, native_gemm};
 use super::job::Job;
 use super::launch::{alloc, elementwise, ptr, upload_i32};
+use crate::shape::Shape;
 use crate::{Error, Scalar};
 
 /// rows `rows` of `job`'s product natively (the entries of the columns `job` flags are left to
 /// the native fixup)
 pub(super) fn native_rows<T: Scalar>(job: &Job<'_, T>, rows: &[usize]) -> Result<(), Error> {
 	let (gpu, out) = (job.gpu, job.out);
-	let (_, n, k) = job.dims();
+	let Shape { n, k, .. } = job.dims();
 	let r = rows.len();
 	if r == 0 {
 		return Ok(());
 	}
 	let index = upload_i32(gpu, &rows.iter().map(|&i| i as i32).collect::<Vec<_>>())?;
 	let (packed, product) = (alloc::<u8>(gpu, r * k * size_of::<T>())?, alloc::<u8>(gpu, r * n * size_of::<T>())?);
-	let (packed, product) = (ptr(gpu, &packed), ptr(gpu, &product));
+	let (packed, product) = (ptr(gpu, &packed).cast::<T>(), ptr(gpu, &product).cast::<T>());
 	let (ri, ni, ki) = (r as i32, n as i32, k as i32);
 	let gather = format!("gather_rows_{}", T::NAME);
 	launch!(
@@ -35,7 +36,7 @@ pub(super) fn native_rows<T: Scalar>(job: &Job<'_, T>, rows: &[usize]) -> Result
 	let (one, zero) = (T::from_parts(1.0, 0.0), T::from_parts(0.0, 0.0));
 	native_gemm::<T>(
 		&gpu.handles,
-		(r, n, k),
+		Shape::new(r, n, k),
 		(packed, r),
 		(job.b.ptr, job.b.rs.max(1) as usize),
 		(product, r),

@@ -8,9 +8,11 @@ use super::device::Gpu;
 use super::job::{Clock, DeviceOperand, Job, Phase};
 use super::kept::{Kept, Layout, planes};
 use super::launch::{Launch, SMEM_LIMIT, ptr};
+use super::ptr::DevPtr;
 use super::slot::Slot;
 use super::tma::TensorMap;
 use crate::precision::pass_len;
+use crate::shape::Shape;
 use crate::{Error, Scalar, Scheme};
 use cudarc::driver::CudaSlice;
 
@@ -39,7 +41,7 @@ pub(crate) fn pad128(k: usize) -> usize {
 /// whether the fused kernel takes this product: its TMA coordinates (bytes along an interleaved
 /// row, `p pad128(k)`) and its shapes are int32
 pub(super) fn supported<T: Scalar>(job: &Job<'_, T>, p: u32) -> bool {
-	let (m, n, k) = job.dims();
+	let Shape { m, n, k } = job.dims();
 	let limit = i32::MAX as usize - 1024;
 	p as usize * pad128(k) <= limit && m <= limit && n <= limit
 }
@@ -48,8 +50,8 @@ pub(super) fn supported<T: Scalar>(job: &Job<'_, T>, p: u32) -> bool {
 /// imaginary) into `out`: `rows` rows of `p pad128(k)` bytes (see `cuda/split.cu`)
 pub(crate) fn split_interleaved<T: Scalar>(
 	gpu: &Gpu,
-	out: u64,
-	op: &DeviceOperand,
+	out: DevPtr<i8>,
+	op: &DeviceOperand<T>,
 	shifts: &CudaSlice<i32>,
 	p: u32,
 	part: i32,
@@ -76,24 +78,24 @@ pub(crate) fn split_interleaved<T: Scalar>(
 
 /// one launch of the fused kernel: interleaved planes `a` (`m` rows, 1 plane or 3 for complex)
 /// and `b` (`n` rows, 1 or 2 planes) of K padded to `kpad`, into `dst` (column-major, leading
-/// dimension `ldd`), with the epilogue's arguments
-pub(crate) struct Fused {
+/// dimension `ldd`, of `T`), with the epilogue's arguments
+pub(crate) struct Fused<T> {
 	/// the slice count (1..=8)
 	pub p: u32,
 	/// `(m, n, kpad)`, `kpad` a multiple of 128
-	pub dims: (usize, usize, usize),
-	/// the device addresses of the interleaved planes of A and B
-	pub planes: (u64, u64),
+	pub dims: Shape,
+	/// the interleaved planes of A and B
+	pub planes: (DevPtr<i8>, DevPtr<i8>),
 	/// K chunks of 32 per pass (a multiple of 4)
 	pub pass_chunks: usize,
-	/// row shifts of A, column shifts of B (device `i32` arrays)
-	pub shifts: (u64, u64),
-	/// non-finite flags of the rows of A and the columns of B (device `i32` arrays)
-	pub bad: (u64, u64),
-	/// f64 scratch of `m n` per output part, or 0 for a real product of one pass
-	pub carry: u64,
-	/// the output's device address
-	pub dst: u64,
+	/// row shifts of A, column shifts of B
+	pub shifts: (DevPtr<i32>, DevPtr<i32>),
+	/// non-finite flags of the rows of A and the columns of B
+	pub bad: (DevPtr<i32>, DevPtr<i32>),
+	/// scratch of `m n` per output part, or null for a real product of one pass
+	pub carry: DevPtr<f64>,
+	/// the output
+	pub dst: DevPtr<T>,
 	/// the output's leading dimension
 	pub ldd: usize,
 	/// alpha: real and imaginary parts
@@ -102,10 +104,10 @@ pub(crate) struct Fused {
 	pub accumulate: bool,
 }
 
-impl Fused {
-	/// enqueues the kernel for output type `T` on the stream
-	pub fn run<T: Scalar>(&self, gpu: &Gpu) -> Result<(), Error> {
-		let (m, n, kpad) = self.dims;
+impl<T: Scalar> Fused<T> {
+	/// enqueues the kernel on the stream
+	pub fn run(&self, gpu: &Gpu) -> Result<(), Error> {
+		let Shape { m, n, k: kpad } = self.dims;
 		let row = self.p as usize * kpad;
 		let (parts_a, parts_b) = if T::IS_COMPLEX { (3, 2) } else { (1, 1) };
 		let tile = tile_n(self.p);
@@ -158,15 +160,15 @@ pub(super) fn product<T: Scalar>(
 	clock: &mut Clock,
 ) -> Result<(), Error> {
 	let gpu = job.gpu;
-	let (m, n, k) = job.dims();
+	let Shape { m, n, k } = job.dims();
 	let kpad = pad128(k);
 	let row = p as usize * kpad;
 	let (parts_a, parts_b) = if T::IS_COMPLEX { (3, 2) } else { (1, 1) };
 	let key = (Scheme::SchemeI { slices: p }, Layout::Interleaved);
 	// A: real, imaginary, negated imaginary digits; B: real, imaginary; one buffer of planes each
-	let split = |op: &DeviceOperand, shifts: &CudaSlice<i32>, parts: usize, dst: u64| -> Result<u64, Error> {
+	let split = |op: &DeviceOperand<T>, shifts: &CudaSlice<i32>, parts: usize, dst: DevPtr<i8>| -> Result<DevPtr<i8>, Error> {
 		for part in 0..parts {
-			split_interleaved::<T>(gpu, dst + (part * op.rows * row) as u64, op, shifts, p, part as i32)?;
+			split_interleaved::<T>(gpu, dst.add(part * op.rows * row), op, shifts, p, part as i32)?;
 		}
 		Ok(dst)
 	};
@@ -181,13 +183,13 @@ pub(super) fn product<T: Scalar>(
 	let passes = (kpad / 32).div_ceil(pass_chunks);
 	let carry_parts = if T::IS_COMPLEX { 2 } else { (passes > 1) as usize };
 	let carry = if carry_parts > 0 {
-		gpu.scratch(Slot::DiagonalsRe, 8 * carry_parts * m * n)?
+		gpu.scratch(Slot::DiagonalsRe, 8 * carry_parts * m * n)?.cast()
 	} else {
-		0
+		DevPtr::NULL
 	};
 	Fused {
 		p,
-		dims: (m, n, kpad),
+		dims: Shape::new(m, n, kpad),
 		planes: (a, b),
 		pass_chunks,
 		shifts: (ptr(gpu, da), ptr(gpu, db)),
@@ -198,7 +200,7 @@ pub(super) fn product<T: Scalar>(
 		alpha: (job.alpha.re(), job.alpha.im()),
 		accumulate: job.out.accumulate,
 	}
-	.run::<T>(gpu)?;
+	.run(gpu)?;
 	clock.mark(gpu, Phase::Products)?;
 	clock.mark(gpu, Phase::Reconstruct)
 }

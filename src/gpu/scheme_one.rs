@@ -6,9 +6,11 @@ use super::device::Gpu;
 use super::job::{Clock, DeviceOperand, Job, Phase, pad16};
 use super::kept::{Kept, Layout, planes};
 use super::launch::{elementwise, ptr, upload_i32};
+use super::ptr::DevPtr;
 use super::scheme1_fused;
 use super::slot::Slot;
 use super::stats::OperandStats;
+use crate::shape::Shape;
 use crate::{Error, Plan, Scalar, Scheme, scheme1};
 use cudarc::driver::CudaSlice;
 
@@ -16,12 +18,12 @@ use cudarc::driver::CudaSlice;
 /// imaginary) into `out`: `p` planes of `rows x pad16(k)`
 pub(crate) fn split_digits<T: Scalar>(
 	gpu: &Gpu,
-	out: u64,
-	op: &DeviceOperand,
+	out: DevPtr<i8>,
+	op: &DeviceOperand<T>,
 	shifts: &CudaSlice<i32>,
 	p: u32,
 	part: i32,
-) -> Result<u64, Error> {
+) -> Result<DevPtr<i8>, Error> {
 	launch_split!(gpu, "split_digits", T, op, out, ptr(gpu, shifts), p as i32, part)?;
 	Ok(out)
 }
@@ -37,7 +39,7 @@ pub(super) fn product<T: Scalar>(
 	clock: &mut Clock,
 ) -> Result<(), Error> {
 	let gpu = job.gpu;
-	let (m, n, k) = job.dims();
+	let Shape { m, n, k } = job.dims();
 	let kpad = pad16(k);
 	let shifts_a: Vec<i32> = sa.amax.iter().map(|&x| scheme1::shift(x, p)).collect();
 	let shifts_b: Vec<i32> = sb.amax.iter().map(|&x| scheme1::shift(x, p)).collect();
@@ -75,7 +77,7 @@ pub(super) fn product<T: Scalar>(
 	clock.mark(gpu, Phase::Split)?;
 	let passes = plan.pass_ranges(k, complex);
 	let p = p as usize;
-	let diagonals = |slot, terms: &[(u64, u64)]| diagonals(gpu, slot, terms, &passes, (p, m, n, kpad));
+	let diagonals = |slot, terms: &[(DevPtr<i8>, DevPtr<i8>)]| diagonals(gpu, slot, terms, &passes, (p, Shape::new(m, n, kpad)));
 	let (acc_re, acc_im) = match (a_im, a_neg, b_im) {
 		(Some(a_im), Some(a_neg), Some(b_im)) => (
 			diagonals(Slot::DiagonalsRe, &[(a_re, b_re), (a_neg, b_im)])?,
@@ -84,7 +86,7 @@ pub(super) fn product<T: Scalar>(
 		_ => (diagonals(Slot::DiagonalsRe, &[(a_re, b_re)])?, None),
 	};
 	clock.mark(gpu, Phase::Products)?;
-	let im = acc_im.unwrap_or(0);
+	let im = acc_im.unwrap_or(DevPtr::NULL);
 	let counts = (p as i32, passes.len() as i32, m as i32, n as i32);
 	launch_epilogue!(
 		job,
@@ -104,24 +106,24 @@ pub(super) fn product<T: Scalar>(
 
 /// the INT32 diagonals of scheme I in scratch `slot`: per K pass and diagonal `s < p`, the sum
 /// over `t <= s` and the `terms` (pairs of A's and B's planes) of `A_t B_(s-t)^T`, `m x n` each,
-/// over the pass's K of the `kpad`-long planes
+/// over the pass's K of the `kpad`-long planes (`dims`' K)
 fn diagonals(
 	gpu: &Gpu,
 	slot: Slot,
-	terms: &[(u64, u64)],
+	terms: &[(DevPtr<i8>, DevPtr<i8>)],
 	passes: &[std::ops::Range<usize>],
-	(p, m, n, kpad): (usize, usize, usize, usize),
-) -> Result<u64, Error> {
-	let acc = gpu.scratch(slot, 4 * passes.len() * p * m * n)?;
+	(p, Shape { m, n, k: kpad }): (usize, Shape),
+) -> Result<DevPtr<i32>, Error> {
+	let acc = gpu.scratch(slot, 4 * passes.len() * p * m * n)?.cast::<i32>();
 	for (q, range) in passes.iter().enumerate() {
 		let len = if q + 1 == passes.len() { kpad - range.start } else { range.len() };
 		for s in 0..p {
-			let c = acc + 4 * ((q * p + s) * m * n) as u64;
+			let c = acc.add((q * p + s) * m * n);
 			let mut first = true;
 			for t in 0..=s {
 				for &(x, y) in terms {
-					let a = x + (t * m * kpad + range.start) as u64;
-					let b = y + ((s - t) * n * kpad + range.start) as u64;
+					let a = x.add(t * m * kpad + range.start);
+					let b = y.add((s - t) * n * kpad + range.start);
 					Int8Gemm {
 						m,
 						n,

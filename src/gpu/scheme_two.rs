@@ -8,27 +8,35 @@ use super::device::Gpu;
 use super::job::{Clock, Columns, DeviceOperand, Job, Output, Phase, ResiduePlanes, pad16};
 use super::kept::{Kept, Layout, planes};
 use super::launch::{alloc, elementwise, ptr, upload_i32};
+use super::ptr::DevPtr;
 use super::residues::{Imposed, fused_residues, unfused_residues};
 use super::slot::Slot;
 use super::stats::{OperandStats, StatsRegion};
 use crate::scheme2::{self, CoarseMaxima, Crt};
+use crate::shape::Shape;
 use crate::{Error, Scalar, Scaling, Scheme};
 use cudarc::driver::CudaSlice;
 
 /// the scheme II residue planes of an operand into `out` for the first `p` moduli of
-/// [`scheme2::MODULI`] (compile-time constants of the kernel), with the rows' shifts at device
-/// address `shifts`: per modulus 1 plane (real) or 3 (complex: re, im, re + im) of
-/// `rows x pad16(k)`; `out` must be 8-byte aligned
-pub(crate) fn split_residues<T: Scalar>(gpu: &Gpu, out: u64, op: &DeviceOperand, shifts: u64, p: u32) -> Result<u64, Error> {
+/// [`scheme2::MODULI`] (compile-time constants of the kernel), with the rows' shifts at `shifts`:
+/// per modulus 1 plane (real) or 3 (complex: re, im, re + im) of `rows x pad16(k)`; `out` must be
+/// 8-byte aligned
+pub(crate) fn split_residues<T: Scalar>(
+	gpu: &Gpu,
+	out: DevPtr<i8>,
+	op: &DeviceOperand<T>,
+	shifts: DevPtr<i32>,
+	p: u32,
+) -> Result<DevPtr<i8>, Error> {
 	launch_split!(gpu, "split_residues", T, op, out, shifts, p as i32)?;
 	Ok(out)
 }
 
 /// scheme II's row and column shifts on the device
 pub(super) struct ShiftsTwo {
-	/// the device addresses of the shifts of the rows of A and of the columns of B (one i32 each)
-	a: u64,
-	b: u64,
+	/// the shifts of the rows of A and of the columns of B (one each)
+	a: DevPtr<i32>,
+	b: DevPtr<i32>,
 	/// the buffers behind `a` and `b` when they were uploaded (accurate scaling)
 	_uploaded: Option<(CudaSlice<i32>, CudaSlice<i32>)>,
 }
@@ -57,10 +65,10 @@ pub(super) fn shifts_two<T: Scalar>(
 }
 
 /// launches `fast_shifts`: scheme II's fast shifts (`scheme2::fast_shift`) of the rows whose
-/// statistics lie in `a` and in `b`, into the scratch of [`Slot::FastShifts`]; returns the device addresses of A's
-/// and of B's (one i32 per row)
-pub(super) fn launch_fast_shifts(gpu: &Gpu, (a, b): (StatsRegion, StatsRegion), lambda: i32) -> Result<(u64, u64), Error> {
-	let out = gpu.scratch(Slot::FastShifts, 4 * (a.rows + b.rows))?;
+/// statistics lie in `a` and in `b`, into the scratch of [`Slot::FastShifts`]; returns A's and
+/// B's (one per row)
+pub(super) fn launch_fast_shifts(gpu: &Gpu, (a, b): (StatsRegion, StatsRegion), lambda: i32) -> Result<(DevPtr<i32>, DevPtr<i32>), Error> {
+	let out = gpu.scratch(Slot::FastShifts, 4 * (a.rows + b.rows))?.cast::<i32>();
 	let (rows_a, rows_b) = (a.rows as i32, b.rows as i32);
 	launch!(
 		gpu,
@@ -73,14 +81,14 @@ pub(super) fn launch_fast_shifts(gpu: &Gpu, (a, b): (StatsRegion, StatsRegion), 
 		lambda,
 		out
 	)?;
-	Ok((out, out + 4 * a.rows as u64))
+	Ok((out, out.add(a.rows)))
 }
 
 /// what the accurate scaling of scheme II reads of `A B` (one extra INT8 product of coarse
 /// magnitudes, its row and column maxima downloaded)
 pub(super) fn coarse_maxima<T: Scalar>(
 	gpu: &Gpu,
-	(a, b): (&DeviceOperand, &DeviceOperand),
+	(a, b): (&DeviceOperand<T>, &DeviceOperand<T>),
 	(sa, sb): (&OperandStats, &OperandStats),
 ) -> Result<CoarseMaxima, Error> {
 	let (m, n, k) = (a.rows, b.rows, a.k);
@@ -90,15 +98,15 @@ pub(super) fn coarse_maxima<T: Scalar>(
 		));
 	}
 	let kpad = pad16(k);
-	let coarse = |slot: Slot, op: &DeviceOperand, s: &OperandStats| -> Result<(Vec<i32>, u64), Error> {
+	let coarse = |slot: Slot, op: &DeviceOperand<T>, s: &OperandStats| -> Result<(Vec<i32>, DevPtr<i8>), Error> {
 		let s0: Vec<i32> = s.amax.iter().map(|&x| scheme2::coarse_shift(x, T::IS_COMPLEX)).collect();
 		let d0 = upload_i32(gpu, &s0)?;
-		let out = gpu.scratch(slot, op.rows * kpad)?;
+		let out = gpu.scratch(slot, op.rows * kpad)?.cast::<i8>();
 		launch_split!(gpu, "split_coarse", T, op, out, ptr(gpu, &d0))?;
 		Ok((s0, out))
 	};
 	let ((s0a, ca), (s0b, cb)) = (coarse(Slot::SplitA, a, sa)?, coarse(Slot::SplitB, b, sb)?);
-	let c_hi = gpu.scratch(Slot::Int32, 4 * m * n)?;
+	let c_hi = gpu.scratch(Slot::Int32, 4 * m * n)?.cast::<i32>();
 	Int8Gemm {
 		m,
 		n,
@@ -145,7 +153,7 @@ pub(super) fn product<T: Scalar>(
 	columns: Option<&mut Columns<'_>>,
 ) -> Result<(), Error> {
 	let gpu = job.gpu;
-	let (m, n, k) = job.dims();
+	let Shape { m, n, k } = job.dims();
 	let (kpad, pu) = (pad16(k), p as usize);
 	let crt = Crt::of(p);
 	let shifts = shifts_two(job, sa, sb, crt.lambda, coarse)?;
@@ -176,32 +184,37 @@ pub(super) fn product<T: Scalar>(
 		)?[0];
 		clock.mark(gpu, Phase::Split)?;
 		let planes = residue_planes::<T>(gpu, (m, n), pu)?;
-		products((ra, rb), (m, n, kpad), &crt.moduli, planes)?;
+		products((ra, rb), Shape::new(m, n, kpad), &crt.moduli, planes)?;
 		return crt_epilogue(job, crt, planes, (shifts.a, shifts.b), clock);
 	};
 	clock.mark(gpu, Phase::Split)?;
 	let width = n.div_ceil(columns.tiles);
-	let size = size_of::<T>() as u64;
 	for start in (0..n).step_by(width) {
 		let cols = start..(start + width).min(n);
-		// the tile's columns of B, of the output, of their shifts and flags (one i32 each)
+		// the tile's columns of B, of the output, of their shifts and flags (one each)
 		let tile = Job {
 			b: DeviceOperand {
-				ptr: job.b.ptr + (start as i64 * job.b.rs) as u64 * size,
+				ptr: job.b.ptr.add((start as i64 * job.b.rs) as usize),
 				rows: cols.len(),
 				..job.b
 			},
 			out: Output {
-				ptr: job.out.ptr + (start * job.out.ld) as u64 * size,
+				ptr: job.out.ptr.add(start * job.out.ld),
 				..job.out
 			},
-			bad_cols: job.bad_cols + 4 * start as u64,
+			bad_cols: job.bad_cols.add(start),
 			..*job
 		};
-		let shifts_b = shifts.b + 4 * start as u64;
-		let rb = split_residues::<T>(gpu, gpu.scratch(Slot::SplitB, per * pu * width * kpad)?, &tile.b, shifts_b, p)?;
+		let shifts_b = shifts.b.add(start);
+		let rb = split_residues::<T>(
+			gpu,
+			gpu.scratch(Slot::SplitB, per * pu * width * kpad)?.cast(),
+			&tile.b,
+			shifts_b,
+			p,
+		)?;
 		let planes = residue_planes::<T>(gpu, (m, cols.len()), pu)?;
-		products((ra, rb), (m, cols.len(), kpad), &crt.moduli, planes)?;
+		products((ra, rb), Shape::new(m, cols.len(), kpad), &crt.moduli, planes)?;
 		crt_epilogue(&tile, crt, planes, (shifts.a, shifts_b), clock)?;
 		columns.send(cols)?;
 	}
@@ -213,9 +226,9 @@ pub(super) fn product<T: Scalar>(
 pub(super) fn residue_planes<T: Scalar>(gpu: &Gpu, (m, n): (usize, usize), p: usize) -> Result<ResiduePlanes, Error> {
 	let stride = ResiduePlanes::stride(m, n);
 	Ok(ResiduePlanes {
-		re: gpu.scratch(Slot::ResiduesRe, p * stride)?,
+		re: gpu.scratch(Slot::ResiduesRe, p * stride)?.cast(),
 		im: if T::IS_COMPLEX {
-			Some(gpu.scratch(Slot::ResiduesIm, p * stride)?)
+			Some(gpu.scratch(Slot::ResiduesIm, p * stride)?.cast())
 		} else {
 			None
 		},

@@ -7,6 +7,7 @@
 //! chunk, whatever the host layout
 
 use super::errors::driver;
+use super::ptr::DevPtr;
 use crate::{Error, Scalar};
 use cudarc::driver::{CudaContext, CudaEvent, CudaStream, PinnedHostSlice};
 use faer::reborrow::ReborrowMut;
@@ -152,7 +153,7 @@ pub(crate) fn upload<T: Scalar>(
 	stream: &CudaStream,
 	staging: &mut Staging,
 	src: MatRef<'_, T>,
-	dst: u64,
+	dst: DevPtr<T>,
 	chunk_bytes: usize,
 ) -> Result<Duration, Error> {
 	let start = Instant::now();
@@ -167,10 +168,10 @@ pub(crate) fn upload<T: Scalar>(
 		let n = range.len();
 		let values = &mut staging.elements::<T>(b)?[..n];
 		gather(src, range.clone(), values);
-		let at = dst + (range.start * size_of::<T>()) as u64;
+		let at = dst.add(range.start);
 		// SAFETY: the device range holds `n` elements of the destination; the buffer is not
 		// written again before the event recorded after this copy has completed
-		unsafe { cudarc::driver::result::memcpy_htod_async(at, &*values, stream.cu_stream()) }.map_err(driver)?;
+		unsafe { cudarc::driver::result::memcpy_htod_async(at.addr(), &*values, stream.cu_stream()) }.map_err(driver)?;
 		staging.record(stream, b)?;
 	}
 	Ok(start.elapsed())
@@ -182,7 +183,7 @@ pub(crate) fn upload<T: Scalar>(
 pub(crate) fn download<T: Scalar>(
 	stream: &CudaStream,
 	staging: &mut Staging,
-	src: u64,
+	src: DevPtr<T>,
 	mut dst: MatMut<'_, T>,
 	chunk_bytes: usize,
 ) -> Result<Duration, Error> {
@@ -197,10 +198,10 @@ pub(crate) fn download<T: Scalar>(
 		let (b, range) = (c % BUFFERS, &ranges[c]);
 		staging.wait(b)?;
 		let values = &mut staging.elements::<T>(b)?[..range.len()];
-		let at = src + (range.start * size_of::<T>()) as u64;
+		let at = src.add(range.start);
 		// SAFETY: the device range holds the chunk's elements; the host reads the buffer only
 		// after the event recorded after this copy
-		unsafe { cudarc::driver::result::memcpy_dtoh_async(values, at, stream.cu_stream()) }.map_err(driver)?;
+		unsafe { cudarc::driver::result::memcpy_dtoh_async(values, at.addr(), stream.cu_stream()) }.map_err(driver)?;
 		staging.record(stream, b)
 	};
 	for c in 0..ranges.len().min(BUFFERS) {
@@ -222,7 +223,7 @@ pub(crate) fn download<T: Scalar>(
 /// which it is complete
 struct Tile<'scope, T> {
 	dst: MatMut<'scope, T>,
-	src: u64,
+	src: DevPtr<T>,
 	ready: CudaEvent,
 }
 
@@ -280,7 +281,7 @@ impl<'scope, T: Scalar> Drain<'scope, T> {
 
 	/// the block `dst`, at `src` on the device once the work enqueued on the compute stream so
 	/// far is complete
-	pub fn send(&self, dst: MatMut<'scope, T>, src: u64) -> Result<(), Error> {
+	pub fn send(&self, dst: MatMut<'scope, T>, src: DevPtr<T>) -> Result<(), Error> {
 		let ready = self.compute.context().new_event(None).map_err(driver)?;
 		ready.record(&self.compute).map_err(driver)?;
 		self.tiles
@@ -328,7 +329,7 @@ pub(crate) fn blocks<'a, T>(dst: MatMut<'a, T>, rows: &[Range<usize>], cols: &[R
 pub(crate) fn enqueue_copies(
 	staging: &mut Staging,
 	stream: &CudaStream,
-	device: u64,
+	device: DevPtr<u8>,
 	(chunk_bytes, copies): (usize, usize),
 	to_device: bool,
 ) -> Result<(), Error> {
@@ -340,9 +341,9 @@ pub(crate) fn enqueue_copies(
 		// stream before the buffers are touched again
 		unsafe {
 			if to_device {
-				cudarc::driver::result::memcpy_htod_async(device, &*buffer, stream.cu_stream())
+				cudarc::driver::result::memcpy_htod_async(device.addr(), &*buffer, stream.cu_stream())
 			} else {
-				cudarc::driver::result::memcpy_dtoh_async(buffer, device, stream.cu_stream())
+				cudarc::driver::result::memcpy_dtoh_async(buffer, device.addr(), stream.cu_stream())
 			}
 		}
 		.map_err(driver)?;

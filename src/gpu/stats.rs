@@ -4,6 +4,7 @@
 use super::device::Gpu;
 use super::errors::driver;
 use super::job::DeviceOperand;
+use super::ptr::DevPtr;
 use super::slot::Slot;
 use crate::stats::RowStats;
 use crate::{Error, Scalar};
@@ -24,7 +25,7 @@ pub(super) struct OperandStats {
 /// lays them out
 #[derive(Clone, Copy, Debug)]
 pub(super) struct StatsRegion {
-	pub base: u64,
+	pub base: DevPtr<u8>,
 	pub rows: usize,
 }
 
@@ -36,15 +37,14 @@ impl StatsRegion {
 		(rows * Self::ROW_BYTES).next_multiple_of(16)
 	}
 
-	/// the device address of the non-finite flags (one i32 per row, nonzero for a row with a NaN
-	/// or an infinity)
-	pub(super) fn nonfinite(&self) -> u64 {
-		self.base + 28 * self.rows as u64
+	/// the non-finite flags (one per row, nonzero for a row with a NaN or an infinity)
+	pub(super) fn nonfinite(&self) -> DevPtr<i32> {
+		self.base.byte_add(28 * self.rows).cast()
 	}
 
-	/// the device address of the exponents of the rows' largest magnitudes (one i32 per row)
-	pub fn e_max(&self) -> u64 {
-		self.base + 24 * self.rows as u64
+	/// the exponents of the rows' largest magnitudes (one per row)
+	pub fn e_max(&self) -> DevPtr<i32> {
+		self.base.byte_add(24 * self.rows).cast()
 	}
 
 	/// the host statistics from the region's bytes `raw` (8-byte aligned)
@@ -72,31 +72,43 @@ impl StatsRegion {
 }
 
 /// one operand's statistics job, as the kernel takes it (`StatsJob` in `cuda/stats.cu`, the same
-/// layout): its rows and the address of its [`StatsRegion`]
+/// layout): its rows of `T` and the address of its [`StatsRegion`]
 #[repr(C)]
-#[derive(Clone, Copy, Default)]
-pub(super) struct StatsJob {
-	x: u64,
+#[derive(Clone, Copy)]
+pub(super) struct StatsJob<T> {
+	x: DevPtr<T>,
 	rows: i32,
 	k: i32,
 	rs: i64,
 	cs: i64,
-	out: u64,
+	out: DevPtr<u8>,
+}
+
+impl<T> StatsJob<T> {
+	/// the job of no rows: the kernel's second job when it takes one operand
+	const NONE: Self = StatsJob {
+		x: DevPtr::NULL,
+		rows: 0,
+		k: 0,
+		rs: 0,
+		cs: 0,
+		out: DevPtr::NULL,
+	};
 }
 
 // SAFETY: plain old data with the C layout of the kernel's parameter
-unsafe impl DeviceRepr for StatsJob {}
+unsafe impl<T> DeviceRepr for StatsJob<T> {}
 
 // the kernel asserts the same size
-const _: () = assert!(size_of::<StatsJob>() == 40);
+const _: () = assert!(size_of::<StatsJob<f64>>() == 40);
 
 /// launches the statistics kernel on the rows of `ops` (one or two operands, in one launch: one
 /// block of 32 x 32 threads per 32 rows of each) into the scratch of [`Slot::Stats`], their regions one after
 /// the other
-pub(super) fn launch_stats<T: Scalar>(gpu: &Gpu, ops: &[&DeviceOperand]) -> Result<Vec<StatsRegion>, Error> {
+pub(super) fn launch_stats<T: Scalar>(gpu: &Gpu, ops: &[&DeviceOperand<T>]) -> Result<Vec<StatsRegion>, Error> {
 	assert!(ops.len() <= 2, "the statistics kernel takes at most two operands");
 	let mut next = gpu.scratch(Slot::Stats, ops.iter().map(|op| StatsRegion::bytes(op.rows)).sum())?;
-	let mut jobs = [StatsJob::default(); 2];
+	let mut jobs = [StatsJob::NONE; 2];
 	let mut regions = Vec::new();
 	for (job, op) in jobs.iter_mut().zip(ops) {
 		*job = StatsJob {
@@ -108,7 +120,7 @@ pub(super) fn launch_stats<T: Scalar>(gpu: &Gpu, ops: &[&DeviceOperand]) -> Resu
 			out: next,
 		};
 		regions.push(StatsRegion { base: next, rows: op.rows });
-		next += StatsRegion::bytes(op.rows) as u64;
+		next = next.byte_add(StatsRegion::bytes(op.rows));
 	}
 	let blocks: usize = ops.iter().map(|op| op.rows.div_ceil(32)).sum();
 	if blocks > 0 {
@@ -132,7 +144,7 @@ pub(super) fn download_stats(gpu: &Gpu, regions: &[StatsRegion]) -> Result<Vec<O
 	gpu.with_pinned(bytes, |raw| {
 		// SAFETY: the scratch buffer holds the regions, `bytes` from the first; the stream orders
 		// the copy after the kernel and is idle again before `raw` is read
-		unsafe { cudarc::driver::result::memcpy_dtoh_async(raw, first.base, gpu.stream.cu_stream()) }.map_err(driver)?;
+		unsafe { cudarc::driver::result::memcpy_dtoh_async(raw, first.base.addr(), gpu.stream.cu_stream()) }.map_err(driver)?;
 		gpu.stream.synchronize().map_err(driver)?;
 		let mut offset = 0;
 		Ok(regions

@@ -3,7 +3,9 @@
 
 use super::device::{Gpu, gpu};
 use super::job::DeviceOperand;
+use super::launch::ptr;
 use super::matrix::DeviceMatrix;
+use super::ptr::DevPtr;
 use super::scheme_one::split_digits;
 use super::scheme_two::split_residues;
 use super::slot::Slot;
@@ -13,24 +15,23 @@ use crate::scheme2::{Crt, fast_shift};
 use crate::stats::row_stats;
 use crate::testing::random_matrix;
 use crate::{Scalar, scheme1};
-use cudarc::driver::DevicePtr;
 use faer::{c32, c64};
 
 mod integer;
 mod memory;
 
-fn download(g: &Gpu, ptr: u64, len: usize) -> Vec<i8> {
+fn download(g: &Gpu, ptr: DevPtr<i8>, len: usize) -> Vec<i8> {
 	let mut host = vec![0i8; len];
 	g.stream.synchronize().unwrap();
 	// SAFETY: `ptr` is a live scratch buffer of at least `len` bytes, the stream is idle
-	unsafe { cudarc::driver::result::memcpy_dtoh_sync(&mut host, ptr) }.unwrap();
+	unsafe { cudarc::driver::result::memcpy_dtoh_sync(&mut host, ptr.addr()) }.unwrap();
 	host
 }
 
 /// the GPU planes at `ptr` (rows padded to a multiple of 16) agree with the CPU planes, padding
 /// zero: byte for byte, or, when `moduli` names each plane's modulus, congruent (the split's
 /// residues are int8 representatives, not always the symmetric ones)
-fn assert_planes(g: &Gpu, ptr: u64, cpu: &Planes, count: usize, moduli: Option<&[u32]>, what: &str) {
+fn assert_planes(g: &Gpu, ptr: DevPtr<i8>, cpu: &Planes, count: usize, moduli: Option<&[u32]>, what: &str) {
 	let kpad = cpu.k.div_ceil(16) * 16;
 	let gpu_bytes = download(g, ptr, count * cpu.rows * kpad);
 	for t in 0..count {
@@ -74,7 +75,7 @@ fn digit_parts(op: &Operand, complex: bool) -> Vec<(i32, &[f64], bool)> {
 
 /// both operand orientations of the first `used` rows of `a`, which keep the stride of all of
 /// them: rows of A (rows contiguous) and columns of B (K contiguous)
-fn operands<T: Scalar>(g: &Gpu, a: &DeviceMatrix<T>, used: usize) -> [(DeviceOperand, &'static str); 2] {
+fn operands<T: Scalar>(g: &Gpu, a: &DeviceMatrix<T>, used: usize) -> [(DeviceOperand<T>, &'static str); 2] {
 	let (m, k) = (a.nrows(), a.ncols());
 	[
 		(
@@ -108,7 +109,7 @@ const SPLIT_SHAPES: [(usize, usize, usize); 4] = [(37, 45, 37), (40, 300, 40), (
 
 /// `check(gpu, device operand, its CPU twin, a name for messages)` for every shape of
 /// [`SPLIT_SHAPES`] in both orientations ([`operands`])
-fn for_each_split_case<T: Scalar>(mut check: impl FnMut(&Gpu, &DeviceOperand, &Operand, &str)) {
+fn for_each_split_case<T: Scalar>(mut check: impl FnMut(&Gpu, &DeviceOperand<T>, &Operand, &str)) {
 	for (m, k, used) in SPLIT_SHAPES {
 		let host = random_matrix::<T>(m, k, 2.0, 9);
 		let dev = DeviceMatrix::upload(&[0], host.as_ref(), crate::settings::DEFAULT_STAGING).expect("these tests need a Hopper GPU");
@@ -139,7 +140,7 @@ fn stats_match<T: Scalar>() {
 			let mut got = vec![0i32; 2 * cpu.len()];
 			g.stream.synchronize().unwrap();
 			// SAFETY: the kernel wrote one i32 per row of both regions from `a` on, and has finished
-			unsafe { cudarc::driver::result::memcpy_dtoh_sync(&mut got, a) }.unwrap();
+			unsafe { cudarc::driver::result::memcpy_dtoh_sync(&mut got, a.addr()) }.unwrap();
 			let expected: Vec<i32> = cpu.iter().map(|r| fast_shift(r.norm, lambda)).collect();
 			assert_eq!(got, [expected.clone(), expected].concat(), "{what}: fast shifts, p = {p}");
 		}
@@ -179,9 +180,9 @@ fn planes_match<T: Scalar>() {
 			let shifts: Vec<i32> = (0..cpu_op.len).map(|i| scheme1::shift(cpu_op.amax(i), p)).collect();
 			let d = g.stream.clone_htod(&shifts).unwrap();
 			for (part, values, negate) in digit_parts(cpu_op, T::IS_COMPLEX) {
-				let ptr = split_digits::<T>(
+				let planes = split_digits::<T>(
 					g,
-					g.scratch(Slot::SplitA, 8 * op.rows * op.k.div_ceil(16) * 16).unwrap(),
+					g.scratch(Slot::SplitA, 8 * op.rows * op.k.div_ceil(16) * 16).unwrap().cast(),
 					op,
 					&d,
 					p,
@@ -191,7 +192,7 @@ fn planes_match<T: Scalar>() {
 				let cpu = digit_planes(values, &shifts, cpu_op.k, p as usize, negate);
 				assert_planes(
 					g,
-					ptr,
+					planes,
 					&cpu,
 					p as usize,
 					None,
@@ -204,13 +205,13 @@ fn planes_match<T: Scalar>() {
 			let crt = Crt::new(p);
 			let shifts: Vec<i32> = stats.iter().map(|r| fast_shift(r.norm, crt.lambda)).collect();
 			let d = g.stream.clone_htod(&shifts).unwrap();
-			let out = g.scratch(Slot::SplitB, 60 * op.rows * op.k.div_ceil(16) * 16).unwrap();
-			let ptr = split_residues::<T>(g, out, op, d.device_ptr(&g.stream).0, p).unwrap();
+			let out = g.scratch(Slot::SplitB, 60 * op.rows * op.k.div_ceil(16) * 16).unwrap().cast();
+			let planes = split_residues::<T>(g, out, op, ptr(g, &d), p).unwrap();
 			let cpu = residue_planes(cpu_op, &shifts, &crt.moduli);
 			let per = if T::IS_COMPLEX { 3 } else { 1 };
 			let moduli: Vec<u32> = crt.moduli.iter().flat_map(|&m| [m; 3].into_iter().take(per)).collect();
 			let what = format!("{} {what} residues p={p}", T::NAME);
-			assert_planes(g, ptr, &cpu, moduli.len(), Some(&moduli), &what);
+			assert_planes(g, planes, &cpu, moduli.len(), Some(&moduli), &what);
 		}
 	});
 }
@@ -228,7 +229,7 @@ fn interleaved_digits_match<T: Scalar>() {
 			let d = g.stream.clone_htod(&shifts).unwrap();
 			for (part, values, negate) in digit_parts(cpu_op, T::IS_COMPLEX) {
 				let len = op.rows * pu * kpad;
-				let out = g.scratch(Slot::SplitA, len).unwrap();
+				let out = g.scratch(Slot::SplitA, len).unwrap().cast();
 				split_interleaved::<T>(g, out, op, &d, p, part).unwrap();
 				let got = download(g, out, len);
 				let cpu = digit_planes(values, &shifts, cpu_op.k, pu, negate);
@@ -326,16 +327,16 @@ fn crt_matches_the_oracle<T: Scalar>() {
 				.collect();
 			// the inputs once per shape and modulus count; the output afresh for each alpha
 			let dev = g.stream.clone_htod(&residues).unwrap();
-			let base = dev.device_ptr(&g.stream).0;
+			let base = ptr(&g, &dev);
 			let planes = ResiduePlanes {
 				re: base,
-				im: T::IS_COMPLEX.then_some(base + (pu * stride) as u64),
+				im: T::IS_COMPLEX.then_some(base.add(pu * stride)),
 				stride,
 			};
 			let (da, db) = (g.stream.clone_htod(&sa).unwrap(), g.stream.clone_htod(&sb).unwrap());
 			let flags = (g.stream.clone_htod(&bad_rows).unwrap(), g.stream.clone_htod(&bad_cols).unwrap());
 			let rows = DeviceOperand {
-				ptr: 0,
+				ptr: DevPtr::NULL,
 				rows: m,
 				k: 1,
 				rs: 1,
@@ -346,25 +347,25 @@ fn crt_matches_the_oracle<T: Scalar>() {
 				a: rows,
 				b: DeviceOperand { rows: n, ..rows },
 				out: Output {
-					ptr: 0,
+					ptr: DevPtr::NULL,
 					ld: m,
 					accumulate: false,
-					remainder: 0,
+					remainder: None,
 				},
 				alpha: T::from_parts(1.0, 0.0),
-				bad_rows: flags.0.device_ptr(&g.stream).0,
-				bad_cols: flags.1.device_ptr(&g.stream).0,
+				bad_rows: ptr(&g, &flags.0),
+				bad_cols: ptr(&g, &flags.1),
 			};
 			for (alpha, accumulate) in [(T::from_parts(1.0, 0.0), false), (T::from_parts(0.75, -2.0), true)] {
 				let dst = g.stream.clone_htod(bytemuck::cast_slice::<T, u8>(&old)).unwrap();
 				job.alpha = alpha;
 				job.out = Output {
-					ptr: dst.device_ptr(&g.stream).0,
+					ptr: ptr(&g, &dst).cast(),
 					ld: m,
 					accumulate,
-					remainder: 0,
+					remainder: None,
 				};
-				launch_crt(&job, &crt, planes, (da.device_ptr(&g.stream).0, db.device_ptr(&g.stream).0)).unwrap();
+				launch_crt(&job, &crt, planes, (ptr(&g, &da), ptr(&g, &db))).unwrap();
 				let mut got = vec![T::from_parts(0.0, 0.0); m * n];
 				bytemuck::cast_slice_mut::<T, u8>(&mut got).copy_from_slice(&g.stream.clone_dtoh(&dst).unwrap());
 				for j in 0..n {

@@ -37,6 +37,7 @@ use crate::balance::{Range, normal_exponents, shifts};
 use crate::bound::{Bound, RowMaxima};
 use crate::policy::{Choice, PolicyInput};
 use crate::settings::Settings;
+use crate::shape::Shape;
 use crate::{Accum, Error, PhaseTimes, Precision, Scalar, Scaling};
 use faer::MatMut;
 use std::ops::Range as Span;
@@ -68,11 +69,9 @@ pub(super) fn column_tiles<T: Scalar>(m: usize, n: usize) -> usize {
 
 /// the whole product's balancing and choice where a target precision needs the bound, without
 /// it otherwise: `Ok(given)` decided here, `Err(input)` for the bound to decide
-fn without_bound<T: Scalar>(
-	(m, n, k): (usize, usize, usize),
-	(precision, settings): (Precision, Settings),
-) -> Result<Given, PolicyInput<'static>> {
-	let input = PolicyInput::of::<T>((m, n, k), (settings.scaling, settings.native_candidate), None);
+fn without_bound<T: Scalar>(shape: Shape, (precision, settings): (Precision, Settings)) -> Result<Given, PolicyInput<'static>> {
+	let Shape { m, n, k } = shape;
+	let input = PolicyInput::of::<T>(shape, (settings.scaling, settings.native_candidate), None);
 	let given = |choice| Ok(Given { balance: None, choice });
 	if m == 0 || n == 0 || k == 0 || input.skips_bound(precision) {
 		given(Choice::native(m))
@@ -153,7 +152,7 @@ struct Tiled<'a, T: Scalar> {
 	rhs: Operand<'a, T>,
 	/// a device destination (a host one is given out in blocks to the shares)
 	dst: Option<&'a DeviceMatrix<T>>,
-	shape: (usize, usize, usize),
+	shape: Shape,
 	/// the row panels, `per_share` consecutive ones to each pipeline
 	rows: Vec<Span<usize>>,
 	per_share: usize,
@@ -201,11 +200,12 @@ pub(crate) fn tiled<T: Scalar>(
 	(precision, settings): (Precision, Settings),
 	(ti, tj): (usize, usize),
 ) -> Result<(Outcome, (usize, usize)), Error> {
-	let (m, n, k) = match (&lhs, &rhs) {
-		(Operand::Host(a), Operand::Host(b)) => (a.nrows(), b.ncols(), a.ncols()),
-		(Operand::Device(a), Operand::Device(b)) => (a.nrows(), b.ncols(), a.ncols()),
+	let shape = match (&lhs, &rhs) {
+		(Operand::Host(a), Operand::Host(b)) => Shape::new(a.nrows(), b.ncols(), a.ncols()),
+		(Operand::Device(a), Operand::Device(b)) => Shape::new(a.nrows(), b.ncols(), a.ncols()),
 		_ => unreachable!("both operands on the host or both on the device"),
 	};
+	let Shape { m, n, .. } = shape;
 	let count = devices.len();
 	let per_share = m.div_ceil(count).div_ceil(ti.max(1)).max(1);
 	let (rows, cols) = (split(m, count * per_share), spans(n, tj));
@@ -227,7 +227,7 @@ pub(crate) fn tiled<T: Scalar>(
 		lhs,
 		rhs,
 		dst,
-		shape: (m, n, k),
+		shape,
 		rows,
 		per_share,
 		cols,
@@ -317,7 +317,7 @@ fn run_share<T: Scalar>(gpu: &Gpu, job: &Tiled<'_, T>, share: &mut Share<'_, T>)
 	let mut panels = Panels::new(
 		gpu,
 		operands,
-		(rows, cols, job.shape.2),
+		(rows, cols, job.shape.k),
 		job.settings.staging_bytes,
 		(&job.meeting, share.me),
 	)?;
@@ -341,7 +341,7 @@ fn run_share<T: Scalar>(gpu: &Gpu, job: &Tiled<'_, T>, share: &mut Share<'_, T>)
 /// then the error bound of its tiles (target precisions only), shared with the others. The policy
 /// weighs neither separately scaled parts nor accurate scaling here (see the module's docs)
 fn decide<T: Scalar>(gpu: &Gpu, job: &Tiled<'_, T>, me: usize, panels: &mut Panels<'_, T>) -> Result<Given, Error> {
-	let (m, n, k) = job.shape;
+	let k = job.shape.k;
 	let settings = Settings {
 		scaling: Scaling::Fast,
 		..job.settings
@@ -406,7 +406,7 @@ fn decide<T: Scalar>(gpu: &Gpu, job: &Tiled<'_, T>, me: usize, panels: &mut Pane
 	}
 	let bound = Bound {
 		rows: meeting.exchange(me, maxima)?.concat(),
-		shape: (m, n, k),
+		shape: job.shape,
 		complex: T::IS_COMPLEX,
 		mantissa: T::MANTISSA_BITS,
 	};
@@ -427,7 +427,7 @@ fn compute<T: Scalar>(
 	panels: &mut Panels<'_, T>,
 	given: &Given,
 ) -> Result<(Option<Outcome>, std::time::Duration), Error> {
-	let (m, n, k) = job.shape;
+	let Shape { m, n, k } = job.shape;
 	let (size, me) = (size_of::<T>(), share.me);
 	let replace_empty = job.accum == Accum::Replace && k == 0;
 	let part = job.dst.map(|dst| &dst.parts[me]);
@@ -439,7 +439,7 @@ fn compute<T: Scalar>(
 					// the native product of an empty inner dimension scales the destination by 0
 					// SAFETY: the part holds its rows x n elements
 					unsafe {
-						cudarc::driver::result::memset_d8_async(part.ptr(gpu), 0, part.rows.len() * n * size, gpu.stream.cu_stream())
+						cudarc::driver::result::memset_d8_async(part.ptr(gpu).addr(), 0, part.rows.len() * n * size, gpu.stream.cu_stream())
 					}
 					.map_err(driver)?;
 				}
@@ -468,10 +468,10 @@ fn compute<T: Scalar>(
 					},
 					(None, Some(part)) => {
 						let out = Output {
-							ptr: part.ptr(gpu) + ((r.start - part.rows.start + c.start * part.rows.len()) * size) as u64,
+							ptr: part.ptr(gpu).cast::<T>().add(r.start - part.rows.start + c.start * part.rows.len()),
 							ld: part.rows.len(),
 							accumulate: job.accum == Accum::Add,
-							remainder: 0,
+							remainder: None,
 						};
 						pipeline::product(gpu, a, b, out, job.alpha, how, (None, None))?
 					},
@@ -513,7 +513,7 @@ impl<'scope, T: Scalar> HostTiles<'scope, T> {
 		&mut self,
 		gpu: &Gpu,
 		block: MatMut<'scope, T>,
-		(a, b): (DeviceOperand, DeviceOperand),
+		(a, b): (DeviceOperand<T>, DeviceOperand<T>),
 		(accum, alpha): (Accum, T),
 		how: How<'_>,
 		upload: &mut std::time::Duration,
@@ -523,26 +523,28 @@ impl<'scope, T: Scalar> HostTiles<'scope, T> {
 		if self.pending.len() == 2 {
 			(0..self.pending.pop_front().unwrap_or(0)).try_for_each(|_| self.drain.reuse())?;
 		}
-		let at = gpu.scratch([Slot::StagedC, Slot::SecondC][self.computed % 2], (rows * cols).max(1) * size)?;
+		let at = gpu
+			.scratch([Slot::StagedC, Slot::SecondC][self.computed % 2], (rows * cols).max(1) * size)?
+			.cast::<T>();
 		if accum == Accum::Add {
 			*upload += gpu.upload(block.as_ref(), at, self.chunk)?;
 		} else if a.k == 0 {
 			// the native product of an empty inner dimension scales the destination by 0
 			// SAFETY: the slot holds the tile
-			unsafe { cudarc::driver::result::memset_d8_async(at, 0, rows * cols * size, gpu.stream.cu_stream()) }.map_err(driver)?;
+			unsafe { cudarc::driver::result::memset_d8_async(at.addr(), 0, rows * cols * size, gpu.stream.cu_stream()) }.map_err(driver)?;
 		}
 		let out = Output {
 			ptr: at,
 			ld: rows,
 			accumulate: accum == Accum::Add,
-			remainder: 0,
+			remainder: None,
 		};
 		let (drain, mut rest, mut sends) = (&self.drain, Some(block), 0);
 		let mut send = |cols: Span<usize>| -> Result<(), Error> {
 			let (piece, right) = rest.take().expect("columns handed on once, in order").split_at_col_mut(cols.len());
 			rest = Some(right);
 			sends += 1;
-			drain.send(piece, at + (cols.start * rows * size) as u64)
+			drain.send(piece, at.add(cols.start * rows))
 		};
 		let mut columns = Columns::new(column_tiles::<T>(rows, cols), &mut send);
 		let how = How {

@@ -1,5 +1,6 @@
 //! TMA tensor maps for the wgmma kernels: int8 K-major planes, 128-byte swizzle
 
+use super::ptr::DevPtr;
 use crate::Error;
 use cudarc::driver::sys::*;
 
@@ -15,12 +16,12 @@ impl TensorMap {
 	/// `planes` planes of `rows` K-major int8 rows of `k` bytes (a multiple of 16) at `ptr`, read
 	/// in boxes of 128 bytes x `box_rows` rows x 1 plane with 128-byte swizzle; reads outside the
 	/// planes return zeros
-	pub fn planes(ptr: u64, k: usize, rows: usize, planes: usize, box_rows: u32) -> Result<Self, Error> {
+	pub fn planes(ptr: DevPtr<i8>, k: usize, rows: usize, planes: usize, box_rows: u32) -> Result<Self, Error> {
 		Self::every(ptr, k, rows, planes, 1, box_rows)
 	}
 
 	/// [`TensorMap::planes`] of every `step`-th plane: `planes` planes, `step` planes apart, from `ptr`
-	pub fn every(ptr: u64, k: usize, rows: usize, planes: usize, step: usize, box_rows: u32) -> Result<Self, Error> {
+	pub fn every(ptr: DevPtr<i8>, k: usize, rows: usize, planes: usize, step: usize, box_rows: u32) -> Result<Self, Error> {
 		let swizzle = CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B;
 		Self::encode(ptr, [k, rows, planes], step * k * rows, [128, box_rows, 1], swizzle)
 	}
@@ -28,7 +29,7 @@ impl TensorMap {
 	/// `planes` planes of `rows` rows of `k` bytes at `ptr`, rows `k` bytes apart, planes
 	/// `plane_bytes` apart, in boxes of `boxes` (bytes, rows, planes)
 	fn encode(
-		ptr: u64,
+		ptr: DevPtr<i8>,
 		[k, rows, planes]: [usize; 3],
 		plane_bytes: usize,
 		boxes: [u32; 3],
@@ -44,7 +45,7 @@ impl TensorMap {
 				map.as_mut_ptr(),
 				CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8,
 				3,
-				ptr as *mut _,
+				ptr.addr() as *mut _,
 				dims.as_ptr(),
 				strides.as_ptr(),
 				boxes.as_ptr(),

@@ -37,6 +37,8 @@
 //! same), so large real products take single CTAs; single CTAs also where the M tiles form one row,
 //! and 128 x 128 tiles where they fill the last wave enough better.
 
+use crate::shape::Shape;
+
 /// one instance of the chassis template (`Config<BN, STAGES, CLUSTER>` in `cuda/igemm.cu`)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Variant {
@@ -171,7 +173,7 @@ pub(crate) const TABLE: [Rule; 4] = [
 /// `staged` kernel or not), in units of one 128 x 256 tile's time; `None` where the rule does not
 /// apply (K below its least, or a cluster of 2 on a single row of tiles: its second CTAs would only
 /// idle)
-fn estimate(rule: &Rule, (m, n, k): (usize, usize, usize), planes: usize, sm_count: usize, staged: bool) -> Option<f64> {
+fn estimate(rule: &Rule, Shape { m, n, k }: Shape, planes: usize, sm_count: usize, staged: bool) -> Option<f64> {
 	let v = rule.variant;
 	let slots = (sm_count / v.cluster).max(1);
 	let cost = if staged { rule.staged_wave_cost } else { rule.wave_cost };
@@ -182,7 +184,7 @@ fn estimate(rule: &Rule, (m, n, k): (usize, usize, usize), planes: usize, sm_cou
 /// over K = k (scheme II: one plane per modulus) on `sm_count` SMs, by the kernel whose epilogue
 /// stages its output (`staged`: `scheme2_residues_*`) or by one that stores straight; the first on
 /// ties
-pub(crate) fn choose(dims: (usize, usize, usize), planes: usize, sm_count: usize, staged: bool) -> Variant {
+pub(crate) fn choose(dims: Shape, planes: usize, sm_count: usize, staged: bool) -> Variant {
 	let mut best: Option<(f64, Variant)> = None;
 	for rule in &TABLE {
 		if let Some(t) = estimate(rule, dims, planes, sm_count, staged)
@@ -226,18 +228,18 @@ mod tests {
 	fn the_table_picks_wide_tiles_for_large_products_and_narrow_ones_for_small() {
 		for staged in [false, true] {
 			// K = 4096: no pair
-			assert_eq!(choose((8192, 8192, 4096), 15, 132, staged), VARIANTS[0]);
+			assert_eq!(choose(Shape::new(8192, 8192, 4096), 15, 132, staged), VARIANTS[0]);
 			// 1024 x 1024: 16 pairs of 128 x 256 tiles fill a quarter of the pairs' slots, 32 of
 			// 128 x 128 half
-			assert_eq!(choose((1024, 1024, 8192), 1, 132, staged).bn, 128);
+			assert_eq!(choose(Shape::new(1024, 1024, 8192), 1, 132, staged).bn, 128);
 			// one row of tiles: no cluster (the pair's second tile would lie past m)
-			assert_eq!(choose((128, 8192, 8192), 1, 132, staged).cluster, 1);
+			assert_eq!(choose(Shape::new(128, 8192, 8192), 1, 132, staged).cluster, 1);
 		}
 		// large products: the multicast pair where the kernel stores straight, the single CTA
 		// where it stages its output
-		assert_eq!(choose((8192, 8192, 8192), 1, 132, false), VARIANTS[1]);
-		assert_eq!(choose((8192, 8192, 8192), 15, 132, false), VARIANTS[1]);
-		assert_eq!(choose((8192, 8192, 8192), 15, 132, true), VARIANTS[0]);
-		assert_eq!(choose((16384, 16384, 16384), 15, 132, true), VARIANTS[0]);
+		assert_eq!(choose(Shape::new(8192, 8192, 8192), 1, 132, false), VARIANTS[1]);
+		assert_eq!(choose(Shape::new(8192, 8192, 8192), 15, 132, false), VARIANTS[1]);
+		assert_eq!(choose(Shape::new(8192, 8192, 8192), 15, 132, true), VARIANTS[0]);
+		assert_eq!(choose(Shape::new(16384, 16384, 16384), 15, 132, true), VARIANTS[0]);
 	}
 }

@@ -3,10 +3,11 @@
 
 use super::random_bytes;
 use crate::gpu::device::gpu;
+use crate::gpu::launch::ptr;
 use crate::gpu::residues::{self, Route3m};
 use crate::gpu::wgmma_config::Variant;
 use crate::scheme2::Crt;
-use cudarc::driver::DevicePtr;
+use crate::shape::Shape;
 
 /// every variant of the persistent INT8 wgmma chassis against exact products on ragged shapes
 /// (TMA fills the out-of-range parts with zeros): 200 x 300 (2 tile rows, B halves wholly past n
@@ -27,13 +28,13 @@ fn igemm_chassis_is_exact() {
 			.map(|idx| (0..k).map(|h| a[(idx % m) * k + h] as i32 * b[(idx / m) * k + h] as i32).sum())
 			.collect();
 		let (da, db) = (g.stream.clone_htod(&a).unwrap(), g.stream.clone_htod(&b).unwrap());
-		let ops = (da.device_ptr(&g.stream).0, db.device_ptr(&g.stream).0);
+		let ops = (ptr(&g, &da), ptr(&g, &db));
 		for v in VARIANTS {
 			let dc = g.stream.alloc_zeros::<i32>(m * n).unwrap();
-			igemm(&g, v, (ops.0, ops.1, dc.device_ptr(&g.stream).0), (m, n, k)).unwrap();
+			igemm(&g, v, (ops.0, ops.1, ptr(&g, &dc)), Shape::new(m, n, k)).unwrap();
 			let got = g.stream.clone_dtoh(&dc).unwrap();
 			let wrong = got.iter().zip(&expected).filter(|(x, y)| x != y).count();
-			let picked = if choose((m, n, k), 1, g.sm_count, false) == v {
+			let picked = if choose(Shape::new(m, n, k), 1, g.sm_count, false) == v {
 				" (the table's pick)"
 			} else {
 				""
@@ -60,7 +61,7 @@ fn exhaustive_mismatches(kernel: &str) -> u64 {
 	};
 	let start = std::time::Instant::now();
 	// SAFETY: the arguments match the kernel's parameters (moduli, p, mismatches)
-	let (moduli, count_at) = (crate::gpu::launch::ptr(&g, &moduli), crate::gpu::launch::ptr(&g, &count));
+	let (moduli, count_at) = (ptr(&g, &moduli), ptr(&g, &count));
 	unsafe { launch.run(&g, kernel, &(moduli, p, count_at)) }.unwrap();
 	let wrong = g.stream.clone_dtoh(&count).unwrap()[0];
 	println!("{kernel}: 2^32 inputs x {p} moduli, {wrong} mismatches in {:.1?}", start.elapsed());
@@ -94,7 +95,7 @@ fn split_residues_are_exact_up_to_2_pow_91() {
 		smem: 0,
 		cluster: 1,
 	};
-	let count_at = crate::gpu::launch::ptr(&g, &count);
+	let count_at = ptr(&g, &count);
 	// SAFETY: the arguments match the kernel's parameters (samples, mismatches)
 	unsafe { launch.run(&g, "residue_check", &(samples, count_at)) }.unwrap();
 	let wrong = g.stream.clone_dtoh(&count).unwrap()[0];
@@ -122,7 +123,7 @@ fn residue_bytes(count: usize, rows: usize, k: usize, seed: u64) -> Vec<i8> {
 
 /// the residue products on the CPU (exact i64 dot products, `sym_mod`): Re planes, then Im planes
 /// for complex (3M: `Re = T1 - T2`, `Im = T3 - T1 - T2`), each `m x n` column-major per modulus
-fn residues_oracle(a: &[i8], b: &[i8], (m, n, k): (usize, usize, usize), moduli: &[u32], complex: bool) -> (Vec<i8>, Vec<i8>) {
+fn residues_oracle(a: &[i8], b: &[i8], Shape { m, n, k }: Shape, moduli: &[u32], complex: bool) -> (Vec<i8>, Vec<i8>) {
 	use crate::scheme2::sym_mod;
 	use rayon::prelude::*;
 	let per = if complex { 3 } else { 1 };
@@ -148,7 +149,8 @@ fn residues_oracle(a: &[i8], b: &[i8], (m, n, k): (usize, usize, usize), moduli:
 /// the fused residue products (one wgmma launch over all moduli; 3M for complex) by chassis
 /// variant `variant` (the table's pick when `None`) against the unfused route (cuBLASLt INT32
 /// products, reduce_mod / reduce_3m) and the CPU, byte for byte
-fn fused_residues_match(variant: Option<Variant>, route: Option<Route3m>, complex: bool, (m, n, k): (usize, usize, usize), p: u32) {
+fn fused_residues_match(variant: Option<Variant>, route: Option<Route3m>, complex: bool, shape: Shape, p: u32) {
+	let Shape { m, n, k } = shape;
 	use crate::gpu::job::ResiduePlanes;
 	use crate::gpu::residues::{Imposed, fused_residues, unfused_residues};
 	let g = gpu().unwrap();
@@ -157,10 +159,10 @@ fn fused_residues_match(variant: Option<Variant>, route: Option<Route3m>, comple
 	let planes = per * p as usize;
 	let (a, b) = (residue_bytes(planes, m, k, 1), residue_bytes(planes, n, k, 2));
 	let (da, db) = (g.stream.clone_htod(&a).unwrap(), g.stream.clone_htod(&b).unwrap());
-	let ops = (da.device_ptr(&g.stream).0, db.device_ptr(&g.stream).0);
+	let ops = (ptr(&g, &da), ptr(&g, &db));
 	let len = p as usize * m * n;
 	let outs: Vec<_> = (0..4).map(|_| g.stream.alloc_zeros::<i8>(len).unwrap()).collect();
-	let out = |t: usize| outs[t].device_ptr(&g.stream).0;
+	let out = |t: usize| ptr(&g, &outs[t]);
 	let planes = |re: usize, im: usize| ResiduePlanes {
 		re: out(re),
 		im: complex.then(|| out(im)),
@@ -169,20 +171,20 @@ fn fused_residues_match(variant: Option<Variant>, route: Option<Route3m>, comple
 	let (fused, unfused) = (planes(0, 1), planes(2, 3));
 	let start = std::time::Instant::now();
 	let route = route.unwrap_or(Route3m::for_shape(m, n, k));
-	let v = variant.unwrap_or_else(|| residues::residues_variant(&g, (m, n, k), p as usize, complex.then_some(route)));
+	let v = variant.unwrap_or_else(|| residues::residues_variant(&g, shape, p as usize, complex.then_some(route)));
 	let imposed = Imposed {
 		variant: Some(v),
 		route: Some(route),
 	};
-	fused_residues(&g, ops, (m, n, k), &moduli, fused, imposed).unwrap();
+	fused_residues(&g, ops, shape, &moduli, fused, imposed).unwrap();
 	g.stream.synchronize().unwrap();
 	let t_fused = start.elapsed();
 	let start = std::time::Instant::now();
-	unfused_residues(&g, ops, (m, n, k), &moduli, unfused).unwrap();
+	unfused_residues(&g, ops, shape, &moduli, unfused).unwrap();
 	g.stream.synchronize().unwrap();
 	let t_unfused = start.elapsed();
 	let got: Vec<Vec<i8>> = outs.iter().map(|o| g.stream.clone_dtoh(o).unwrap()).collect();
-	let (re, im) = residues_oracle(&a, &b, (m, n, k), &moduli, complex);
+	let (re, im) = residues_oracle(&a, &b, shape, &moduli, complex);
 	let kernel = variant.map_or_else(|| "the table's variant".into(), Variant::name);
 	let kind = if complex { format!("3M {route:?}") } else { "real".into() };
 	let what = format!("{kind} {kernel} m={m} n={n} k={k} p={p}");
@@ -211,9 +213,9 @@ fn fused_residues_match(variant: Option<Variant>, route: Option<Route3m>, comple
 #[ignore = "needs a Hopper GPU"]
 fn fused_3m_residues_match_the_unfused_route() {
 	for route in [Route3m::OneLaunch, Route3m::ThreeLaunches] {
-		fused_residues_match(None, Some(route), true, (200, 300, 272), 20);
+		fused_residues_match(None, Some(route), true, Shape::new(200, 300, 272), 20);
 	}
-	fused_residues_match(None, None, false, (200, 300, 272), 20);
+	fused_residues_match(None, None, false, Shape::new(200, 300, 272), 20);
 }
 
 /// every chassis variant's fused products, real and 3M (both routes), byte for byte against the
@@ -223,11 +225,11 @@ fn fused_3m_residues_match_the_unfused_route() {
 #[ignore = "needs a Hopper GPU"]
 fn every_chassis_variant_matches_the_unfused_route() {
 	for v in crate::gpu::wgmma_config::VARIANTS {
-		fused_residues_match(Some(v), None, false, (300, 300, 272), 20);
-		fused_residues_match(Some(v), None, false, (1100, 700, 160), 15);
+		fused_residues_match(Some(v), None, false, Shape::new(300, 300, 272), 20);
+		fused_residues_match(Some(v), None, false, Shape::new(1100, 700, 160), 15);
 		for route in [Route3m::OneLaunch, Route3m::ThreeLaunches] {
-			fused_residues_match(Some(v), Some(route), true, (300, 300, 272), 20);
-			fused_residues_match(Some(v), Some(route), true, (1100, 700, 160), 15);
+			fused_residues_match(Some(v), Some(route), true, Shape::new(300, 300, 272), 20);
+			fused_residues_match(Some(v), Some(route), true, Shape::new(1100, 700, 160), 15);
 		}
 	}
 }
@@ -238,13 +240,13 @@ fn every_chassis_variant_matches_the_unfused_route() {
 #[test]
 #[ignore = "needs a Hopper GPU"]
 fn fused_residues_carry_beyond_the_int32_chunk() {
-	fused_residues_match(None, None, false, (64, 64, 300_000), 3);
+	fused_residues_match(None, None, false, Shape::new(64, 64, 300_000), 3);
 	for route in [Route3m::OneLaunch, Route3m::ThreeLaunches] {
-		fused_residues_match(None, Some(route), true, (64, 64, 300_000), 3);
+		fused_residues_match(None, Some(route), true, Shape::new(64, 64, 300_000), 3);
 	}
 	for v in crate::gpu::wgmma_config::VARIANTS.into_iter().filter(|v| v.cluster == 2) {
-		fused_residues_match(Some(v), None, false, (192, 32, 300_000), 2);
-		fused_residues_match(Some(v), Some(Route3m::OneLaunch), true, (192, 32, 300_000), 2);
+		fused_residues_match(Some(v), None, false, Shape::new(192, 32, 300_000), 2);
+		fused_residues_match(Some(v), Some(Route3m::OneLaunch), true, Shape::new(192, 32, 300_000), 2);
 	}
 }
 

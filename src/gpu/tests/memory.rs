@@ -26,7 +26,10 @@ fn a_matrix_allocation_frees_kept_scratch_when_memory_runs_out() {
 	assert_eq!(m.download().unwrap()[(8191, COLS - 1)], 0.0);
 	drop(m);
 	// the pipeline's scratch is allocated again when asked for
-	assert_ne!(gpu().unwrap().scratch(Slot::Bench(0), 1 << 20).unwrap(), 0);
+	assert_ne!(
+		gpu().unwrap().scratch(Slot::Bench(0), 1 << 20).unwrap(),
+		crate::gpu::ptr::DevPtr::NULL
+	);
 }
 
 /// frees every kept scratch buffer when dropped, so that a test that filled the GPU's memory and

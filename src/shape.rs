@@ -1,0 +1,35 @@
+//! the shape of a matrix product, with its dimensions named
+
+/// the shape of a product `C = A B`: `m` rows of the output and of the left operand `A`, `n`
+/// columns of the output and of the right operand `B`, `k` the inner dimension (columns of `A`,
+/// rows of `B`; where a caller says so, padded, as the int8 planes' K)
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Shape {
+	/// rows of the output and of the left operand
+	pub m: usize,
+	/// columns of the output and of the right operand
+	pub n: usize,
+	/// the inner dimension
+	pub k: usize,
+}
+
+impl Shape {
+	/// the shape of an `m x k` by `k x n` product
+	pub const fn new(m: usize, n: usize, k: usize) -> Self {
+		Shape { m, n, k }
+	}
+
+	/// `(m, n, k)`, as [`crate::Report::shape`] gives it
+	// (only the GPU backend reports from a `Shape`)
+	#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+	pub const fn into_tuple(self) -> (usize, usize, usize) {
+		(self.m, self.n, self.k)
+	}
+}
+
+/// `(m, n, k)`, in that order
+impl From<(usize, usize, usize)> for Shape {
+	fn from((m, n, k): (usize, usize, usize)) -> Self {
+		Shape { m, n, k }
+	}
+}
