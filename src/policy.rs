@@ -74,7 +74,7 @@ pub(crate) struct PolicyInput<'a> {
 impl<'a> PolicyInput<'a> {
 	/// the policy's view of an `(m, n, k)` product of `T` in a context with `scaling` and
 	/// `native_candidate`, with error bound `bound`
-	pub fn of<T: crate::Scalar>(shape: impl Into<Shape>, (scaling, native_candidate): (Scaling, bool), bound: Option<&'a Bound>) -> Self {
+	pub fn of<T: crate::Scalar>(shape: Shape, (scaling, native_candidate): (Scaling, bool), bound: Option<&'a Bound>) -> Self {
 		PolicyInput {
 			bound,
 			parts: None,

@@ -42,7 +42,7 @@ impl HostRouting {
 /// the routing of an `m x k` by `k x n` product of `T` at `precision`, for a host whose native
 /// product runs at `host_rate` operations per second ($2mnk$ real, $8mnk$ complex)
 #[cfg(any(feature = "cuda", test))]
-pub(crate) fn route<T: Scalar>(shape: impl Into<Shape>, accum: Accum, precision: Precision, host_rate: f64) -> HostRouting {
+pub(crate) fn route<T: Scalar>(shape: Shape, accum: Accum, precision: Precision, host_rate: f64) -> HostRouting {
 	let shape = shape.into();
 	let Shape { m, n, k } = shape;
 	let ops = if T::IS_COMPLEX { 8.0 } else { 2.0 } * (m * n) as f64 * k as f64;
@@ -87,16 +87,16 @@ mod tests {
 	/// large square products go to the GPU
 	#[test]
 	fn small_and_transfer_bound_products_stay_on_the_host() {
-		let on_host = |shape: (usize, usize, usize), precision| route::<f64>(shape, Accum::Replace, precision, 1e12).on_host();
+		let on_host = |shape: (usize, usize, usize), precision| route::<f64>(shape.into(), Accum::Replace, precision, 1e12).on_host();
 		assert!(on_host((64, 64, 64), Precision::F64));
 		assert!(on_host((256, 256, 256), Precision::F64));
 		assert!(on_host((64, 64, 65536), Precision::F64));
 		assert!(on_host((8192, 8192, 64), Precision::F64));
 		assert!(!on_host((4096, 4096, 4096), Precision::F64));
 		assert!(!on_host((8192, 8192, 8192), Precision::F64));
-		assert!(!route::<c64>((2048, 2048, 2048), Accum::Add, Precision::F64, 1e12).on_host());
+		assert!(!route::<c64>(Shape::new(2048, 2048, 2048), Accum::Add, Precision::F64, 1e12).on_host());
 		// a much faster host keeps more
-		assert!(route::<f64>((2048, 2048, 2048), Accum::Replace, Precision::F64, 100e12).on_host());
+		assert!(route::<f64>(Shape::new(2048, 2048, 2048), Accum::Replace, Precision::F64, 100e12).on_host());
 	}
 
 	/// the host's rate is measured once, and is a plausible rate

@@ -20,8 +20,6 @@ impl Shape {
 	}
 
 	/// `(m, n, k)`, as [`crate::Report::shape`] gives it
-	// (only the GPU backend reports from a `Shape`)
-	#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
 	pub const fn into_tuple(self) -> (usize, usize, usize) {
 		(self.m, self.n, self.k)
 	}

@@ -14,6 +14,7 @@ use crate::operand::Operand;
 use crate::policy::{Choice, PolicyInput};
 use crate::report::{PhaseTimes, Report, Route};
 use crate::scheme2::CoarseMaxima;
+use crate::shape::Shape;
 use crate::stats::{RowStats, row_stats};
 use crate::view::View;
 use crate::{Precision, Scalar, Scaling, Scheme};
@@ -54,13 +55,7 @@ pub(super) struct Prepared {
 }
 
 impl Emulator {
-	pub(super) fn report<T: Scalar>(
-		&self,
-		choice: Choice,
-		shape: (usize, usize, usize),
-		nonfinite_entries: usize,
-		times: PhaseTimes,
-	) -> Report {
+	pub(super) fn report<T: Scalar>(&self, choice: Choice, shape: Shape, nonfinite_entries: usize, times: PhaseTimes) -> Report {
 		let Choice { plan, native_rows } = choice;
 		let (backend, route) = if plan.scheme == Scheme::Native {
 			(Backend::Native, Route::Native)
@@ -71,7 +66,7 @@ impl Emulator {
 			backend,
 			plan,
 			route,
-			shape,
+			shape: shape.into_tuple(),
 			element: T::NAME,
 			nonfinite_entries,
 			native_rows,
@@ -98,7 +93,7 @@ impl Emulator {
 	pub(super) fn prepare<T: Scalar>(&self, lhs: View<'_, T>, rhs: View<'_, T>, precision: Precision) -> Prepared {
 		let (a, b) = self.operands(lhs, rhs, precision);
 		let (sa, sb) = (row_stats(&a), row_stats(&b));
-		let shape = (a.len, b.len, a.k);
+		let shape = Shape::new(a.len, b.len, a.k);
 		let start = Instant::now();
 		let coarse = self.coarse(&a, &b, precision);
 		let bound = self.bound::<T>((&a, &b), (&sa, &sb), coarse.as_ref(), precision);
@@ -149,13 +144,8 @@ impl Emulator {
 	/// where a GPU context routes a host product of `shape` at a target `precision` to the host's
 	/// cores: with host routing on ([`Emulator::with_host_routing`]) and the host predicted faster
 	#[cfg(feature = "cuda")]
-	pub(super) fn host_route<T: Scalar>(
-		&self,
-		shape: (usize, usize, usize),
-		accum: Accum,
-		precision: Precision,
-	) -> Option<crate::HostRouting> {
-		if !self.settings.host_routing || precision.target_bits(T::MANTISSA_BITS, shape.2).is_none() {
+	pub(super) fn host_route<T: Scalar>(&self, shape: Shape, accum: Accum, precision: Precision) -> Option<crate::HostRouting> {
+		if !self.settings.host_routing || precision.target_bits(T::MANTISSA_BITS, shape.k).is_none() {
 			return None;
 		}
 		let routing = crate::routing::route::<T>(shape, accum, precision, crate::routing::host_rate::<T>());
@@ -165,12 +155,12 @@ impl Emulator {
 	/// whether a product of `shape` at `precision` is computed natively before any bound: where
 	/// this context does not emulate it, where it is below the native size, or where the native product is predicted faster than any
 	/// emulation plus the bound ([`PolicyInput::skips_bound`])
-	pub(super) fn goes_native<T: Scalar>(&self, shape: (usize, usize, usize), precision: Precision) -> bool {
-		!self.emulates(shape.2) || self.below_native_size(shape) || self.policy_input::<T>(None, shape).skips_bound(precision)
+	pub(super) fn goes_native<T: Scalar>(&self, shape: Shape, precision: Precision) -> bool {
+		!self.emulates(shape.k) || self.below_native_size(shape) || self.policy_input::<T>(None, shape).skips_bound(precision)
 	}
 
 	/// whether a dimension of `shape` is below [`Emulator::with_native_below`]'s size
-	pub(super) fn below_native_size(&self, (m, n, k): (usize, usize, usize)) -> bool {
+	pub(super) fn below_native_size(&self, Shape { m, n, k }: Shape) -> bool {
 		m.min(n).min(k) < self.native_below
 	}
 
@@ -201,7 +191,7 @@ impl Emulator {
 	}
 
 	/// the policy's view of a product of `shape` with error bound `bound`
-	pub(super) fn policy_input<'s, T: Scalar>(&self, bound: Option<&'s Bound>, shape: (usize, usize, usize)) -> PolicyInput<'s> {
+	pub(super) fn policy_input<'s, T: Scalar>(&self, bound: Option<&'s Bound>, shape: Shape) -> PolicyInput<'s> {
 		PolicyInput::of::<T>(shape, (self.settings().scaling, self.settings().native_candidate), bound)
 	}
 
@@ -214,10 +204,10 @@ impl Emulator {
 		(precision, par): (Precision, Par),
 	) -> Report {
 		let mut timer = Timer::start();
-		let shape = (lhs.nrows(), rhs.ncols(), lhs.ncols());
+		let shape = Shape::new(lhs.nrows(), rhs.ncols(), lhs.ncols());
 		if self.goes_native::<T>(shape, precision) {
 			native_at(dst, accum, (lhs, rhs), alpha, (precision, par));
-			return self.report::<T>(Choice::native(shape.0), shape, 0, timer.times());
+			return self.report::<T>(Choice::native(shape.m), shape, 0, timer.times());
 		}
 		let Prepared {
 			a,
@@ -230,7 +220,7 @@ impl Emulator {
 			bound_time,
 		} = self.prepare(lhs, rhs, precision);
 		timer.bound_took(bound_time);
-		let (plan, shape) = (choice.plan, (a.len, b.len, a.k));
+		let (plan, shape) = (choice.plan, Shape::new(a.len, b.len, a.k));
 		if plan.scheme == Scheme::Native {
 			native_at(dst, accum, (lhs, rhs), alpha, (precision, par));
 			return self.report::<T>(choice, shape, 0, timer.times());

@@ -8,6 +8,7 @@ use crate::parallel;
 use crate::policy::{Choice, PolicyInput};
 use crate::precision::validate;
 use crate::report::remember_on_thread;
+use crate::shape::Shape;
 use crate::stats::row_stats;
 use crate::view::View;
 use crate::{Error, PhaseTimes, Plan, Precision, Report, Scalar};
@@ -44,9 +45,9 @@ impl Emulator {
 		let precision = self.precision_override.unwrap_or(precision);
 		check_shapes((lhs.nrows(), lhs.ncols()), (rhs.nrows(), rhs.ncols()), None)?;
 		validate::<T>(precision).map_err(|reason| Error::InvalidPrecision { precision, reason })?;
-		let shape = (lhs.nrows(), rhs.ncols(), lhs.ncols());
+		let shape = Shape::new(lhs.nrows(), rhs.ncols(), lhs.ncols());
 		if self.goes_native::<T>(shape, precision) {
-			return Ok(Plan::native(shape.0));
+			return Ok(Plan::native(shape.m));
 		}
 		Ok(self.prepare(lhs, rhs, precision).choice.plan)
 	}
@@ -79,9 +80,9 @@ impl Emulator {
 		let precision = self.precision_override.unwrap_or(precision);
 		check_shapes((lhs.nrows(), lhs.ncols()), (rhs.nrows(), rhs.ncols()), None)?;
 		validate::<T>(precision).map_err(|reason| Error::InvalidPrecision { precision, reason })?;
-		let shape = (lhs.nrows(), rhs.ncols(), lhs.ncols());
-		if self.emulates(shape.2) && self.goes_native::<T>(shape, precision) && precision.target_bits(T::MANTISSA_BITS, shape.2).is_some() {
-			return Ok(vec![Plan::native(shape.0)]);
+		let shape = Shape::new(lhs.nrows(), rhs.ncols(), lhs.ncols());
+		if self.emulates(shape.k) && self.goes_native::<T>(shape, precision) && precision.target_bits(T::MANTISSA_BITS, shape.k).is_some() {
+			return Ok(vec![Plan::native(shape.m)]);
 		}
 		let (a, b) = self.operands(lhs, rhs, precision);
 		let (sa, sb) = (row_stats(&a), row_stats(&b));
@@ -89,7 +90,7 @@ impl Emulator {
 		let Some(bound) = self.bound::<T>((&a, &b), (&sa, &sb), coarse.as_ref(), precision) else {
 			return Ok(Vec::new());
 		};
-		let input = self.policy_input::<T>(Some(&bound), (a.len, b.len, a.k));
+		let input = self.policy_input::<T>(Some(&bound), Shape::new(a.len, b.len, a.k));
 		let first = input.choose(precision);
 		let ranked = match self.separate_parts::<T>(&input, &first, (&a, &b), precision) {
 			Some((_, bounds)) => PolicyInput {
@@ -144,7 +145,7 @@ impl Emulator {
 		(precision, par): (Precision, Par),
 	) -> Result<(), Error> {
 		let precision = self.precision_override.unwrap_or(precision);
-		let shape = (lhs.nrows(), rhs.ncols(), lhs.ncols());
+		let shape = Shape::new(lhs.nrows(), rhs.ncols(), lhs.ncols());
 		let dims = [(lhs.nrows(), lhs.ncols()), (rhs.nrows(), rhs.ncols()), (dst.nrows(), dst.ncols())];
 		self.run::<T>(dims, precision, || {
 			parallel::within(par, || match self.backend {
@@ -152,7 +153,7 @@ impl Emulator {
 				#[cfg(feature = "cuda")]
 				Backend::Gpu if self.below_native_size(shape) => {
 					native_at(dst, accum, (lhs, rhs), alpha, (precision, par));
-					Ok(self.report::<T>(Choice::native(shape.0), shape, 0, PhaseTimes::default()))
+					Ok(self.report::<T>(Choice::native(shape.m), shape, 0, PhaseTimes::default()))
 				},
 				#[cfg(feature = "cuda")]
 				Backend::Gpu => match self.host_route::<T>(shape, accum, precision) {
@@ -160,12 +161,12 @@ impl Emulator {
 						native_at(dst, accum, (lhs, rhs), alpha, (precision, par));
 						Ok(Report {
 							host_routing: Some(routing),
-							..self.report::<T>(Choice::native(shape.0), shape, 0, PhaseTimes::default())
+							..self.report::<T>(Choice::native(shape.m), shape, 0, PhaseTimes::default())
 						})
 					},
 					None => {
 						let size = size_of::<T>() as u64;
-						let (m, n, k) = (shape.0 as u64, shape.1 as u64, shape.2 as u64);
+						let (m, n, k) = (shape.m as u64, shape.n as u64, shape.k as u64);
 						let read_back = if accum == Accum::Add { m * n } else { 0 };
 						log::debug!(
 							"emugemm: staging {} bytes to the GPU and {} back",
@@ -177,7 +178,7 @@ impl Emulator {
 				},
 				_ => {
 					native_at(dst, accum, (lhs, rhs), alpha, (precision, par));
-					Ok(self.report::<T>(Choice::native(shape.0), shape, 0, PhaseTimes::default()))
+					Ok(self.report::<T>(Choice::native(shape.m), shape, 0, PhaseTimes::default()))
 				},
 			})
 		})
