@@ -78,7 +78,7 @@ impl<'a> PolicyInput<'a> {
 		PolicyInput {
 			bound,
 			parts: None,
-			shape: shape.into(),
+			shape,
 			complex: T::IS_COMPLEX,
 			mantissa: T::MANTISSA_BITS,
 			scaling,

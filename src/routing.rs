@@ -43,7 +43,6 @@ impl HostRouting {
 /// product runs at `host_rate` operations per second ($2mnk$ real, $8mnk$ complex)
 #[cfg(any(feature = "cuda", test))]
 pub(crate) fn route<T: Scalar>(shape: Shape, accum: Accum, precision: Precision, host_rate: f64) -> HostRouting {
-	let shape = shape.into();
 	let Shape { m, n, k } = shape;
 	let ops = if T::IS_COMPLEX { 8.0 } else { 2.0 } * (m * n) as f64 * k as f64;
 	let outputs = (m * n) as f64 * if accum == Accum::Add { 2.0 } else { 1.0 };

@@ -46,6 +46,15 @@ impl<'a, T: Scalar> View<'a, T> {
 			..self
 		}
 	}
+
+	/// the `count` columns from column `first`
+	#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+	pub fn subcols(self, first: usize, count: usize) -> Self {
+		View {
+			mat: self.mat.subcols(first, count),
+			..self
+		}
+	}
 }
 
 impl<'a, T> From<MatRef<'a, T>> for View<'a, T> {

@@ -3,8 +3,10 @@
 
 use super::Emulator;
 use crate::Backend;
+use crate::view::View;
 use crate::{DeviceMatrix, Error, Scalar};
 use faer::MatRef;
+use faer::traits::Conjugate;
 
 impl Emulator {
 	pub(super) fn require_gpu(&self) -> Result<(), Error> {
@@ -31,7 +33,8 @@ impl Emulator {
 		crate::gpu::name()
 	}
 
-	/// a copy of `a` in GPU memory, for repeated products (feature `cuda`, [`Backend::Gpu`])
+	/// a copy of `a` in GPU memory, for repeated products (feature `cuda`, [`Backend::Gpu`]); a
+	/// conjugated view (`z.conjugate()`, `z.adjoint()`) is uploaded conjugated
 	///
 	/// # example
 	/// ```no_run
@@ -41,9 +44,9 @@ impl Emulator {
 	/// assert_eq!(emu.upload(a.as_ref())?.download()?, a);
 	/// # Ok::<(), emugemm::Error>(())
 	/// ```
-	pub fn upload<T: Scalar>(&self, a: MatRef<'_, T>) -> Result<DeviceMatrix<T>, Error> {
+	pub fn upload<T: Scalar, L: Conjugate<Canonical = T>>(&self, a: MatRef<'_, L>) -> Result<DeviceMatrix<T>, Error> {
 		self.require_gpu()?;
-		DeviceMatrix::upload(&self.gpus(), a, self.staging_buffers())
+		DeviceMatrix::upload(&self.gpus(), View::of(a), self.staging_buffers())
 	}
 
 	/// a zeroed `nrows x ncols` matrix in GPU memory (feature `cuda`, [`Backend::Gpu`]); an

@@ -121,12 +121,18 @@ pub fn native_staged<T: Scalar>(
 		(dst.nrows(), dst.ncols()),
 	)?;
 	let start = std::time::Instant::now();
-	super::engine::staged(emu.settings(), dst, crate::Accum::Replace, (lhs, rhs), |g, (a, b, out), dst| {
-		let _emulation = emulation::<T>(g, math, shape)?;
-		operand_gemm(g, (&a, &b), &out, T::from_parts(1.0, 0.0), math)?;
-		let download = g.download(out.ptr, dst, emu.staging_buffers())?;
-		Ok((Outcome::native(shape.m), download))
-	})?;
+	super::engine::staged(
+		emu.settings(),
+		dst,
+		crate::Accum::Replace,
+		(lhs.into(), rhs.into()),
+		|g, (a, b, out), dst| {
+			let _emulation = emulation::<T>(g, math, shape)?;
+			operand_gemm(g, (&a, &b), &out, T::from_parts(1.0, 0.0), math)?;
+			let download = g.download(out.ptr, dst, emu.staging_buffers())?;
+			Ok((Outcome::native(shape.m), download))
+		},
+	)?;
 	Ok(start.elapsed())
 }
 

@@ -7,10 +7,11 @@ use super::slot::{SLOTS, Slot};
 use super::staging::{self, Drain, Staging};
 use crate::Error;
 use crate::Scalar;
+use crate::view::View;
 use cudarc::driver::sys::{CUfunction_attribute, CUresult};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DriverError, PinnedHostSlice};
 use cudarc::nvrtc::Ptx;
-use faer::{MatMut, MatRef};
+use faer::MatMut;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
@@ -114,8 +115,8 @@ impl Gpu {
 
 	/// `src` into the device matrix at `dst` through this GPU's staging buffers (see
 	/// [`staging::upload`]); returns the host time it took
-	pub fn upload<T: Scalar>(&self, src: MatRef<'_, T>, dst: DevPtr<T>, chunk_bytes: usize) -> Result<Duration, Error> {
-		staging::upload(&self.stream, &mut self.staging.borrow_mut(), src, dst, chunk_bytes)
+	pub fn upload<'a, T: Scalar>(&self, src: impl Into<View<'a, T>>, dst: DevPtr<T>, chunk_bytes: usize) -> Result<Duration, Error> {
+		staging::upload(&self.stream, &mut self.staging.borrow_mut(), src.into(), dst, chunk_bytes)
 	}
 
 	/// the device matrix at `src` into `dst` through this GPU's staging buffers (see

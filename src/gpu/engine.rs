@@ -15,7 +15,7 @@ use crate::settings::Settings;
 use crate::shape::Shape;
 use crate::view::View;
 use crate::{Accum, Error, PhaseTimes, Precision, Report, Scalar};
-use faer::{Mat, MatMut, MatRef};
+use faer::MatMut;
 use std::time::Duration;
 
 /// `dst = alpha lhs rhs (+ dst)` of device matrices, in core on one GPU where it fits, otherwise
@@ -92,10 +92,6 @@ pub(crate) fn host_product<T: Scalar>(
 	alpha: T,
 	precision: Precision,
 ) -> Result<Report, Error> {
-	let conjugated = |v: View<'_, T>| v.conj.then(|| Mat::from_fn(v.nrows(), v.ncols(), |i, j| v.at(i, j)));
-	let (lc, rc) = (conjugated(lhs), conjugated(rhs));
-	let lhs = lc.as_ref().map_or(lhs.mat, |c| c.as_ref());
-	let rhs = rc.as_ref().map_or(rhs.mat, |c| c.as_ref());
 	let shape = Shape::new(lhs.nrows(), rhs.ncols(), lhs.ncols());
 	let devices = pipelines(settings.devices.ordinals());
 	let budget = device_budget(&settings, &devices)?;
@@ -128,7 +124,7 @@ pub(crate) fn staged<T: Scalar>(
 	settings: Settings,
 	dst: MatMut<'_, T>,
 	accum: Accum,
-	(lhs, rhs): (MatRef<'_, T>, MatRef<'_, T>),
+	(lhs, rhs): (View<'_, T>, View<'_, T>),
 	compute: impl FnOnce(&Gpu, (DeviceOperand<T>, DeviceOperand<T>, Output<T>), MatMut<'_, T>) -> Result<(Outcome, Duration), Error>,
 ) -> Result<Report, Error> {
 	let chunk = settings.staging_bytes;

@@ -4,9 +4,10 @@ use super::device::{Device, Gpu, gpu_at, pipelines};
 use super::errors::driver;
 use super::kept::Kept;
 use super::ptr::DevPtr;
+use crate::view::View;
 use crate::{Error, Scalar};
 use cudarc::driver::{CudaSlice, DevicePtr};
-use faer::{Mat, MatMut, MatRef};
+use faer::{Mat, MatMut};
 use std::marker::PhantomData;
 use std::ops::Range;
 use std::sync::Mutex;
@@ -132,9 +133,11 @@ impl<T: Scalar> DeviceMatrix<T> {
 		})
 	}
 
-	/// a copy of `a` (any strides) split by rows over the pipelines of `ordinals`, each block
-	/// staged in chunks through buffers of `staging_bytes`, the blocks at once
-	pub(crate) fn upload(ordinals: &[usize], a: MatRef<'_, T>, staging_bytes: usize) -> Result<Self, Error> {
+	/// a copy of `a` (any strides, conjugated where it is read conjugated) split by rows over the
+	/// pipelines of `ordinals`, each block staged in chunks through buffers of `staging_bytes`,
+	/// the blocks at once
+	pub(crate) fn upload<'a>(ordinals: &[usize], a: impl Into<View<'a, T>>, staging_bytes: usize) -> Result<Self, Error> {
+		let a = a.into();
 		let m = Self::zeros(ordinals, (a.nrows(), a.ncols()), staging_bytes)?;
 		m.each_part(|g, p| {
 			let part = &m.parts[p];

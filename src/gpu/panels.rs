@@ -11,9 +11,9 @@ use super::meeting::Meeting;
 use super::ptr::DevPtr;
 use super::slot::Slot;
 use super::staging;
+use crate::view::View;
 use crate::{Error, Scalar};
 use cudarc::driver::{CudaEvent, CudaStream};
-use faer::MatRef;
 use std::ops::Range as Span;
 use std::sync::Arc;
 
@@ -58,7 +58,7 @@ impl Ring {
 	pub(super) fn panel<T: Scalar>(
 		&mut self,
 		gpu: &Gpu,
-		(src, key): (MatRef<'_, T>, Block),
+		(src, key): (View<'_, T>, Block),
 		shared: Option<(&Meeting, usize)>,
 		upload: &mut std::time::Duration,
 	) -> Result<DevPtr<T>, Error> {
@@ -137,7 +137,7 @@ pub(super) fn event(gpu: &Gpu, stream: &CudaStream) -> Result<CudaEvent, Error> 
 #[derive(Clone, Copy)]
 pub(crate) enum Operand<'a, T: Scalar> {
 	/// a host matrix: its panels uploaded as the tiles need them
-	Host(MatRef<'a, T>),
+	Host(View<'a, T>),
 	/// a device matrix split by rows over the product's pipelines, in their order
 	Device(&'a DeviceMatrix<T>),
 }
@@ -145,7 +145,7 @@ pub(crate) enum Operand<'a, T: Scalar> {
 /// one pipeline's panels of one operand
 pub(super) enum Side<'a, T: Scalar> {
 	/// uploaded from the host matrix
-	Host(MatRef<'a, T>, Ring),
+	Host(View<'a, T>, Ring),
 	/// on the device: column-major at `ptr` with leading dimension `ld`, its first row (of `A`)
 	/// or column (of `B`) that of the operand's `first`; complete once `ready` is, where given
 	Device {

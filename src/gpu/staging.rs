@@ -8,10 +8,11 @@
 
 use super::errors::driver;
 use super::ptr::DevPtr;
+use crate::view::View;
 use crate::{Error, Scalar};
 use cudarc::driver::{CudaContext, CudaEvent, CudaStream, PinnedHostSlice};
+use faer::MatMut;
 use faer::reborrow::ReborrowMut;
-use faer::{MatMut, MatRef};
 use rayon::prelude::*;
 use std::ops::Range;
 use std::sync::{Arc, mpsc};
@@ -110,15 +111,16 @@ fn piece_slices<T>(mut buffer: &mut [T], range: std::ops::Range<usize>, m: usize
 		.collect()
 }
 
-/// elements `range` (column-major order) of `src` into `dst`, column piece by column piece in
-/// parallel (a memcpy where the column is contiguous)
-fn gather<T: Scalar>(src: MatRef<'_, T>, range: std::ops::Range<usize>, dst: &mut [T]) {
+/// elements `range` (column-major order) of `src`, conjugated where it is read conjugated, into
+/// `dst`, column piece by column piece in parallel (a memcpy where the column is contiguous and
+/// not conjugated)
+fn gather<T: Scalar>(src: View<'_, T>, range: std::ops::Range<usize>, dst: &mut [T]) {
 	let m = src.nrows();
 	piece_slices(dst, range, m).into_par_iter().for_each(|((j, i), out)| {
-		let col = src.col(j).subrows(i, out.len());
+		let col = src.mat.col(j).subrows(i, out.len());
 		match col.try_as_col_major() {
-			Some(c) => out.copy_from_slice(c.as_slice()),
-			None => out.iter_mut().zip(col.iter()).for_each(|(o, x)| *o = *x),
+			Some(c) if !src.conj => out.copy_from_slice(c.as_slice()),
+			_ => out.iter_mut().enumerate().for_each(|(r, o)| *o = src.at(i + r, j)),
 		}
 	});
 }
@@ -152,7 +154,7 @@ fn scatter<T: Scalar>(src: &[T], range: std::ops::Range<usize>, dst: MatMut<'_, 
 pub(crate) fn upload<T: Scalar>(
 	stream: &CudaStream,
 	staging: &mut Staging,
-	src: MatRef<'_, T>,
+	src: View<'_, T>,
 	dst: DevPtr<T>,
 	chunk_bytes: usize,
 ) -> Result<Duration, Error> {
@@ -383,7 +385,8 @@ mod tests {
 	}
 
 	/// gathering every chunk of a view and scattering it into a matrix rebuilds the view exactly,
-	/// for chunks that end inside columns and views of every layout
+	/// conjugated where it is read conjugated, for chunks that end inside columns and views of
+	/// every layout
 	#[test]
 	fn gather_then_scatter_round_trips() {
 		let big = random_matrix::<c64>(40, 30, 1.0, 1);
@@ -393,16 +396,21 @@ mod tests {
 			big.as_ref().submatrix(5, 1, 17, 13).reverse_rows(),
 			big.as_ref().submatrix(1, 2, 17, 13).reverse_cols(),
 		];
-		for view in views {
+		for (view, conj) in views.into_iter().flat_map(|v| [(v, false), (v, true)]) {
+			let expected = Mat::from_fn(
+				view.nrows(),
+				view.ncols(),
+				|i, j| if conj { view[(i, j)].conj() } else { view[(i, j)] },
+			);
 			for bytes in [16, 16 * 5, 16 * 17, 16 * 40, 1 << 20] {
 				let mut out = Mat::<c64>::zeros(view.nrows(), view.ncols());
 				let mut buffer = vec![c64::new(0.0, 0.0); (bytes / 16).max(1)];
 				for range in chunks::<c64>(view.nrows() * view.ncols(), bytes) {
 					let values = &mut buffer[..range.len()];
-					gather(view, range.clone(), values);
+					gather(View { mat: view, conj }, range.clone(), values);
 					scatter(values, range, out.as_mut());
 				}
-				assert_eq!(out.as_ref(), view, "chunks of {bytes} bytes");
+				assert_eq!(out, expected, "chunks of {bytes} bytes, conjugated: {conj}");
 			}
 		}
 	}
