@@ -59,7 +59,7 @@ pub(crate) fn igemm(gpu: &Gpu, v: Variant, (a, b, c): (u64, u64, u64), (m, n, k)
 }
 
 /// the fused scheme II products by variant `v` (`scheme2_residues_*`, or `scheme2_residues_3m_*`
-/// when `out.im` is given): see [`residues::fused_residues`]; `moduli` the device address of
+/// when `out.im` is given): see [`super::residues::fused_residues`]; `moduli` the device address of
 /// `p` moduli (u32)
 pub(crate) fn residues(
 	gpu: &Gpu,
