@@ -1,37 +1,12 @@
 //! a certified upper bound of every output entry's error, for every plan, from the operands
 //!
-//! the promise of [`crate::Precision`] is judged entry by entry against the natural scale of a
-//! GEMM, $D_{ij} = (|A||B|)_{ij}$ (per part for complex products: see [`crate::testing`]). this
-//! module bounds $|C_{ij} - (AB)_{ij}| / D_{ij}$ from above, for each row of the product and each
-//! candidate plan, with no statistics and no assumed cancellation:
-//!
-//! - **numerator.** a plan represents row $i$ of $A$ by integers $a'_{ih}$ on the grid
-//!   $2^{-\sigma_i}$ with $|a_{ih} 2^{\sigma_i} - a'_{ih}| \le \rho$ ($\rho = 1$ for scheme II's
-//!   truncation, $\frac12$ for scheme I's rounding), and column $j$ of $B$ on $2^{-\tau_j}$. the
-//!   integer product is exact, so the error is at most
-//!   $\rho 2^{-\sigma_i} \|b_j\|_1 + \rho 2^{-\tau_j} \|a_i\|_1 + \kappa 2^{-\sigma_i - \tau_j}$,
-//!   where $\kappa$ covers the products of two representation errors ($\rho^2 K'$, $K'$ the terms
-//!   per entry: $K$ real, $2K$ per part complex), scheme I's dropped digit products (at most
-//!   $K' c_p$ on the grid) and scheme II's CRT reconstruction ($2^{\Lambda - 69}$ on the grid, 16
-//!   times what `crt_recovers_integers` accepts); the L1 norms are integer upper bounds
-//!   ([`crate::stats::l1_term`])
-//! - **denominator.** $D_{ij} \ge 2^{-w_i - w'_j} L_{ij}$, where $L = QQ'$ is one exact integer
-//!   product of the magnitudes truncated to `b` bits on a per-row window, $q_{ih} = \lfloor |a_{ih}|
-//!   2^{w_i} \rfloor$, $w_i = b - 1 - E_i$ ([`magnitude`]). it pairs the rows of $A$ with the columns
-//!   of $B$ entry by entry: this is what sees an inner-dimension scaling (a row's weight far below
-//!   its maximum exactly where the column's weight is large) that no statistic of a row or a
-//!   column can see. entries lost below the window only make $L$ smaller: the bound stays safe and
-//!   the entry may be declared at risk
-//! - **output.** the final rounding ($2^{-\text{mantissa}}$, plus $2^{-53}$ for the `f64` stage of
-//!   `f32` outputs, plus scheme I's shift-reduce and pass sums) and half the smallest subnormal
-//!   over $D_{ij}$
-//!
-//! the shifts of a plan move by exact powers of two from plan to plan (scheme I: $8$ bits per
-//! slice; scheme II: $\sigma_i = \lfloor(\Lambda_p + c_i)/2\rfloor$ moves by $(\Lambda_p -
-//! \Lambda_{ref})/2$ from a reference plan whose $\Lambda$ has the same parity), so one pass over
-//! the entries keeps, per row, seven maxima ([`RowMaxima`]) from which the bound of every plan
-//! follows ([`Bound::row_error`]). the pass is integer-exact up to its IEEE operations, done in one
-//! fixed order here and in `cuda/bound.cu`, so every backend certifies the same plans.
+//! [`Bound`] holds, per row of the product, the maxima of one pass over its entries ([`RowMaxima`])
+//! from which [`Bound::row_error`] gives the bound of `|C_ij - (AB)_ij| / (|A||B|)_ij` under any
+//! plan; [`PartBounds`] does the same for complex products computed as four real products of
+//! separately scaled parts. the model (numerator, denominator, output rounding, one pass for every
+//! plan) is the error-bound section of [`crate::accuracy`]. the pass is integer-exact up to its
+//! IEEE operations, done in one fixed order here and in `cuda/bound.cu`, so every backend certifies
+//! the same plans
 
 use crate::fp::{ceil_log2, scale_pow2};
 use crate::scheme1;
@@ -40,14 +15,14 @@ use crate::shape::Shape;
 use crate::stats::RowStats;
 use crate::{Scheme, precision::pass_len};
 
-/// the shift families of the plans: scheme I, and scheme II with even and with odd $\Lambda$
+/// the shift families of the plans: scheme I, and scheme II with even and with odd `Λ`
 pub(crate) const FAMILIES: usize = 3;
 
 /// the largest number of bits the magnitude window keeps (int8 magnitudes are at most 127)
 const WINDOW_BITS: i32 = 7;
 
 /// the window's bits for `k_terms` products per entry: the most (at most 7) for which
-/// $(2^b - 1)^2 K'$ stays within INT32, so that $L$ is exact
+/// `(2^b - 1)²·K'` stays within INT32, so that `L` is exact
 ///
 /// (`k_terms` up to 133,144: 7 bits; up to 541,063: 6 bits; and so on)
 pub(crate) fn window_bits(k_terms: usize) -> i32 {
@@ -58,20 +33,20 @@ pub(crate) fn window_bits(k_terms: usize) -> i32 {
 }
 
 /// the window shift of a row whose largest magnitude has exponent `e_max`: magnitudes below
-/// $2^{e_{max} + 1}$ become integers below $2^b$
+/// `2^(e_max + 1)` become integers below `2^b`
 #[inline]
 pub(crate) fn window_shift(e_max: i32, bits: i32) -> i32 {
 	bits - 1 - e_max
 }
 
-/// $\lfloor |x| 2^w \rfloor$ (a finite `x` of a row with window shift `w`)
+/// `⌊|x|·2^w⌋` (a finite `x` of a row with window shift `w`)
 #[inline]
 pub(crate) fn magnitude(x: f64, w: i32) -> i8 {
 	scale_pow2(x.abs(), w).floor() as i8
 }
 
-/// $\Lambda$ of the reference plans of the scheme II families 1 and 2: the smallest moduli counts
-/// whose $\Lambda$ is even and odd (the first plan's where no plan has that parity)
+/// `Λ` of the reference plans of the scheme II families 1 and 2: the smallest moduli counts
+/// whose `Λ` is even and odd (the first plan's where no plan has that parity)
 fn reference_lambdas() -> [i32; 2] {
 	static REFS: std::sync::OnceLock<[i32; 2]> = std::sync::OnceLock::new();
 	*REFS.get_or_init(|| {
@@ -80,10 +55,10 @@ fn reference_lambdas() -> [i32; 2] {
 	})
 }
 
-/// where a row's scheme II shift comes from: $\sigma(p) = \lfloor (\Lambda_p + c) / 2 \rfloor$
+/// where a row's scheme II shift comes from: `σ(p) = ⌊(Λ_p + c) / 2⌋`
 ///
-/// fast scaling: $c = 32 - 2E - \lceil \log_2 T \rceil$ ([`crate::scheme2::fast_shift`]);
-/// accurate: $c = 2 s_0 - \lceil \log_2 R \rceil$ ([`crate::scheme2::accurate_shift`]). `None`
+/// fast scaling: `c = 32 - 2E - ⌈log2 T⌉` ([`crate::scheme2::fast_shift`]);
+/// accurate: `c = 2·s_0 - ⌈log2 R⌉` ([`crate::scheme2::accurate_shift`]). `None`
 /// for a row whose entries of the product are all exactly zero (a zero row, or, under accurate
 /// scaling, a row that meets no nonzero of the other operand)
 pub(crate) type ShiftOffset = Option<i32>;
@@ -99,18 +74,18 @@ pub(crate) fn accurate_offset(s0: i32, r: i64) -> ShiftOffset {
 }
 
 /// one row of `A` (or column of `B`) as the entry pass reads it: the layout of `BoundSide` in
-/// `cuda/bound.cu`. With $S$ the row's L1 bound ($\|a_i\|_1 < S\, 2^{E_i - 15}$) and $u = w -
-/// \sigma$ the distance of its window from its grid at each family's reference plan (scheme I: one
-/// slice, with the largest of the shift's corrections over the slice counts), the entry bound of
-/// row `i` and column `j` reads $\rho S_j 2^{u_i + b - 16} = $ `b.norm[f] * a.step[f]`
+/// `cuda/bound.cu`. With `S` the row's L1 bound (`‖a_i‖₁ < S·2^(E_i - 15)`) and `u = w - σ` the
+/// distance of its window from its grid at each family's reference plan (scheme I: one slice,
+/// with the largest of the shift's corrections over the slice counts), the entry bound of row `i`
+/// and column `j` reads `ρ·S_j·2^(u_i + b - 16) = b.norm[f] * a.step[f]`
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub(crate) struct Side {
-	/// per family: $\rho S 2^{b - 16}$ ($\rho$ = 1/2 for scheme I, 1 for scheme II)
+	/// per family: `ρ·S·2^(b - 16)` (`ρ` = 1/2 for scheme I, 1 for scheme II)
 	pub norm: [f64; FAMILIES],
-	/// per family: $2^u$
+	/// per family: `2^u`
 	pub step: [f64; FAMILIES],
-	/// $E_i$, the exponent of the largest magnitude
+	/// `E_i`, the exponent of the largest magnitude
 	pub e_max: i32,
 	/// 1 when every entry of the product in this row is exactly zero
 	pub zero: i32,
@@ -171,12 +146,12 @@ pub(crate) fn sides(stats: &[RowStats], amax: impl Fn(usize) -> f64 + Sync, offs
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub(crate) struct RowMaxima {
-	/// per family: $\max_j (\rho S_j 2^{u_i + b - 16} + \rho S_i 2^{v_j + b - 16}) / L_{ij}$, the
+	/// per family: `max_j (ρ·S_j·2^(u_i + b - 16) + ρ·S_i·2^(v_j + b - 16)) / L_ij`, the
 	/// representation errors over the window's pairing
 	pub grid: [f64; FAMILIES],
-	/// per family: $\max_j 2^{u_i + v_j} / L_{ij}$
+	/// per family: `max_j 2^(u_i + v_j) / L_ij`
 	pub pairs: [f64; FAMILIES],
-	/// $\max_j 2^{f + 2b - 2 - E_i - F_j} / L_{ij}$, `f` the exponent of half the smallest subnormal
+	/// `max_j 2^(f + 2b - 2 - E_i - F_j) / L_ij`, `f` the exponent of half the smallest subnormal
 	pub floor: f64,
 }
 
@@ -264,7 +239,7 @@ impl Bound {
 		})
 	}
 
-	/// an upper bound of $|C_{ij} - (AB)_{ij}| / D_{ij}$ over the entries of row `i` under the plan
+	/// an upper bound of `|C_ij - (AB)_ij| / D_ij` over the entries of row `i` under the plan
 	/// of `terms`, before the final rounding of each entry to the output type (that is
 	/// [`Bound::output_error`]); `+inf` where the window lost the row's pairing, 0 for a row that
 	/// is exactly zero
@@ -279,9 +254,8 @@ impl Bound {
 		emulation * (1.0 + 2f64.powi(-40)) + terms.extra
 	}
 
-	/// the final rounding of an entry to the output type, over $D_{ij}$: at most
-	/// $2^{-\text{mantissa}}$ (plus $2^{-53}$ for the `f64` stage of `f32` outputs), since
-	/// $|C_{ij}| \le D_{ij}$. A native product rounds its outputs the same way
+	/// the final rounding of an entry to the output type, over `D_ij`: at most `2^-mantissa` (plus
+	/// `2^-53` for the `f64` stage of `f32` outputs), since `|C_ij| ≤ D_ij`. A native product rounds its outputs the same way
 	pub fn output_error(&self) -> f64 {
 		2f64.powi(-(self.mantissa as i32)) + if self.mantissa < 53 { 2f64.powi(-53) } else { 0.0 }
 	}
@@ -295,8 +269,8 @@ pub(crate) struct PartBounds(pub [Bound; 4]);
 impl PartBounds {
 	/// the terms of `scheme` in each real product, and the rounding of the products before they
 	/// are combined: scheme II hands each product on with the CRT's remainder, so that only the
-	/// small terms of their sum round ([`crate::cpu::parts::combined`], a few $2^{-106}$, taken as
-	/// $2^{-100}$); scheme I rounds each product to `f64` ($2^{-53}$)
+	/// small terms of their sum round ([`crate::cpu::parts::combined`], a few `2^-106`, taken as
+	/// `2^-100`); scheme I rounds each product to `f64` (`2^-53`)
 	pub fn terms(&self, scheme: Scheme) -> Option<([PlanTerms; 4], f64)> {
 		let [a, b, c, d] = &self.0;
 		let rounding = if matches!(scheme, Scheme::SchemeII { .. }) {
@@ -307,13 +281,12 @@ impl PartBounds {
 		Some(([a.terms(scheme)?, b.terms(scheme)?, c.terms(scheme)?, d.terms(scheme)?], rounding))
 	}
 
-	/// an upper bound of $|C_{ij} - (AB)_{ij}| / D_{ij}$ per part over the entries of row `i`,
-	/// before the final rounding to the output type. $\mathrm{Re}\, C = P_0 - P_1$ with
-	/// $D^{Re} = D_0 + D_1$ (the imaginary part alike with $P_2 + P_3$), so its error is at most the
-	/// larger relative error of the two products, plus their rounding before they are combined
-	/// (`rounding` of $D_0 + D_1$, and below the normal range half a subnormal each, at most
-	/// twice the larger floor term). The sum's last rounding is the output's
-	/// ([`Bound::output_error`])
+	/// an upper bound of `|C_ij - (AB)_ij| / D_ij` per part over the entries of row `i`, before
+	/// the final rounding to the output type. `Re C = P_0 - P_1` with `D_Re = D_0 + D_1` (the
+	/// imaginary part alike with `P_2 + P_3`), so its error is at most the larger relative error of
+	/// the two products, plus their rounding before they are combined (`rounding` of `D_0 + D_1`,
+	/// and below the normal range half a subnormal each, at most twice the larger floor term). The
+	/// sum's last rounding is the output's ([`Bound::output_error`])
 	pub fn row_error(&self, i: usize, (terms, rounding): &([PlanTerms; 4], f64)) -> f64 {
 		let (mut error, mut floor) = (0.0f64, 0.0f64);
 		for (bound, t) in self.0.iter().zip(terms) {
@@ -326,15 +299,15 @@ impl PartBounds {
 		(error + rounding + 2.0 * floor) * (1.0 + 2f64.powi(-40))
 	}
 
-	/// the final rounding of an entry to the output type, over $D_{ij}$
+	/// the final rounding of an entry to the output type, over `D_ij`
 	pub fn output_error(&self) -> f64 {
 		self.0[0].output_error()
 	}
 }
 
 /// what a plan contributes to [`Bound::row_error`], the same for every row: the family of its
-/// shifts, the factors of the row's maxima ($2^{-h}$ and $2^{-2h} \kappa$, $h$ the shift's distance
-/// from the family's reference plan) and its reconstruction's own rounding
+/// shifts, the factors of the row's maxima (`2^-h` and `2^(-2h)·κ`, `h` the shift's distance from
+/// the family's reference plan) and its reconstruction's own rounding
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct PlanTerms {
 	family: usize,
@@ -343,8 +316,8 @@ pub(crate) struct PlanTerms {
 	extra: f64,
 }
 
-/// $c_p$: the largest sum of the digit products scheme I drops for one term, on the grid of the
-/// integer product: $\sum_{s=p}^{2p-2} (2p - 1 - s)\, 128^2\, 256^{2p-2-s}$
+/// `c_p`: the largest sum of the digit products scheme I drops for one term, on the grid of the
+/// integer product: `Σ_(s = p..=2p-2) (2p - 1 - s)·128²·256^(2p-2-s)`
 fn dropped_digit_products(p: u32) -> f64 {
 	(p..=2 * p.saturating_sub(1))
 		.map(|s| (2 * p - 1 - s) as f64 * 16384.0 * 256f64.powi((2 * p - 2 - s) as i32))

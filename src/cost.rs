@@ -3,20 +3,22 @@
 //! a plan's time is modelled phase by phase, as the GPU pipeline runs it (the default routes: fused
 //! products for both schemes; complex scheme II with K > 8,192 priced as the unfused route, whose
 //! products the three launches of the real kernel that run there beat by 4% on an H200), with
-//! $E = (m + n) k$ operand elements, $C = m n$ output entries, $c = 2$ for complex products
-//! (two parts to read, split and write) and $1$ otherwise, and $N$ =
-//! [`Scheme::int8_products`] INT8 products of $2 m n k$ operations each:
+//! `E = (m + n)·k` operand elements, `C = m·n` output entries, `c = 2` for complex products (two
+//! parts to read, split and write) and `1` otherwise, and `N` = [`Scheme::int8_products`] INT8
+//! products of `2·m·n·k` operations each:
 //!
-//! $$t = t_0 + c E (s_0 + s_1 p) + \frac{2 m n k N}{R} + c C r$$
+//! ```text
+//! t = t_0 + c·E·(s_0 + s_1·p) + 2·m·n·k·N / R + c·C·r
+//! ```
 //!
-//! - $t_0$: the fixed cost of a call (the statistics' round trip to the host, the policy, launches)
-//! - split: $s_0$ per operand element (statistics, scaling, conversion) and $s_1$ per element and
+//! - `t_0`: the fixed cost of a call (the statistics' round trip to the host, the policy, launches)
+//! - split: `s_0` per operand element (statistics, scaling, conversion) and `s_1` per element and
 //!   digit plane (scheme I: interleaved digit planes) or residue plane (scheme II)
-//! - products: $R$ is the INT8 rate of the scheme's fused kernel: per slice count for scheme I
+//! - products: `R` is the INT8 rate of the scheme's fused kernel: per slice count for scheme I
 //!   (its tiles and stages differ with `p`), one rate for scheme II, times a factor for the 3M
 //!   kernel of complex scheme II
-//! - $r$: scheme I reconstructs in its kernel's epilogue, $r = \epsilon \times$ K passes; scheme II
-//!   writes `p` residue planes of the output and rebuilds it in a CRT pass, $r = r_0 + r_1 p$
+//! - `r`: scheme I reconstructs in its kernel's epilogue, `r = ε × (K passes)`; scheme II writes
+//!   `p` residue planes of the output and rebuilds it in a CRT pass, `r = r_0 + r_1·p`
 //!
 //! the element type matters only as real or complex: `f32` and `f64` runs of the same plan differ
 //! by 1-7% in the measurements, in the same direction for both schemes.
@@ -39,11 +41,11 @@ use crate::shape::Shape;
 
 /// the measured constants of the model on one device (seconds, INT8 operations per second)
 pub(crate) struct CostModel {
-	/// $t_0$, seconds per call
+	/// `t_0`, seconds per call
 	pub overhead: f64,
-	/// scheme I split: $(s_0, s_1)$, seconds per operand element and per element and digit plane
+	/// scheme I split: `(s_0, s_1)`, seconds per operand element and per element and digit plane
 	pub split_scheme1: (f64, f64),
-	/// scheme II split: $(s_0, s_1)$, seconds per operand element and per element and residue plane
+	/// scheme II split: `(s_0, s_1)`, seconds per operand element and per element and residue plane
 	pub split_scheme2: (f64, f64),
 	/// the fused scheme I kernel's INT8 rate for `p = 1..=8` slices, operations per second
 	pub rate_scheme1: [f64; 8],
@@ -55,16 +57,16 @@ pub(crate) struct CostModel {
 	pub rate_scheme2: f64,
 	/// the 3M rate of complex scheme II relative to `rate_scheme2`
 	pub rate_3m: f64,
-	/// scheme II CRT: $(r_0, r_1)$, seconds per output entry and per entry and modulus
+	/// scheme II CRT: `(r_0, r_1)`, seconds per output entry and per entry and modulus
 	pub crt: (f64, f64),
 	/// the error bound of a target precision: seconds per call, and the rate of its window
-	/// product in operations per second ($2 m n k$ per real product, twice that for complex)
+	/// product in operations per second (`2·m·n·k` per real product, twice that for complex)
 	pub bound: (f64, f64),
 	/// the four bounds of a complex product's separately scaled parts with the parts' copies,
 	/// relative to four real bounds
 	pub part_bounds: f64,
-	/// the native products' rates, real floating-point operations per second ($2 m n k$ real, $8
-	/// m n k$ complex), and a launch's seconds
+	/// the native products' rates, real floating-point operations per second (`2·m·n·k` real,
+	/// `8·m·n·k` complex), and a launch's seconds
 	pub native: NativeRates,
 }
 

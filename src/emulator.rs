@@ -173,7 +173,7 @@ impl Emulator {
 	/// need more runs out of core: tile by tile of the output, panels of `A` and `B` streamed
 	/// through the device, with the plan and the scaling decided once for the whole product, so
 	/// that its entries are those of the in-core product (see [`Report::tiles`]). Device
-	/// matrices ([`crate::DeviceMatrix`]) always compute in core
+	/// matrices (`DeviceMatrix`, feature `cuda`) always compute in core
 	///
 	/// # example
 	/// ```
@@ -192,8 +192,9 @@ impl Emulator {
 	/// bit (but for rows the bound leaves native, which cuBLAS computes per tile). A host operand
 	/// that every GPU needs (`B`) crosses PCIe once, a piece of it over each GPU's link, and the
 	/// GPUs copy the pieces from each other (over NVLink where they are joined by it). Device
-	/// matrices ([`Emulator::upload`]) are split by rows over the GPUs. An ordinal may repeat: it
-	/// then runs one pipeline per repetition (which exercises the split on a machine with one GPU)
+	/// matrices (`Emulator::upload`, feature `cuda`) are split by rows over the GPUs. An ordinal may
+	/// repeat: it then runs one pipeline per repetition (which exercises the split on a machine with
+	/// one GPU)
 	///
 	/// # example
 	/// ```no_run

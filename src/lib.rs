@@ -81,6 +81,8 @@
 
 #![warn(missing_docs)]
 
+#[doc = include_str!("../docs/ACCURACY.md")]
+pub mod accuracy {}
 mod backend;
 mod balance;
 mod bound;

@@ -1,25 +1,10 @@
-//! the policy: from a [`Precision`] and a product's error bound to the [`Plan`] that runs
+//! the policy: from a [`Precision`] and a product's error bound ([`crate::bound`]) to the [`Plan`]
+//! that runs, and the rows of the product it leaves to the native product
 //!
-//! an explicit precision ([`Precision::SchemeI`], [`Precision::SchemeII`]) runs its plan as given,
-//! without a bound. a target precision weighs every emulated plan (scheme I with 1..=8 slices,
-//! scheme II with 2..=20 moduli under the context's scaling) and the native product: each row of
-//! the product whose bound ([`crate::bound::Bound::row_error`]) meets the target is emulated, the
-//! others are computed natively. a plan that leaves at most an eighth of the rows to the native
-//! product is a candidate; the native product always is one (it keeps every target by
-//! definition), unless the context reserves it for products no plan certifies. candidates are
-//! ranked by their predicted seconds ([`Scheme::cost`], the native rows and the native product at
-//! the rates of [`crate::cost`]). where the native product is predicted faster than the cheapest
-//! emulated plan plus the bound's own cost, the bound is skipped. every backend runs the same
-//! policy on the same bound, so that the CPU oracle picks the plan the GPU picks
-//!
-//! accurately scaled plans are weighed only under a context's [`Scaling::Accurate`]: their bound
-//! needs the coarse product and a bound pass of their own, and they would rarely pay for them.
-//! Over 13 input families (`phi` 0.5-4, inner-scaled, dominant-meets-small, bimodal,
-//! compensating, cancelling, same-sign, small imaginary parts, integers), three shapes (96 x 96 x
-//! 96, 8 x 20000 x 8, 64 x 3001 x 48), `F64`, `F32` and `Bits(40)`, `f64` and `c64`, accurate
-//! scaling certified fewer moduli than fast scaling in 2 of 234 cases (by one modulus, which its
-//! extra INT8 product costs back), as many in 193 and more in 39. What its row shifts gain, a big
-//! entry meeting only small entries along K, inner balancing already removes
+//! an explicit precision runs its plan as given; a target precision weighs every emulated plan and
+//! the native product by the rows the bound certifies and by predicted seconds ([`crate::cost`]).
+//! how it chooses, and why, is the policy section of [`crate::accuracy`]. every backend runs the
+//! same policy on the same bound, so that the CPU oracle picks the plan the GPU picks
 
 use crate::bound::{Bound, PartBounds, bits};
 use crate::cost::{H200, NativeArithmetic};

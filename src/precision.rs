@@ -1,5 +1,6 @@
 //! what the user asks for ([`Precision`]) and what runs ([`Plan`]); the policy between them is
-//! in `src/policy.rs`, the error bound it relies on in `src/bound.rs`
+//! in `src/policy.rs`, the error bound it relies on in `src/bound.rs`, and both are explained in
+//! [`crate::accuracy`]
 
 use crate::scheme1;
 use crate::scheme2::MAX_MODULI;
@@ -9,23 +10,23 @@ use core::fmt;
 ///
 /// # the promise
 ///
-/// accuracy is measured in *scaled bits*, $-\log_2 \max_{ij} |C - AB|_{ij} / (|A||B|)_{ij}$, per
-/// part for complex products (the real part against $|A_{re}||B_{re}| + |A_{im}||B_{im}|$, the
-/// imaginary part against $|A_{re}||B_{im}| + |A_{im}||B_{re}|$): see [`crate::testing`].
+/// accuracy is measured in *scaled bits*, `-log2 max_ij |C - AB|_ij / (|A|·|B|)_ij`, per part for
+/// complex products (the real part against `|Re A|·|Re B| + |Im A|·|Im B|`, the imaginary part
+/// against `|Re A|·|Im B| + |Im A|·|Re B|`): see [`crate::testing`] and [`crate::accuracy`].
 ///
 /// | precision | target (scaled bits) | against |
 /// |---|---|---|
-/// | [`Precision::Tf32`] | $\min(13 + \frac12 \log_2 K,\ 53)$ before the output's rounding | a TF32 tensor-core GEMM |
-/// | [`Precision::F32`] | $\min(26 + \frac12 \log_2 K,\ 53)$ before the output's rounding | a native FP32 GEMM |
+/// | [`Precision::Tf32`] | `min(13 + log2(K)/2, 53)` before the output's rounding | a TF32 tensor-core GEMM |
+/// | [`Precision::F32`] | `min(26 + log2(K)/2, 53)` before the output's rounding | a native FP32 GEMM |
 /// | [`Precision::F64`] | 53 before the output's rounding | a native FP64 GEMM |
 /// | [`Precision::Bits`]`(n)` | `n`, the output's rounding included | |
 /// | [`Precision::SchemeI`] / [`Precision::SchemeII`] | none: the plan is given | |
 ///
 /// the final rounding of each entry to the output type is relative to the entry, not to
-/// $(|A||B|)_{ij}$, and a native product shares it: the targets relative to a native product bound
+/// `(|A|·|B|)_ij`, and a native product shares it: the targets relative to a native product bound
 /// the error before it (an `f32` output of a cancelling product can carry 50 scaled bits, and
 /// `F64` keeps them). a native GEMM's rounding errors cancel like a random walk on most inputs, so
-/// its scaled bits grow by about $\frac12 \log_2 K$ above its unit roundoff (a TF32 GEMM reaches
+/// its scaled bits grow by about `log2(K)/2` above its unit roundoff (a TF32 GEMM reaches
 /// 13-14 bits at K = 640, not 11); the `Tf32` and `F32` targets follow that, with 2 bits for the
 /// lucky entries of small products. they are a model of the native product's accuracy, checked by
 /// the tests on every input family, not a bound of it: no bound exists (a TF32 product of small
@@ -51,7 +52,7 @@ use core::fmt;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Precision {
 	/// at least the scaled bits of a TF32 tensor-core GEMM on the same inputs, minus one, for each
-	/// part of a complex product (see the module docs)
+	/// part of a complex product (see [`Precision`] and [`crate::accuracy`])
 	Tf32,
 	/// at least the scaled bits of a native FP32 GEMM on the same inputs, minus one, for each part
 	F32,
@@ -111,7 +112,7 @@ pub enum Scaling {
 	/// Cauchy–Schwarz bound from the row and column norms; no extra product
 	#[default]
 	Fast,
-	/// an entrywise bound of $|A||B|$ from one extra INT8 product; about $\frac12\log_2 K$ more
+	/// an entrywise bound of `|A|·|B|` from one extra INT8 product; about `log2(K)/2` more
 	/// bits on dense data
 	Accurate,
 }

@@ -40,7 +40,7 @@ impl HostRouting {
 }
 
 /// the routing of an `m x k` by `k x n` product of `T` at `precision`, for a host whose native
-/// product runs at `host_rate` operations per second ($2mnk$ real, $8mnk$ complex)
+/// product runs at `host_rate` operations per second (`2·m·n·k` real, `8·m·n·k` complex)
 #[cfg(any(feature = "cuda", test))]
 pub(crate) fn route<T: Scalar>(shape: Shape, accum: Accum, precision: Precision, host_rate: f64) -> HostRouting {
 	let Shape { m, n, k } = shape;

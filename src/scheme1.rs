@@ -1,11 +1,14 @@
 //! Ozaki scheme I: mantissa slicing into balanced base-256 digits
 //!
-//! a row of $A$ (a column of $B$) is scaled by one power of two, $2^{s_i}$, so that the rounded
-//! integers $a'_{ih} = \mathrm{rint}(a_{ih} 2^{s_i})$ fit $8p - 1$ bits, and each integer is cut into
-//! $p$ balanced digits $d_0, \dots, d_{p-1} \in [-128, 127]$ with $a' = \sum_t d_t 256^{p-1-t}$.
-//! the $p(p+1)/2$ slice products with $t + u < p$ are summed per diagonal $s = t + u$ into $p$
-//! exact INT32 accumulators $C_s$, and
-//! $$C_{ij} \approx 2^{16(p-1) - s_i - s'_j} \sum_s 2^{-8s} C_s.$$
+//! a row `i` of `A` (a column `j` of `B`) is scaled by one power of two, `2^s_i`, so that the rounded
+//! integers `a'_ih = rint(a_ih·2^s_i)` fit `8p - 1` bits, and each integer is cut into `p` balanced
+//! digits `d_0, …, d_(p-1) ∈ [-128, 127]` with `a' = Σ_t d_t·256^(p-1-t)`. the `p(p+1)/2` slice
+//! products with `t + u < p` are summed per diagonal `s = t + u` into `p` exact INT32 accumulators
+//! `C_s`, and
+//!
+//! ```text
+//! C_ij ≈ 2^(16(p-1) - s_i - s'_j) · Σ_s 2^(-8s)·C_s
+//! ```
 //!
 //! every function here is pure and is mirrored operation for operation by the GPU kernels
 
@@ -14,7 +17,7 @@ use crate::fp::{exponent, scale_pow2};
 /// the largest slice count
 pub const MAX_SLICES: u32 = 8;
 
-/// the largest integer that `p` balanced digits represent: $127 (256^p - 1) / 255$
+/// the largest integer that `p` balanced digits represent: `127·(256^p - 1) / 255`
 pub(crate) const fn digit_range(p: u32) -> i64 {
 	(127 * ((1u128 << (8 * p)) - 1) / 255) as i64
 }
@@ -30,8 +33,8 @@ fn digit_range_f64(p: u32) -> f64 {
 	}
 }
 
-/// the shift $s$ of a row (column) whose largest magnitude is `amax`: the largest power of two such
-/// that $|\mathrm{rint}(a 2^s)| \le$ [`digit_range`]`(p)` for every entry (0 for a zero row)
+/// the shift `s` of a row (column) whose largest magnitude is `amax`: the largest power of two such
+/// that `|rint(a·2^s)| ≤` [`digit_range`]`(p)` for every entry (0 for a zero row)
 pub(crate) fn shift(amax: f64, p: u32) -> i32 {
 	if amax == 0.0 {
 		return 0;
@@ -44,7 +47,7 @@ pub(crate) fn shift(amax: f64, p: u32) -> i32 {
 	}
 }
 
-/// $\mathrm{rint}(x 2^s)$ as an integer; `|x| <= amax` of the row that gave `s`
+/// `rint(x·2^s)` as an integer; `|x| <= amax` of the row that gave `s`
 #[inline]
 pub(crate) fn to_integer(x: f64, s: i32) -> i64 {
 	scale_pow2(x, s).round_ties_even() as i64
@@ -63,14 +66,14 @@ pub(crate) fn balanced_digits(mut x: i64, digits: &mut [i8]) {
 }
 
 /// the largest K for which every diagonal accumulator is exact in INT32:
-/// $p \cdot 128^2 \cdot K \le 2^{31} - 1$ (worst diagonal has `p` products)
+/// `p·128²·K ≤ 2³¹ - 1` (worst diagonal has `p` products)
 pub const fn k_max(p: u32) -> usize {
 	((i32::MAX as u64) / (p as u64 * 128 * 128)) as usize
 }
 
-/// the shift-reduce: $\sum_s 2^{-8s} C_s$, added smallest weight first
+/// the shift-reduce: `Σ_s 2^(-8s)·C_s`, added smallest weight first
 ///
-/// every step is exact up to the one rounding of the addition (multiplication by $2^{-8}$ is exact)
+/// every step is exact up to the one rounding of the addition (multiplication by `2^-8` is exact)
 #[inline]
 pub(crate) fn shift_reduce(acc: &[i32]) -> f64 {
 	let (last, rest) = acc.split_last().expect("at least one slice");
@@ -81,7 +84,7 @@ pub(crate) fn shift_reduce(acc: &[i32]) -> f64 {
 	v
 }
 
-/// the exponent that turns a shift-reduced value into the product: $16(p-1) - s_i - s'_j$
+/// the exponent that turns a shift-reduced value into the product: `16(p-1) - s_i - s'_j`
 #[inline]
 pub(crate) fn output_exponent(p: u32, row_shift: i32, col_shift: i32) -> i32 {
 	16 * (p as i32 - 1) - row_shift - col_shift

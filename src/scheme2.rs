@@ -1,14 +1,14 @@
 //! Ozaki scheme II: Chinese remaindering over `p` pairwise coprime moduli `<= 256`
 //!
-//! rows of $A$ and columns of $B$ are scaled by powers of two and truncated to integers $a', b'$
-//! such that $\sum_h |a'_{ih}| |b'_{hj}| \le 2^\Lambda \le P/4$ is *guaranteed* ($P = \prod m_l$);
-//! the exact integer product $C' = A'B'$ is then recovered from its residues modulo each $m_l$,
-//! each obtained from one exact INT8 product of symmetric residues. two scalings are offered:
+//! rows of `A` and columns of `B` are scaled by powers of two and truncated to integers `a'`, `b'`
+//! such that `Σ_h |a'_ih|·|b'_hj| ≤ 2^Λ ≤ P/4` is *guaranteed* (`P = Π_l m_l`); the exact integer
+//! product `C' = A'·B'` is then recovered from its residues modulo each `m_l`, each obtained from
+//! one exact INT8 product of symmetric residues. two scalings are offered:
 //!
-//! - fast (Cauchy–Schwarz): $\sigma_i = \lfloor (\Lambda - \log_2 \lceil \|a_i\|^2 \rceil)/2 \rfloor$
-//!   from an upward-quantised squared norm; scale-invariant, no extra product
-//! - accurate: one extra INT8 product of 6-bit upward roundings of $|A|$ and $|B|$ bounds
-//!   $|A||B|$ entrywise (gains about $\frac12 \log_2 K$ bits on dense data)
+//! - fast (Cauchy–Schwarz): `σ_i = ⌊(Λ - log2⌈‖a_i‖²⌉) / 2⌋` from an upward-quantised squared
+//!   norm; scale-invariant, no extra product
+//! - accurate: one extra INT8 product of 6-bit upward roundings of `|A|` and `|B|` bounds `|A|·|B|`
+//!   entrywise (gains about `log2(K)/2` bits on dense data)
 //!
 //! every function here is pure and is mirrored operation for operation by the GPU kernels
 
@@ -74,10 +74,10 @@ impl ScaledInteger {
 }
 
 /// the fast-scaling statistic of a row: `(E, T)` where `E` is the exponent of the largest
-/// magnitude and `T` an integer with $\|a\|^2 < T \cdot 2^{2E - 32}$
+/// magnitude and `T` an integer with `‖a‖² < T·2^(2E - 32)`
 ///
-/// each entry contributes $\lceil (M_{16} + 1)^2 \, 2^{2 - 2(E - e)} \rceil$ with $M_{16}$ its top 16
-/// significand bits; integer sums make `T` independent of the summation order. `None` for a zero row
+/// each entry contributes `⌈(M_16 + 1)²·2^(2 - 2(E - e))⌉` with `M_16` its top 16 significand bits
+/// (`e` its exponent); integer sums make `T` independent of the summation order. `None` for a zero row
 pub(crate) fn norm_bound(values: impl Iterator<Item = f64> + Clone) -> Option<(i32, u64)> {
 	let e_max = values.clone().filter(|x| *x != 0.0).map(exponent).max()?;
 	let t = values.filter(|x| *x != 0.0).map(|x| norm_term(x, e_max)).sum();
@@ -92,7 +92,7 @@ fn norm_term(x: f64, e_max: i32) -> u64 {
 	if shift >= 64 { 1 } else { v.div_ceil(1u64 << shift) }
 }
 
-/// the fast (Cauchy–Schwarz) shift: the largest $\sigma$ with $2^{2\sigma} T 2^{2E - 32} \le 2^\Lambda$
+/// the fast (Cauchy–Schwarz) shift: the largest `σ` with `2^(2σ)·T·2^(2E - 32) ≤ 2^Λ`
 #[inline]
 pub(crate) fn fast_shift(bound: Option<(i32, u64)>, lambda: i32) -> i32 {
 	match bound {
@@ -118,7 +118,7 @@ pub(crate) fn coarse_magnitude(x: f64, s0: i32) -> i8 {
 }
 
 /// the accurate shift from the coarse shift and the largest coarse product in the row:
-/// $s_0 + \lfloor (\Lambda - \lceil \log_2 R \rceil) / 2 \rfloor$
+/// `s_0 + ⌊(Λ - ⌈log2 R⌉) / 2⌋` (`R` that largest product)
 #[inline]
 pub(crate) fn accurate_shift(s0: i32, row_max: i64, lambda: i32) -> i32 {
 	if row_max <= 0 {
@@ -128,7 +128,7 @@ pub(crate) fn accurate_shift(s0: i32, row_max: i64, lambda: i32) -> i32 {
 	}
 }
 
-/// what the accurate scaling reads of a product: the coarse shifts $s_0$ of the rows of `A` and
+/// what the accurate scaling reads of a product: the coarse shifts `s_0` of the rows of `A` and
 /// of the columns of `B` ([`coarse_shift`]), and the largest entry of each row and column of the
 /// coarse bound product (every backend computes it exactly in integers)
 pub(crate) struct CoarseMaxima {
@@ -138,7 +138,7 @@ pub(crate) struct CoarseMaxima {
 
 impl CoarseMaxima {
 	/// the accurate shifts ([`accurate_shift`]) of the rows of `A` and the columns of `B` for
-	/// $\Lambda$ = `lambda`
+	/// `Λ = lambda`
 	pub fn shifts(&self, lambda: i32) -> (Vec<i32>, Vec<i32>) {
 		let side = |s0: &[i32], max: &[i64]| s0.iter().zip(max).map(|(&s, &r)| accurate_shift(s, r, lambda)).collect();
 		(side(&self.s0.0, &self.max.0), side(&self.s0.1, &self.max.1))
@@ -147,25 +147,25 @@ impl CoarseMaxima {
 
 /// the constants of the CRT reconstruction for `p` moduli
 ///
-/// with $w_l = (P/m_l)\,((P/m_l)^{-1} \bmod m_l)$, the product is $C' = S - qP$ where
-/// $S = \sum_l w_l c_l$ and $q = \mathrm{rint}(S/P)$. each $w_l$ is split as $hi_l + lo_l$ with
-/// $hi_l$ on the grid $2^g$ and $|hi_l| / 2^g < 2^{45 - \lceil \log_2 p \rceil}$, so that
-/// $\sum_l hi_l c_l$ is exact in `f64`; $P$ is split the same way
+/// with `w_l = (P/m_l)·((P/m_l)⁻¹ mod m_l)`, the product is `C' = S - q·P` where `S = Σ_l w_l·c_l`
+/// and `q = rint(S/P)`. each `w_l` is split as `hi_l + lo_l` with `hi_l` on the grid `2^g` and
+/// `|hi_l| / 2^g < 2^(45 - ⌈log2 p⌉)`, so that `Σ_l hi_l·c_l` is exact in `f64`; `P` is split the
+/// same way
 #[derive(Clone, Debug, PartialEq)]
 pub struct Crt {
 	/// the moduli
 	pub moduli: Vec<u32>,
-	/// $\Lambda$: the plan guarantees $|C'| \le \sum |a'||b'| \le 2^\Lambda \le P/4$
+	/// `Λ`: the plan guarantees `|C'| ≤ Σ |a'|·|b'| ≤ 2^Λ ≤ P/4`
 	pub lambda: i32,
-	/// the high parts of $w_l$
+	/// the high parts of `w_l`
 	pub hi: Vec<f64>,
-	/// the low parts of $w_l$ (rounded)
+	/// the low parts of `w_l` (rounded)
 	pub lo: Vec<f64>,
-	/// $P$ on the grid of `hi`
+	/// `P` on the grid of `hi`
 	pub p_hi: f64,
-	/// $P - P_{hi}$ (rounded)
+	/// `P - P_hi` (rounded)
 	pub p_lo: f64,
-	/// $1/P$ (rounded)
+	/// `1/P` (rounded)
 	pub inv_p: f64,
 }
 
@@ -221,8 +221,8 @@ impl Crt {
 		self.moduli.is_empty()
 	}
 
-	/// the integer $C'$ (as an `f64`, error about $2^{-77} P$ plus its own rounding) whose residues are
-	/// `residues[l]` modulo `moduli[l]`, assuming $|C'| \le P/4$
+	/// the integer `C'` (as an `f64`, error about `2^-77·P` plus its own rounding) whose residues are
+	/// `residues[l]` modulo `moduli[l]`, assuming `|C'| ≤ P/4`
 	///
 	/// the operation order is normative: the GPU kernel performs the same sequence
 	#[inline]
@@ -301,7 +301,7 @@ fn modulus_product(p: u32) -> BigUint {
 	MODULI[..p as usize].iter().map(|&m| BigUint::from(m)).product()
 }
 
-/// $\Lambda$ of `p` moduli: $\lfloor \log_2 P \rfloor - 2$, so that $2^\Lambda \le P/4$
+/// `Λ` of `p` moduli: `⌊log2 P⌋ - 2`, so that `2^Λ ≤ P/4`
 pub(crate) fn lambda(p: u32) -> i32 {
 	modulus_product(p).bits() as i32 - 3
 }

@@ -14,7 +14,7 @@ pub(crate) struct RowStats {
 	pub e_max: i32,
 	/// the fast-scaling norm bound (see [`crate::scheme2::norm_bound`]); `None` for a zero row
 	pub norm: Option<(i32, u64)>,
-	/// an integer `S` with $\sum |x| < S \cdot 2^{e_{max} - 15}$ over every part of the row (see
+	/// an integer `S` with `Σ |x| < S·2^(e_max - 15)` over every part of the row (see
 	/// [`l1_term`]); 0 for a zero row
 	pub l1: u64,
 }
@@ -31,9 +31,9 @@ pub(crate) fn row_stats(op: &Operand) -> Vec<RowStats> {
 	(0..op.len).into_par_iter().map(|i| one_row(op.parts(i))).collect()
 }
 
-/// one nonzero part's share of the row's L1 bound, in units of $2^{e_{max} - 15}$: its top 16
+/// one nonzero part's share of the row's L1 bound, in units of `2^(e_max - 15)`: its top 16
 /// significand bits plus one, shifted down by its distance below `e_max` and rounded up, so that
-/// $|x| < $ `l1_term(x, e_max)` $\cdot 2^{e_{max} - 15}$ and integer sums of terms are
+/// `|x| < l1_term(x, e_max)·2^(e_max - 15)` and integer sums of terms are
 /// order-independent (`cuda/stats.cu` computes the same)
 #[inline]
 pub(crate) fn l1_term(x: f64, e_max: i32) -> u64 {

@@ -99,8 +99,8 @@ impl PartOperands {
 
 /// `x + sign y` in `f64` for two products given with their remainders (`x.0 + x.1` and `y.0 +
 /// y.1`): the sum of the leading values split without error, the small terms added to its
-/// remainder, then one rounding, so that the sum is within $2^{-53}$ of its value plus a few
-/// $2^{-106}$ of the products. A sum that overflows is the plain sum, which keeps the infinity
+/// remainder, then one rounding, so that the sum is within `2^-53` of its value plus a few
+/// `2^-106` of the products. A sum that overflows is the plain sum, which keeps the infinity
 /// (the split would turn it into NaN)
 ///
 /// normative: `combine_parts` in cuda/reconstruct.cu performs the same IEEE operations

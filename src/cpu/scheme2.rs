@@ -20,8 +20,8 @@ fn shifts(a_stats: &[RowStats], b_stats: &[RowStats], lambda: i32, coarse: Optio
 	}
 }
 
-/// the coarse maxima of `A B` on the CPU: the bound product $|A||B| \le C_{hi} 2^{-s_{0i} -
-/// s_{0j}}$, exact in integers, and the largest entry of each of its rows and columns
+/// the coarse maxima of `A B` on the CPU: the bound product `|A|·|B| ≤ C_hi·2^(-s_0i - s_0j)`,
+/// exact in integers, and the largest entry of each of its rows and columns
 pub(crate) fn coarse_maxima(a: &Operand, b: &Operand) -> CoarseMaxima {
 	let (s0a, coarse_a) = coarse(a);
 	let (s0b, coarse_b) = coarse(b);

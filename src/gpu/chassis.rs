@@ -62,8 +62,8 @@ pub(crate) fn igemm(gpu: &Gpu, v: Variant, (a, b, c): (DevPtr<i8>, DevPtr<i8>, D
 }
 
 /// the fused scheme II products by variant `v` (`scheme2_residues_*`, or `scheme2_residues_3m_*`
-/// when `out.im` is given): see [`residues::fused_residues`]; `moduli` the device address of
-/// `p` moduli; `dims` with K padded
+/// when `out.im` is given): see `residues::fused_residues`; `moduli` the device address of `p`
+/// moduli (u32); `dims` with K padded
 pub(crate) fn residues(
 	gpu: &Gpu,
 	v: Variant,

@@ -180,9 +180,9 @@ macro_rules! launch {
 	}};
 }
 
-/// launches the split kernel `KERNEL_<type>` over the tiles of `op` ([`Job::TILE`]), writing its planes
-/// to `out`; every split kernel takes the operand, its shape and strides, the padded K and `out`
-/// first, then its own arguments
+/// launches the split kernel `KERNEL_<type>` over the tiles of `op` ([`super::job::Job::TILE`]),
+/// writing its planes to `out`; every split kernel takes the operand, its shape and strides, the
+/// padded K and `out` first, then its own arguments
 macro_rules! launch_split {
 	($gpu:expr, $kernel:literal, $t:ty, $op:expr, $out:expr, $($arg:expr),* $(,)?) => {{
 		use $crate::gpu::job::{DeviceOperand, Job, pad16};
