@@ -57,11 +57,14 @@
 //!
 //! - `faer` (default): [`EmuMatMul`] for `faer::Mat` and `faer::MatRef`
 //! - `nalgebra`: [`EmuMatMul`] for every nalgebra matrix and view (zero-copy)
+//! - `testing` (default): the module [`testing`] (test matrices, an exact reference product,
+//!   accuracy metrics), which the examples here use; without it the crate does not depend on `rand`
 //! - `cuda`: the GPU backend on NVIDIA Hopper (sm_90a). `build.rs` compiles the kernels with nvcc
 //!   (from `NVCC`, `CUDA_HOME`/`CUDA_PATH` or `PATH`); without nvcc the crate still builds, and
 //!   the GPU backend then reports [`Error::NoKernels`]
 
 #![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod backend;
 mod balance;
@@ -85,6 +88,10 @@ pub mod scheme1;
 pub mod scheme2;
 mod settings;
 mod stats;
+// the library's own unit tests use it with or without the feature (its dependencies are also
+// dev-dependencies)
+#[cfg(any(test, feature = "testing"))]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;
 
 pub use backend::Backend;

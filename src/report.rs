@@ -9,7 +9,7 @@ use std::time::Duration;
 /// wall-clock time of each phase of the last product
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PhaseTimes {
-	/// host products on the GPU: the operands' (and for [`Accum::Add`] the destination's) way to
+	/// host products on the GPU: the operands' (and for [`Accum::Add`](crate::Accum::Add) the destination's) way to
 	/// the device, host copies and DMAs
 	pub upload: Duration,
 	/// the error bound that certifies the plan (target precisions only; part of `split`)
