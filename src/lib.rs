@@ -75,11 +75,14 @@
 //!
 //! - `faer` (default): [`EmuMatMul`] for `faer::Mat` and `faer::MatRef`
 //! - `nalgebra`: [`EmuMatMul`] for every nalgebra matrix and view (zero-copy)
+//! - `testing` (default): the module [`testing`] (test matrices, an exact reference product,
+//!   accuracy metrics), which the examples here use; without it the crate does not depend on `rand`
 //! - `cuda`: the GPU backend on NVIDIA Hopper (sm_90a). `build.rs` compiles the kernels with nvcc
 //!   (from `NVCC`, `CUDA_HOME`/`CUDA_PATH` or `PATH`); without nvcc the crate still builds, and
 //!   the GPU backend then reports [`Error::NoKernels`]
 
 #![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[doc = include_str!("../docs/ACCURACY.md")]
 pub mod accuracy {}
@@ -107,6 +110,10 @@ pub mod scheme2;
 mod settings;
 mod shape;
 mod stats;
+// the library's own unit tests use it with or without the feature (its dependencies are also
+// dev-dependencies)
+#[cfg(any(test, feature = "testing"))]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;
 mod view;
 

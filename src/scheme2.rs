@@ -13,8 +13,6 @@
 //! every function here is pure and is mirrored operation for operation by the GPU kernels
 
 use crate::fp::{ceil_log2, exponent, scale_pow2, significand};
-use num_bigint::{BigInt, BigUint};
-use num_traits::{ToPrimitive, Zero};
 
 /// the moduli, in the order they are used: the first `p` of them form a plan of `p` moduli
 pub const MODULI: [u32; 20] = [
@@ -171,7 +169,7 @@ pub struct Crt {
 
 impl Crt {
 	/// the constants for the first `p` moduli of [`MODULI`], `2 <= p <= 20`, computed once per
-	/// process (big-integer arithmetic: microseconds a product need not spend)
+	/// process (wide-integer arithmetic: microseconds a product need not spend)
 	///
 	/// ```
 	/// use emugemm::scheme2::Crt;
@@ -184,6 +182,14 @@ impl Crt {
 	}
 
 	/// the constants for the first `p` moduli of [`MODULI`], `2 <= p <= 20`
+	///
+	/// ```
+	/// use emugemm::scheme2::{Crt, MODULI};
+	/// let crt = Crt::new(4);
+	/// assert_eq!(crt.moduli, MODULI[..4]);
+	/// // P = 256 * 255 * 253 * 251 lies on the grid of `hi`: its split is exact
+	/// assert_eq!((crt.p_hi, crt.p_lo), (256.0 * 255.0 * 253.0 * 251.0, 0.0));
+	/// ```
 	pub fn new(p: u32) -> Self {
 		assert!((2..=MAX_MODULI).contains(&p), "scheme II needs 2..=20 moduli, got {p}");
 		let moduli = MODULI[..p as usize].to_vec();
@@ -192,14 +198,16 @@ impl Crt {
 		let grid = bits - (45 - ceil_log2(p as u64));
 		let (mut hi, mut lo) = (Vec::new(), Vec::new());
 		for &m in &moduli {
-			let q = &big_p / m;
-			let inv = mod_inverse((&q % m).to_u32().unwrap(), m);
-			let w = (q * inv) % &big_p;
-			let (h, l) = split_on_grid(&w, grid);
+			let (q, rest) = big_p.div_rem_small(m);
+			debug_assert_eq!(rest, 0);
+			let inv = mod_inverse(q.div_rem_small(m).1, m);
+			// `q inv <= q (m - 1) < P`: already reduced modulo P
+			let w = q.mul_small(inv);
+			let (h, l) = split_on_grid(w, grid);
 			hi.push(h);
 			lo.push(l);
 		}
-		let (p_hi, p_lo) = split_on_grid(&big_p, grid);
+		let (p_hi, p_lo) = split_on_grid(big_p, grid);
 		Crt {
 			moduli,
 			lambda: lambda(p),
@@ -207,7 +215,7 @@ impl Crt {
 			lo,
 			p_hi,
 			p_lo,
-			inv_p: 1.0 / to_f64(&BigInt::from(big_p)),
+			inv_p: 1.0 / big_p.to_f64(),
 		}
 	}
 
@@ -262,26 +270,9 @@ fn mod_inverse(a: u32, m: u32) -> u32 {
 }
 
 /// `(hi, lo)`: `hi` = `v` truncated to a multiple of `2^grid` (exact in `f64`), `lo` = the rest rounded
-fn split_on_grid(v: &BigUint, grid: i32) -> (f64, f64) {
-	let g = grid.max(0) as u64;
-	let hi = (v >> g) << g;
-	let lo = v - &hi;
-	(to_f64(&BigInt::from(hi)), to_f64(&BigInt::from(lo)))
-}
-
-/// round-to-nearest conversion of a big integer (exact for the values built above)
-fn to_f64(v: &BigInt) -> f64 {
-	if v.is_zero() {
-		return 0.0;
-	}
-	let bits = v.bits();
-	let shift = bits.saturating_sub(64);
-	let top = (v.magnitude() >> shift).to_u64().unwrap();
-	let rest_nonzero = !(v.magnitude() - (BigUint::from(top) << shift)).is_zero();
-	// `top` has up to 64 bits: round it to 53 with the sticky information of the rest
-	let f = round_u64_with_sticky(top, rest_nonzero);
-	let f = scale_pow2(f, shift as i32);
-	if v.sign() == num_bigint::Sign::Minus { -f } else { f }
+fn split_on_grid(v: Wide, grid: i32) -> (f64, f64) {
+	let lo = v.low_bits(grid.max(0) as u32);
+	(v.sub(lo).to_f64(), lo.to_f64())
 }
 
 fn round_u64_with_sticky(top: u64, sticky: bool) -> f64 {
@@ -297,8 +288,96 @@ fn round_u64_with_sticky(top: u64, sticky: bool) -> f64 {
 	scale_pow2((kept + up as u64) as f64, drop as i32)
 }
 
-fn modulus_product(p: u32) -> BigUint {
-	MODULI[..p as usize].iter().map(|&m| BigUint::from(m)).product()
+/// a nonnegative integer below $2^{192}$, three 64-bit limbs, least significant first: wide enough
+/// for $P$ of all twenty moduli (156 bits), with only the operations the CRT constants take
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Wide([u64; 3]);
+
+impl Wide {
+	const ONE: Wide = Wide([1, 0, 0]);
+
+	/// `self * m`; overflow is a bug in the moduli list, not an input error, hence the panic
+	fn mul_small(self, m: u32) -> Wide {
+		let mut out = [0u64; 3];
+		let mut carry = 0u128;
+		for (o, &l) in out.iter_mut().zip(&self.0) {
+			let t = l as u128 * m as u128 + carry;
+			*o = t as u64;
+			carry = t >> 64;
+		}
+		assert_eq!(carry, 0, "the product of the moduli exceeds 192 bits");
+		Wide(out)
+	}
+
+	/// `(self / m, self % m)`
+	fn div_rem_small(self, m: u32) -> (Wide, u32) {
+		let mut out = [0u64; 3];
+		let mut rest = 0u128;
+		for (o, &l) in out.iter_mut().zip(&self.0).rev() {
+			let t = (rest << 64) | l as u128;
+			*o = (t / m as u128) as u64;
+			rest = t % m as u128;
+		}
+		(Wide(out), rest as u32)
+	}
+
+	/// `self - other`, for `other <= self`
+	fn sub(self, other: Wide) -> Wide {
+		let mut out = [0u64; 3];
+		let mut borrow = false;
+		for ((o, &a), &b) in out.iter_mut().zip(&self.0).zip(&other.0) {
+			let (d, b1) = a.overflowing_sub(b);
+			let (d, b2) = d.overflowing_sub(borrow as u64);
+			*o = d;
+			borrow = b1 || b2;
+		}
+		assert!(!borrow, "a wide subtraction went below zero");
+		Wide(out)
+	}
+
+	/// the number of significant bits (0 for zero)
+	fn bits(self) -> u32 {
+		(0..3)
+			.rev()
+			.find(|&i| self.0[i] != 0)
+			.map_or(0, |i| 64 * i as u32 + 64 - self.0[i].leading_zeros())
+	}
+
+	/// `self mod 2^n`
+	fn low_bits(self, n: u32) -> Wide {
+		let mut out = self.0;
+		for (i, o) in out.iter_mut().enumerate() {
+			let below = n.saturating_sub(64 * i as u32);
+			if below < 64 {
+				*o &= (1u64 << below) - 1;
+			}
+		}
+		Wide(out)
+	}
+
+	/// the low 64 bits of `self >> n`, `n < 192`
+	fn shr_low(self, n: u32) -> u64 {
+		let (limb, bit) = ((n / 64) as usize, n % 64);
+		let low = self.0[limb] >> bit;
+		let high = match self.0.get(limb + 1) {
+			Some(&next) if bit > 0 => next << (64 - bit),
+			_ => 0,
+		};
+		low | high
+	}
+
+	/// the nearest `f64` (ties to even): the top 64 bits rounded to 53 with the rest as sticky bit
+	fn to_f64(self) -> f64 {
+		let shift = self.bits().saturating_sub(64);
+		let top = self.shr_low(shift);
+		let rest_nonzero = self.low_bits(shift) != Wide([0; 3]);
+		scale_pow2(round_u64_with_sticky(top, rest_nonzero), shift as i32)
+	}
+}
+
+/// $P$ of the first `p` moduli
+fn modulus_product(p: u32) -> Wide {
+	MODULI[..p as usize].iter().fold(Wide::ONE, |acc, &m| acc.mul_small(m))
 }
 
 /// `Λ` of `p` moduli: `⌊log2 P⌋ - 2`, so that `2^Λ ≤ P/4`
@@ -309,7 +388,105 @@ pub(crate) fn lambda(p: u32) -> i32 {
 #[cfg(test)]
 mod tests {
 	use super::*;
-	use num_bigint::BigInt;
+	use num_bigint::{BigInt, BigUint};
+	use num_traits::ToPrimitive;
+
+	/// the nearest `f64` of a big integer, as num-bigint rounds it (correctly: round to odd, then
+	/// to nearest even), independent of [`Wide::to_f64`]
+	fn to_f64(v: &BigInt) -> f64 {
+		v.to_f64().unwrap()
+	}
+
+	/// the CRT constants of `p` moduli computed with arbitrary-precision integers, step for step as
+	/// [`Crt::new`] describes them, reduction modulo $P$ included
+	fn big_crt(p: u32) -> Crt {
+		let moduli = MODULI[..p as usize].to_vec();
+		let big_p: BigUint = moduli.iter().map(|&m| BigUint::from(m)).product();
+		let grid = big_p.bits() as i32 - (45 - ceil_log2(p as u64));
+		let split = |v: &BigUint| {
+			let g = grid.max(0) as u64;
+			let hi = (v >> g) << g;
+			let lo = v - &hi;
+			(hi.to_f64().unwrap(), lo.to_f64().unwrap())
+		};
+		let (mut hi, mut lo) = (Vec::new(), Vec::new());
+		for &m in &moduli {
+			let q = &big_p / m;
+			let inv = mod_inverse((&q % m).to_u32().unwrap(), m);
+			let (h, l) = split(&((q * inv) % &big_p));
+			hi.push(h);
+			lo.push(l);
+		}
+		let (p_hi, p_lo) = split(&big_p);
+		Crt {
+			moduli,
+			lambda: big_p.bits() as i32 - 3,
+			hi,
+			lo,
+			p_hi,
+			p_lo,
+			inv_p: 1.0 / big_p.to_f64().unwrap(),
+		}
+	}
+
+	/// the fixed-width constants equal the big-integer ones bit for bit, for every number of
+	/// moduli: the GPU and CPU reconstructions read them, and their bits are normative
+	#[test]
+	fn crt_constants_match_big_integers() {
+		let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+		for p in 2..=MAX_MODULI {
+			let (got, want) = (Crt::new(p), big_crt(p));
+			assert_eq!(got.moduli, want.moduli, "p={p}");
+			assert_eq!(got.lambda, want.lambda, "p={p}");
+			assert_eq!(lambda(p), want.lambda, "p={p}");
+			assert_eq!(bits(&got.hi), bits(&want.hi), "p={p}");
+			assert_eq!(bits(&got.lo), bits(&want.lo), "p={p}");
+			let scalars = |c: &Crt| [c.p_hi, c.p_lo, c.inv_p].map(f64::to_bits);
+			assert_eq!(scalars(&got), scalars(&want), "p={p}");
+		}
+	}
+
+	/// the wide integer's conversion rounds to nearest, ties to even, like num-bigint's, on values
+	/// built to sit at and around halfway points, in every limb
+	#[test]
+	fn wide_to_f64_rounds_to_nearest_even() {
+		let mut state = 0x9E37_79B9_7F4A_7C15u64;
+		let mut next = move || {
+			state ^= state << 13;
+			state ^= state >> 7;
+			state ^= state << 17;
+			state
+		};
+		for _ in 0..20_000 {
+			let mut limbs = [next(), next(), next()];
+			// fewer significant bits, and runs of zeros or ones below the 53 kept bits
+			let top = (next() % 193) as u32;
+			for (i, l) in limbs.iter_mut().enumerate() {
+				let below = top.saturating_sub(64 * i as u32);
+				if below < 64 {
+					*l &= (1u64 << below) - 1;
+				}
+			}
+			match next() % 4 {
+				0 => limbs[0] = 0,
+				1 => limbs[0] = 1 << 63,
+				2 => limbs[0] = u64::MAX,
+				_ => {},
+			}
+			let wide = Wide(limbs);
+			let big = limbs.iter().rev().fold(BigUint::from(0u32), |acc, &l| (acc << 64) + l);
+			assert_eq!(wide.bits() as u64, big.bits(), "{limbs:x?}");
+			assert_eq!(wide.to_f64().to_bits(), big.to_f64().unwrap().to_bits(), "{limbs:x?}");
+			let g = (next() % 200) as u32;
+			let low = BigUint::from(1u32) << g;
+			let (q, r) = wide.div_rem_small(253);
+			assert_eq!(q.mul_small(253).0, wide.sub(Wide([r as u64, 0, 0])).0, "{limbs:x?}");
+			let low_bits = wide.low_bits(g);
+			let want = &big % &low;
+			let got = low_bits.0.iter().rev().fold(BigUint::from(0u32), |acc, &l| (acc << 64) + l);
+			assert_eq!(got, want, "{limbs:x?} mod 2^{g}");
+		}
+	}
 
 	fn to_integer(x: f64, sigma: i32) -> i128 {
 		scale_pow2(x, sigma).trunc() as i128
