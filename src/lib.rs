@@ -94,6 +94,11 @@ mod cpu;
 mod emulator;
 mod error;
 mod fp;
+#[cfg(feature = "cuda")]
+mod gpu;
+// the same entry points, refusing: one name for the backend whether it is built or not
+#[cfg(not(feature = "cuda"))]
+#[path = "no_gpu.rs"]
 mod gpu;
 mod interop;
 #[cfg(feature = "cuda")]
