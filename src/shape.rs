@@ -1,4 +1,6 @@
-//! the shape of a matrix product, with its dimensions named
+//! the shape of a matrix product, with its dimensions named, and the check of its operands' shapes
+
+use crate::Error;
 
 /// the shape of a product `C = A B`: `m` rows of the output and of the left operand `A`, `n`
 /// columns of the output and of the right operand `B`, `k` the inner dimension (columns of `A`,
@@ -29,5 +31,15 @@ impl Shape {
 impl From<(usize, usize, usize)> for Shape {
 	fn from((m, n, k): (usize, usize, usize)) -> Self {
 		Shape { m, n, k }
+	}
+}
+
+/// the error of `lhs * rhs` into `dst` (where given) when the shapes (`(rows, columns)`) do not
+/// agree
+pub(crate) fn check_shapes(lhs: (usize, usize), rhs: (usize, usize), dst: Option<(usize, usize)>) -> Result<(), Error> {
+	if lhs.1 == rhs.0 && dst.is_none_or(|d| d == (lhs.0, rhs.1)) {
+		Ok(())
+	} else {
+		Err(Error::ShapeMismatch { lhs, rhs, dst })
 	}
 }

@@ -32,6 +32,11 @@ impl<'a, T: Scalar> View<'a, T> {
 		self.mat.ncols()
 	}
 
+	/// `(rows, columns)`
+	pub fn shape(&self) -> (usize, usize) {
+		self.mat.shape()
+	}
+
 	/// the element `(i, j)` as the product reads it
 	#[inline]
 	pub fn at(&self, i: usize, j: usize) -> T {

@@ -8,7 +8,7 @@ use crate::parallel;
 use crate::policy::{Choice, PolicyInput};
 use crate::precision::validate;
 use crate::report::remember_on_thread;
-use crate::shape::Shape;
+use crate::shape::{Shape, check_shapes};
 use crate::stats::row_stats;
 use crate::view::View;
 use crate::{Error, PhaseTimes, Plan, Precision, Report, Scalar};
@@ -43,7 +43,7 @@ impl Emulator {
 	) -> Result<Plan, Error> {
 		let (lhs, rhs) = (View::of(lhs), View::of(rhs));
 		let precision = self.precision_override.unwrap_or(precision);
-		check_shapes((lhs.nrows(), lhs.ncols()), (rhs.nrows(), rhs.ncols()), None)?;
+		check_shapes(lhs.shape(), rhs.shape(), None)?;
 		validate::<T>(precision).map_err(|reason| Error::InvalidPrecision { precision, reason })?;
 		let shape = Shape::new(lhs.nrows(), rhs.ncols(), lhs.ncols());
 		if self.goes_native::<T>(shape, precision) {
@@ -78,7 +78,7 @@ impl Emulator {
 	) -> Result<Vec<Plan>, Error> {
 		let (lhs, rhs) = (View::of(lhs), View::of(rhs));
 		let precision = self.precision_override.unwrap_or(precision);
-		check_shapes((lhs.nrows(), lhs.ncols()), (rhs.nrows(), rhs.ncols()), None)?;
+		check_shapes(lhs.shape(), rhs.shape(), None)?;
 		validate::<T>(precision).map_err(|reason| Error::InvalidPrecision { precision, reason })?;
 		let shape = Shape::new(lhs.nrows(), rhs.ncols(), lhs.ncols());
 		if self.emulates(shape.k) && self.goes_native::<T>(shape, precision) && precision.target_bits(T::MANTISSA_BITS, shape.k).is_some() {
@@ -146,7 +146,7 @@ impl Emulator {
 	) -> Result<(), Error> {
 		let precision = self.precision_override.unwrap_or(precision);
 		let shape = Shape::new(lhs.nrows(), rhs.ncols(), lhs.ncols());
-		let dims = [(lhs.nrows(), lhs.ncols()), (rhs.nrows(), rhs.ncols()), (dst.nrows(), dst.ncols())];
+		let dims = [lhs.shape(), rhs.shape(), dst.shape()];
 		self.run::<T>(dims, precision, || {
 			parallel::within(par, || match self.backend {
 				Backend::CpuEmulation => Ok(self.emulate(dst, accum, (lhs, rhs), alpha, (precision, par))),
@@ -210,7 +210,7 @@ impl Emulator {
 	) -> Result<(), Error> {
 		self.require_gpu()?;
 		let precision = self.precision_override.unwrap_or(precision);
-		let dims = [(lhs.nrows(), lhs.ncols()), (rhs.nrows(), rhs.ncols()), (dst.nrows(), dst.ncols())];
+		let dims = [lhs.shape(), rhs.shape(), dst.shape()];
 		self.run::<T>(dims, precision, || {
 			crate::gpu::device_product(self.settings(), dst, accum, (lhs, rhs), alpha, precision)
 		})
@@ -250,14 +250,5 @@ impl Emulator {
 		remember_on_thread(report.clone());
 		*self.last.lock().expect("report lock") = Some(report);
 		Ok(())
-	}
-}
-
-/// the error of `lhs * rhs` into `dst` (where given) when the shapes do not agree
-fn check_shapes(lhs: (usize, usize), rhs: (usize, usize), dst: Option<(usize, usize)>) -> Result<(), Error> {
-	if lhs.1 == rhs.0 && dst.is_none_or(|d| d == (lhs.0, rhs.1)) {
-		Ok(())
-	} else {
-		Err(Error::ShapeMismatch { lhs, rhs, dst })
 	}
 }

@@ -8,7 +8,7 @@ use super::fp64_emulation::Fp64Emulation;
 use super::job::Outcome;
 use super::native::operand_gemm;
 use super::slot::Slot;
-use crate::shape::Shape;
+use crate::shape::{Shape, check_shapes};
 use crate::{DeviceMatrix, Emulator, Error, Scalar};
 use faer::{MatMut, MatRef};
 use std::time::Duration;
@@ -34,17 +34,12 @@ fn emulation<'g, T: Scalar>(g: &'g Gpu, math: NativeMath, dims: Shape) -> Result
 	}
 }
 
-/// the shape of a product on `emu`'s GPU with these shapes of `lhs`, `rhs` and `dst`, or why not
-fn product_shape(emu: &Emulator, (m, k): (usize, usize), (k2, n): (usize, usize), dst: (usize, usize)) -> Result<Shape, Error> {
+/// the shape of a product on `emu`'s GPU with these shapes (`(rows, columns)`) of `lhs`, `rhs`
+/// and `dst`, or why not
+fn product_shape(emu: &Emulator, [lhs, rhs, dst]: [(usize, usize); 3]) -> Result<Shape, Error> {
 	let _ = emu.zeros_on_device::<f64>(0, 0)?; // the emulator must be on the GPU
-	if k2 != k || dst != (m, n) {
-		return Err(Error::ShapeMismatch {
-			lhs: (m, k),
-			rhs: (k2, n),
-			dst: Some(dst),
-		});
-	}
-	Ok(Shape::new(m, n, k))
+	check_shapes(lhs, rhs, Some(dst))?;
+	Ok(Shape::new(lhs.0, rhs.1, lhs.1))
 }
 
 /// `dst = lhs rhs` by cuBLAS (`GemmEx`: DGEMM, ZGEMM, SGEMM, CGEMM, TF32 tensor cores for
@@ -75,12 +70,7 @@ pub fn native_matmul<T: Scalar>(
 	rhs: &DeviceMatrix<T>,
 	math: NativeMath,
 ) -> Result<Duration, Error> {
-	let shape = product_shape(
-		emu,
-		(lhs.nrows(), lhs.ncols()),
-		(rhs.nrows(), rhs.ncols()),
-		(dst.nrows(), dst.ncols()),
-	)?;
+	let shape = product_shape(emu, [lhs.shape(), rhs.shape(), dst.shape()])?;
 	let Shape { m, k, .. } = shape;
 	let g = gpu()?;
 	let (a, b, c) = (lhs.ptr(&g), rhs.ptr(&g), dst.ptr(&g));
@@ -114,12 +104,7 @@ pub fn native_staged<T: Scalar>(
 	rhs: MatRef<'_, T>,
 	math: NativeMath,
 ) -> Result<Duration, Error> {
-	let shape = product_shape(
-		emu,
-		(lhs.nrows(), lhs.ncols()),
-		(rhs.nrows(), rhs.ncols()),
-		(dst.nrows(), dst.ncols()),
-	)?;
+	let shape = product_shape(emu, [lhs.shape(), rhs.shape(), dst.shape()])?;
 	let start = std::time::Instant::now();
 	super::engine::staged(
 		emu.settings(),

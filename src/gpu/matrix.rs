@@ -57,6 +57,11 @@ impl<T: Scalar> DeviceMatrix<T> {
 		self.ncols
 	}
 
+	/// `(rows, columns)`
+	pub(crate) fn shape(&self) -> (usize, usize) {
+		(self.nrows, self.ncols)
+	}
+
 	/// keep (`true`) or stop keeping (`false`, the default) this matrix's statistics and split
 	/// planes between products: a matrix used again with the same explicit plan (or a precision
 	/// that resolves to the same plan) is then not split again. costs the planes' memory: up to

@@ -4,7 +4,7 @@
 //! `Row`; `Row * Col`: a scalar)
 
 use super::EmuMatMul;
-use super::product::check_inner;
+use crate::shape::check_shapes;
 use crate::view::View;
 use crate::{Emulator, Error, Precision, Scalar};
 use faer::traits::Conjugate;
@@ -47,7 +47,7 @@ trait Product<T>: Sized {
 
 /// the `m x n` product of `lhs` and `rhs` into a fresh matrix
 fn product<T: Scalar>(emu: &Emulator, lhs: View<'_, T>, rhs: View<'_, T>, precision: Precision) -> Result<Mat<T>, Error> {
-	check_inner((lhs.nrows(), lhs.ncols()), (rhs.nrows(), rhs.ncols()))?;
+	check_shapes(lhs.shape(), rhs.shape(), None)?;
 	let mut c = Mat::zeros(lhs.nrows(), rhs.ncols());
 	emu.matmul_views(
 		c.as_mut(),

@@ -6,8 +6,6 @@ mod faer;
 mod matmul;
 #[cfg(feature = "nalgebra")]
 mod nalgebra;
-#[cfg(any(feature = "faer", feature = "nalgebra"))]
-mod product;
 
 #[cfg(feature = "faer")]
 pub use matmul::matmul;

@@ -4,7 +4,7 @@
 //! `c.gemm(alpha, &a, &b, beta)`; operands are read through zero-copy faer views
 
 use super::EmuMatMul;
-use super::product::check_inner;
+use crate::shape::check_shapes;
 use crate::view::View;
 use crate::{Accum, Emulator, Error, Precision, Scalar};
 use faer::{MatMut, MatRef};
@@ -42,7 +42,7 @@ where
 
 	fn emu_mul_with(&self, emu: &Emulator, rhs: &Matrix<T, R2, C2, S2>, precision: Precision) -> Result<OMatrix<T, R1, C2>, Error> {
 		let (lhs_view, rhs_view) = (as_faer(self), as_faer(rhs));
-		check_inner(lhs_view.shape(), rhs_view.shape())?;
+		check_shapes(lhs_view.shape(), rhs_view.shape(), None)?;
 		let (rows, cols) = (self.shape_generic().0, rhs.shape_generic().1);
 		let mut c = OMatrix::<T, R1, C2>::from_element_generic(rows, cols, T::from_parts(0.0, 0.0));
 		let views = (View::from(lhs_view), View::from(rhs_view));
@@ -76,7 +76,7 @@ where
 /// # Ok::<(), emugemm::Error>(())
 /// ```
 #[allow(clippy::too_many_arguments)]
-pub fn emu_gemm<T, R1, C1, S1, R2, C2, S2, R3, C3, S3>(
+pub fn emu_gemm<T, R1: Dim, C1: Dim, S1, R2: Dim, C2: Dim, S2, R3: Dim, C3: Dim, S3>(
 	c: &mut Matrix<T, R1, C1, S1>,
 	alpha: T,
 	a: &Matrix<T, R2, C2, S2>,
@@ -86,28 +86,15 @@ pub fn emu_gemm<T, R1, C1, S1, R2, C2, S2, R3, C3, S3>(
 ) -> Result<(), Error>
 where
 	T: Scalar + nalgebra::Scalar,
-	R1: Dim,
-	C1: Dim,
 	S1: RawStorageMut<T, R1, C1>,
-	R2: Dim,
-	C2: Dim,
 	S2: RawStorage<T, R2, C2>,
-	R3: Dim,
-	C3: Dim,
 	S3: RawStorage<T, R3, C3>,
 {
 	let emu = Emulator::global();
 	let views = (View::from(as_faer(a)), View::from(as_faer(b)));
 	let (zero, one) = (T::from_parts(0.0, 0.0), T::from_parts(1.0, 0.0));
 	let mut dst = as_faer_mut(c);
-	let (lhs, rhs) = (views.0.mat.shape(), views.1.mat.shape());
-	if lhs.1 != rhs.0 || dst.shape() != (lhs.0, rhs.1) {
-		return Err(Error::ShapeMismatch {
-			lhs,
-			rhs,
-			dst: Some(dst.shape()),
-		});
-	}
+	check_shapes(views.0.mat.shape(), views.1.mat.shape(), Some(dst.shape()))?;
 	let accum = if beta == zero {
 		Accum::Replace
 	} else {
