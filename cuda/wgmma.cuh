@@ -148,32 +148,23 @@ __device__ __forceinline__ void async_wait() {
 	asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING) : "memory");
 }
 
+// `TYPE NAME()`: the value of the 32-bit PTX special register `%REG` (REG a string literal)
+#define EMU_SPECIAL_REGISTER(TYPE, NAME, REG)                                                                          \
+	__device__ __forceinline__ TYPE NAME() {                                                                           \
+		TYPE r;                                                                                                        \
+		asm volatile("mov.u32 %0, %%" REG ";\n" : "=r"(r));                                                            \
+		return r;                                                                                                      \
+	}
+
 // this CTA's rank in its cluster
-__device__ __forceinline__ int cluster_rank() {
-	int r;
-	asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-	return r;
-}
+EMU_SPECIAL_REGISTER(int, cluster_rank, "cluster_ctarank")
 
 // CTAs per cluster
-__device__ __forceinline__ int cluster_size() {
-	int r;
-	asm volatile("mov.u32 %0, %%cluster_nctarank;\n" : "=r"(r));
-	return r;
-}
+EMU_SPECIAL_REGISTER(int, cluster_size, "cluster_nctarank")
 
 // the cluster's index in the grid and the grid's cluster count (along x)
-__device__ __forceinline__ int cluster_id() {
-	int r;
-	asm volatile("mov.u32 %0, %%clusterid.x;\n" : "=r"(r));
-	return r;
-}
-
-__device__ __forceinline__ int cluster_count() {
-	int r;
-	asm volatile("mov.u32 %0, %%nclusterid.x;\n" : "=r"(r));
-	return r;
-}
+EMU_SPECIAL_REGISTER(int, cluster_id, "clusterid.x")
+EMU_SPECIAL_REGISTER(int, cluster_count, "nclusterid.x")
 
 // the most dynamic shared memory a block may opt in to on sm_90 (227 KB: the SM's 228 KB less the
 // 1 KB the system reserves per block), in bytes: what the kernels' shared-memory layouts must fit
@@ -181,11 +172,7 @@ __device__ __forceinline__ int cluster_count() {
 constexpr int SMEM_LIMIT = 232448;
 
 // the dynamic shared memory the kernel was launched with, in bytes
-__device__ __forceinline__ uint32_t dynamic_smem_size() {
-	uint32_t r;
-	asm volatile("mov.u32 %0, %%dynamic_smem_size;\n" : "=r"(r));
-	return r;
-}
+EMU_SPECIAL_REGISTER(uint32_t, dynamic_smem_size, "dynamic_smem_size")
 
 // an arrival on the mbarrier at shared-memory offset `bar` of the cluster's CTA `rank` (this one
 // included). Default (CTA-scope) semantics: the ring's consumers arrive once their wgmma reads of

@@ -73,28 +73,49 @@ pub(crate) fn accurate_offset(s0: i32, r: i64) -> ShiftOffset {
 	(r > 0).then(|| 2 * s0 - ceil_log2(r as u64))
 }
 
-/// one row of `A` (or column of `B`) as the entry pass reads it: the layout of `BoundSide` in
-/// `cuda/bound.cu`. With `S` the row's L1 bound (`‖a_i‖₁ < S·2^(E_i - 15)`) and `u = w - σ` the
-/// distance of its window from its grid at each family's reference plan (scheme I: one slice,
-/// with the largest of the shift's corrections over the slice counts), the entry bound of row `i`
-/// and column `j` reads `ρ·S_j·2^(u_i + b - 16) = b.norm[f] * a.step[f]`
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub(crate) struct Side {
-	/// per family: `ρ·S·2^(b - 16)` (`ρ` = 1/2 for scheme I, 1 for scheme II)
-	pub norm: [f64; FAMILIES],
-	/// per family: `2^u`
-	pub step: [f64; FAMILIES],
-	/// `E_i`, the exponent of the largest magnitude
-	pub e_max: i32,
-	/// 1 when every entry of the product in this row is exactly zero
-	pub zero: i32,
+/// a struct that the host and the kernels share (`repr(C)`), copied to and from the device as
+/// bytes: `bytemuck::Pod`, which the checks below it prove (every field is itself `Pod`, and the
+/// fields' sizes add up to the struct's, so there is no padding)
+macro_rules! device_layout {
+	($(#[$doc:meta])* $vis:vis struct $name:ident { $($(#[$field_doc:meta])* $field_vis:vis $field:ident: $ty:ty,)* }) => {
+		$(#[$doc])*
+		#[repr(C)]
+		#[derive(Clone, Copy, Debug, Default, PartialEq)]
+		$vis struct $name {
+			$($(#[$field_doc])* $field_vis $field: $ty,)*
+		}
+
+		const _: () = {
+			fn fields_are_pod<T: bytemuck::Pod>() {}
+			let _ = || ($(fields_are_pod::<$ty>(),)*);
+			assert!(size_of::<$name>() == 0 $(+ size_of::<$ty>())*, "padding in a device layout");
+		};
+
+		// SAFETY: `repr(C)`, its fields plain old data (`Pod`) and no padding (both checked above)
+		unsafe impl bytemuck::Zeroable for $name {}
+		unsafe impl bytemuck::Pod for $name {}
+	};
 }
 
-// SAFETY: plain old data, `repr(C)`, no padding (six f64, two i32)
-unsafe impl bytemuck::Zeroable for Side {}
-unsafe impl bytemuck::Pod for Side {}
+device_layout! {
+	/// one row of `A` (or column of `B`) as the entry pass reads it: the layout of `BoundSide` in
+	/// `cuda/bound.cu`. With `S` the row's L1 bound (`‖a_i‖₁ < S·2^(E_i - 15)`) and `u = w - σ` the
+	/// distance of its window from its grid at each family's reference plan (scheme I: one slice,
+	/// with the largest of the shift's corrections over the slice counts), the entry bound of row `i`
+	/// and column `j` reads `ρ·S_j·2^(u_i + b - 16) = b.norm[f] * a.step[f]`
+	pub(crate) struct Side {
+		/// per family: `ρ·S·2^(b - 16)` (`ρ` = 1/2 for scheme I, 1 for scheme II)
+		pub norm: [f64; FAMILIES],
+		/// per family: `2^u`
+		pub step: [f64; FAMILIES],
+		/// `E_i`, the exponent of the largest magnitude
+		pub e_max: i32,
+		/// 1 when every entry of the product in this row is exactly zero
+		pub zero: i32,
+	}
+}
 
+// six f64, two i32, as `BoundSide`
 const _: () = assert!(size_of::<Side>() == 56);
 
 impl Side {
@@ -141,23 +162,19 @@ pub(crate) fn sides(stats: &[RowStats], amax: impl Fn(usize) -> f64 + Sync, offs
 		.collect()
 }
 
-/// the maxima over the entries of one row of the product that [`Bound::row_error`] reads (the
-/// layout of the kernel's output: seven `f64` per row)
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub(crate) struct RowMaxima {
-	/// per family: `max_j (ρ·S_j·2^(u_i + b - 16) + ρ·S_i·2^(v_j + b - 16)) / L_ij`, the
-	/// representation errors over the window's pairing
-	pub grid: [f64; FAMILIES],
-	/// per family: `max_j 2^(u_i + v_j) / L_ij`
-	pub pairs: [f64; FAMILIES],
-	/// `max_j 2^(f + 2b - 2 - E_i - F_j) / L_ij`, `f` the exponent of half the smallest subnormal
-	pub floor: f64,
+device_layout! {
+	/// the maxima over the entries of one row of the product that [`Bound::row_error`] reads (the
+	/// layout of the kernel's output: seven `f64` per row)
+	pub(crate) struct RowMaxima {
+		/// per family: `max_j (ρ·S_j·2^(u_i + b - 16) + ρ·S_i·2^(v_j + b - 16)) / L_ij`, the
+		/// representation errors over the window's pairing
+		pub grid: [f64; FAMILIES],
+		/// per family: `max_j 2^(u_i + v_j) / L_ij`
+		pub pairs: [f64; FAMILIES],
+		/// `max_j 2^(f + 2b - 2 - E_i - F_j) / L_ij`, `f` the exponent of half the smallest subnormal
+		pub floor: f64,
+	}
 }
-
-// SAFETY: plain old data, seven f64
-unsafe impl bytemuck::Zeroable for RowMaxima {}
-unsafe impl bytemuck::Pod for RowMaxima {}
 
 impl RowMaxima {
 	/// the maxima of both: of a row whose entries lie in two tiles (maxima are exact, so the
@@ -209,9 +226,29 @@ impl Bound {
 	fn k_terms(&self) -> f64 {
 		self.shape.k as f64 * if self.complex { 2.0 } else { 1.0 }
 	}
+}
+
+/// what the policy reads of an error bound: per plan the terms that do not depend on the row, per
+/// row the bound under them, and the final rounding of every entry
+pub(crate) trait RowBound {
+	/// what a plan contributes, the same for every row
+	type Terms;
 
 	/// the terms of `scheme`'s bound that do not depend on the row (`None` for the native product)
-	pub fn terms(&self, scheme: Scheme) -> Option<PlanTerms> {
+	fn terms(&self, scheme: Scheme) -> Option<Self::Terms>;
+
+	/// an upper bound of `|C_ij - (AB)_ij| / D_ij` over the entries of row `i` under the plan of
+	/// `terms`, before the final rounding of each entry to the output type
+	fn row_error(&self, i: usize, terms: &Self::Terms) -> f64;
+
+	/// the final rounding of an entry to the output type, over `D_ij`
+	fn output_error(&self) -> f64;
+}
+
+impl RowBound for Bound {
+	type Terms = PlanTerms;
+
+	fn terms(&self, scheme: Scheme) -> Option<PlanTerms> {
 		let (family, h, kappa, extra) = match scheme {
 			Scheme::Native => return None,
 			Scheme::SchemeI { slices: p } => {
@@ -244,7 +281,7 @@ impl Bound {
 	/// [`Bound::output_error`]); `+inf` where the window lost the row's pairing, 0 for a row that
 	/// is exactly zero
 	#[inline]
-	pub fn row_error(&self, i: usize, terms: &PlanTerms) -> f64 {
+	fn row_error(&self, i: usize, terms: &PlanTerms) -> f64 {
 		let r = &self.rows[i];
 		let f = terms.family;
 		if r.grid[f] == 0.0 && r.floor == 0.0 {
@@ -256,7 +293,7 @@ impl Bound {
 
 	/// the final rounding of an entry to the output type, over `D_ij`: at most `2^-mantissa` (plus
 	/// `2^-53` for the `f64` stage of `f32` outputs), since `|C_ij| ≤ D_ij`. A native product rounds its outputs the same way
-	pub fn output_error(&self) -> f64 {
+	fn output_error(&self) -> f64 {
 		2f64.powi(-(self.mantissa as i32)) + if self.mantissa < 53 { 2f64.powi(-53) } else { 0.0 }
 	}
 }
@@ -266,12 +303,14 @@ impl Bound {
 /// `Re A Im B`, `Im A Re B`, in this order
 pub(crate) struct PartBounds(pub [Bound; 4]);
 
-impl PartBounds {
+impl RowBound for PartBounds {
+	type Terms = ([PlanTerms; 4], f64);
+
 	/// the terms of `scheme` in each real product, and the rounding of the products before they
 	/// are combined: scheme II hands each product on with the CRT's remainder, so that only the
 	/// small terms of their sum round ([`crate::cpu::parts::combined`], a few `2^-106`, taken as
 	/// `2^-100`); scheme I rounds each product to `f64` (`2^-53`)
-	pub fn terms(&self, scheme: Scheme) -> Option<([PlanTerms; 4], f64)> {
+	fn terms(&self, scheme: Scheme) -> Option<([PlanTerms; 4], f64)> {
 		let [a, b, c, d] = &self.0;
 		let rounding = if matches!(scheme, Scheme::SchemeII { .. }) {
 			2f64.powi(-100)
@@ -287,7 +326,7 @@ impl PartBounds {
 	/// the two products, plus their rounding before they are combined (`rounding` of `D_0 + D_1`,
 	/// and below the normal range half a subnormal each, at most twice the larger floor term). The
 	/// sum's last rounding is the output's ([`Bound::output_error`])
-	pub fn row_error(&self, i: usize, (terms, rounding): &([PlanTerms; 4], f64)) -> f64 {
+	fn row_error(&self, i: usize, (terms, rounding): &([PlanTerms; 4], f64)) -> f64 {
 		let (mut error, mut floor) = (0.0f64, 0.0f64);
 		for (bound, t) in self.0.iter().zip(terms) {
 			error = error.max(bound.row_error(i, t));
@@ -300,7 +339,7 @@ impl PartBounds {
 	}
 
 	/// the final rounding of an entry to the output type, over `D_ij`
-	pub fn output_error(&self) -> f64 {
+	fn output_error(&self) -> f64 {
 		self.0[0].output_error()
 	}
 }

@@ -6,7 +6,7 @@
 //! how it chooses, and why, is the policy section of [`crate::accuracy`]. every backend runs the
 //! same policy on the same bound, so that the CPU oracle picks the plan the GPU picks
 
-use crate::bound::{Bound, PartBounds, bits};
+use crate::bound::{Bound, PartBounds, RowBound, bits};
 use crate::cost::{H200, NativeArithmetic};
 use crate::precision::k_passes;
 use crate::shape::Shape;
@@ -124,25 +124,10 @@ impl<'a> PolicyInput<'a> {
 			return Vec::new();
 		};
 		let threshold = |output: f64| (-target).exp2() - if matches!(precision, Precision::Bits(_)) { output } else { 0.0 };
-		let shared = self.schemes().filter_map(|scheme| {
-			let terms = bound.terms(scheme)?;
-			self.evaluate(
-				scheme,
-				false,
-				|i| bound.row_error(i, &terms),
-				(threshold(bound.output_error()), bound.output_error()),
-			)
-		});
+		let shared = self.schemes().filter_map(|scheme| self.evaluate(scheme, (bound, false), threshold));
 		let separate = self.parts.into_iter().flat_map(|parts| {
-			self.schemes().filter_map(move |scheme| {
-				let terms = parts.terms(scheme)?;
-				self.evaluate(
-					scheme,
-					true,
-					|i| parts.row_error(i, &terms),
-					(threshold(parts.output_error()), parts.output_error()),
-				)
-			})
+			self.schemes()
+				.filter_map(move |scheme| self.evaluate(scheme, (parts, true), threshold))
 		});
 		let mut ranked: Vec<(f64, Choice)> = shared.chain(separate).map(|choice| (self.seconds(&choice), choice)).collect();
 		if self.native_candidate {
@@ -167,23 +152,20 @@ impl<'a> PolicyInput<'a> {
 		H200.native(self.shape, self.complex, self.mantissa, native_arithmetic(precision, self.mantissa))
 	}
 
-	/// `scheme` (with separately scaled parts where `separate`) with the rows whose bound
-	/// `row_error` meets `threshold`, or `None` when it leaves more than an eighth of them to the
-	/// native product; `output` is the final rounding's error. The target of [`Precision::Bits`]
-	/// covers the whole error, so its threshold is the target less `output`; the targets relative
-	/// to a native product cover the error before the final rounding to the output type, which
-	/// the native product shares
-	fn evaluate(
-		&self,
-		scheme: Scheme,
-		separate: bool,
-		row_error: impl Fn(usize) -> f64,
-		(threshold, output): (f64, f64),
-	) -> Option<Choice> {
+	/// `scheme` (with separately scaled parts where `separate`, `bound` theirs) with the rows whose
+	/// bound meets `threshold(output)`, or `None` when it leaves more than an eighth of them to
+	/// the native product (or `bound` has no terms for it); `output` is the final rounding's error.
+	/// The target of [`Precision::Bits`] covers the whole error, so its threshold is the target
+	/// less `output`; the targets relative to a native product cover the error before the final
+	/// rounding to the output type, which the native product shares
+	fn evaluate(&self, scheme: Scheme, (bound, separate): (&impl RowBound, bool), threshold: impl Fn(f64) -> f64) -> Option<Choice> {
+		let terms = bound.terms(scheme)?;
+		let output = bound.output_error();
+		let threshold = threshold(output);
 		let m = self.shape.m;
 		let (mut worst, mut native_rows) = (0.0f64, Vec::new());
 		for i in 0..m {
-			let e = row_error(i);
+			let e = bound.row_error(i, &terms);
 			if e <= threshold {
 				worst = worst.max(e);
 			} else {

@@ -450,13 +450,7 @@ mod tests {
 	/// built to sit at and around halfway points, in every limb
 	#[test]
 	fn wide_to_f64_rounds_to_nearest_even() {
-		let mut state = 0x9E37_79B9_7F4A_7C15u64;
-		let mut next = move || {
-			state ^= state << 13;
-			state ^= state >> 7;
-			state ^= state << 17;
-			state
-		};
+		let mut next = crate::testing::xorshift(0x9E37_79B9_7F4A_7C15);
 		for _ in 0..20_000 {
 			let mut limbs = [next(), next(), next()];
 			// fewer significant bits, and runs of zeros or ones below the 53 kept bits
@@ -564,13 +558,7 @@ mod tests {
 	/// reconstructs random integers with |C'| <= 2^lambda exactly (up to the documented error)
 	#[test]
 	fn crt_recovers_integers() {
-		let mut state = 0x1234_5678_9ABC_DEF0u64;
-		let mut next = move || {
-			state ^= state << 13;
-			state ^= state >> 7;
-			state ^= state << 17;
-			state
-		};
+		let mut next = crate::testing::xorshift(0x1234_5678_9ABC_DEF0);
 		let mut worst = 0.0f64;
 		for p in 2..=MAX_MODULI {
 			let crt = Crt::new(p);

@@ -24,18 +24,19 @@ fn conjugated(a: MatRef<'_, c64>) -> Mat<c64> {
 	Mat::from_fn(a.nrows(), a.ncols(), |i, j| a[(i, j)].conj())
 }
 
-/// `zᴴ w` and `conj(z) wᴴ` (`Accum::Add`, a complex alpha) on `emu` equal the oracle's product of
+/// `zᴴ w` and `conj(y) vᴴ` (`Accum::Add`, a complex alpha) on `emu` equal the oracle's product of
 /// the conjugates copied first
 fn conjugated_products(emu: &Emulator, what: &str) {
 	let (m, k, n) = (300, 170, 260);
 	let z = random_matrix::<c64>(k, m, 1.0, 1);
 	let w = random_matrix::<c64>(k, n, 1.0, 2);
 	let y = random_matrix::<c64>(m, k, 1.0, 3);
+	let v = random_matrix::<c64>(n, k, 1.0, 6);
 	let old = random_matrix::<c64>(m, n, 1.0, 4);
 	let alpha = c64::new(0.5, -1.25);
 	let cases: [(Mat<c64>, Mat<c64>, bool); 2] = [
 		(conjugated(z.as_ref().transpose()), w.clone(), true),
-		(conjugated(y.as_ref()), conjugated(w.as_ref().transpose()), false),
+		(conjugated(y.as_ref()), conjugated(v.as_ref().transpose()), false),
 	];
 	for precision in [Precision::F64, Precision::SchemeII { moduli: 10 }, Precision::SchemeI { slices: 5 }] {
 		for (lhs_copy, rhs_copy, adjoint_lhs) in &cases {

@@ -8,7 +8,7 @@ use crate::Backend;
 use crate::balance;
 use crate::bound::{Bound, PartBounds};
 use crate::cpu::parts::PartOperands;
-use crate::cpu::{self, Timer};
+use crate::cpu::{self, Parts, Timer};
 use crate::fp::combine;
 use crate::operand::Operand;
 use crate::policy::{Choice, PolicyInput};
@@ -17,7 +17,7 @@ use crate::scheme2::CoarseMaxima;
 use crate::shape::Shape;
 use crate::stats::{RowStats, row_stats};
 use crate::view::View;
-use crate::{Precision, Scalar, Scaling, Scheme};
+use crate::{Plan, Precision, Scalar, Scaling, Scheme};
 use faer::{Accum, Mat, MatMut, Par};
 use std::time::{Duration, Instant};
 
@@ -52,6 +52,17 @@ pub(super) struct Prepared {
 	pub(super) choice: Choice,
 	/// the error bound's and the policy's time
 	pub(super) bound_time: Duration,
+}
+
+impl Prepared {
+	/// the integer products and their reconstruction by `plan`: of the separately scaled parts
+	/// where the choice took them, else of the operands whole
+	fn products(&self, plan: &Plan, timer: &mut Timer) -> Parts {
+		match &self.parts {
+			Some(ops) => ops.emulate(plan, timer),
+			None => cpu::emulate(&self.a, &self.b, (&self.sa, &self.sb), self.coarse.as_ref(), (plan, false), timer),
+		}
+	}
 }
 
 impl Emulator {
@@ -209,26 +220,15 @@ impl Emulator {
 			native_at(dst, accum, (lhs, rhs), alpha, (precision, par));
 			return self.report::<T>(Choice::native(shape.m), shape, 0, timer.times());
 		}
-		let Prepared {
-			a,
-			b,
-			sa,
-			sb,
-			coarse,
-			parts,
-			choice,
-			bound_time,
-		} = self.prepare(lhs, rhs, precision);
-		timer.bound_took(bound_time);
-		let (plan, shape) = (choice.plan, Shape::new(a.len, b.len, a.k));
+		let prepared = self.prepare(lhs, rhs, precision);
+		timer.bound_took(prepared.bound_time);
+		let plan = prepared.choice.plan;
 		if plan.scheme == Scheme::Native {
 			native_at(dst, accum, (lhs, rhs), alpha, (precision, par));
-			return self.report::<T>(choice, shape, 0, timer.times());
+			return self.report::<T>(prepared.choice, shape, 0, timer.times());
 		}
-		let parts = match &parts {
-			Some(ops) => ops.emulate(&plan, &mut timer),
-			None => cpu::emulate(&a, &b, (&sa, &sb), coarse.as_ref(), (&plan, false), &mut timer),
-		};
+		let parts = prepared.products(&plan, &mut timer);
+		let Prepared { a, b, choice, .. } = prepared;
 		let m = a.len;
 		let native_rows = merged(&a.nonfinite, &choice.native_rows);
 		let (bad_rows, bad_cols) = (mask(m, &native_rows), mask(b.len, &b.nonfinite));

@@ -61,60 +61,62 @@ pub(crate) fn igemm(gpu: &Gpu, v: Variant, (a, b, c): (DevPtr<i8>, DevPtr<i8>, D
 	unsafe { launch(gpu, v, "igemm", v.units(m, n, 1), &(map_a, map_b, c, mi, ni, ki)) }
 }
 
-/// the fused scheme II products by variant `v` (`scheme2_residues_*`, or `scheme2_residues_3m_*`
-/// when `out.im` is given): see `residues::fused_residues`; `moduli` the device address of `p`
-/// moduli (u32); `dims` with K padded
-pub(crate) fn residues(
-	gpu: &Gpu,
-	v: Variant,
-	(ra, rb): (DevPtr<i8>, DevPtr<i8>),
-	dims: Shape,
-	(moduli, p): (DevPtr<u32>, usize),
-	out: ResiduePlanes,
-) -> Result<(), Error> {
-	let Some(im) = out.im else {
-		let maps = maps(v, (ra, rb), dims, (p, 1))?;
-		return real_residues(gpu, v, maps, dims, (moduli, p), (out.re, out.stride));
-	};
-	let Shape { m, n, k: kpad } = dims;
-	let (map_a, map_b) = maps(v, (ra, rb), dims, (3 * p, 1))?;
-	let (mi, ni, ki, pi, stride) = (m as i32, n as i32, kpad as i32, p as i32, out.stride as i64);
-	let params = (map_a, map_b, out.re, im, stride, moduli, mi, ni, ki, pi);
-	// SAFETY: scheme2_residues_3m_*(map_a, map_b, re, im, long long stride, moduli, int m, int n, int k, int p)
-	unsafe { launch(gpu, v, "scheme2_residues_3m", v.units(m, n, p), &params) }
+/// the fused scheme II products of residue planes `planes` (of A and of B, `dims` with K padded)
+/// by variant `v`, for the `p` moduli at device address `moduli` (u32): see
+/// `residues::fused_residues`
+#[derive(Clone, Copy)]
+pub(crate) struct Residues {
+	pub v: Variant,
+	pub planes: (DevPtr<i8>, DevPtr<i8>),
+	pub dims: Shape,
+	pub moduli: (DevPtr<u32>, usize),
 }
 
-/// one of the three products of the 3M route in three launches: for every modulus `l < p`,
-/// `sym_mod(A_f B_f^T, moduli[l])` as int8 at `out + l stride`, where `A_f`, `B_f` are planes
-/// `3 l + part` of complex residue planes (re, im, re + im per modulus): the real kernel on every
-/// third plane (`dims` with K padded)
-pub(crate) fn residues_part(
-	gpu: &Gpu,
-	v: Variant,
-	(ra, rb): (DevPtr<i8>, DevPtr<i8>),
-	dims: Shape,
-	(moduli, p): (DevPtr<u32>, usize),
-	part: usize,
-	out: (DevPtr<i8>, usize),
-) -> Result<(), Error> {
-	let Shape { m, n, k: kpad } = dims;
-	let first = |base: DevPtr<i8>, rows: usize| base.add(part * rows * kpad);
-	let maps = maps(v, (first(ra, m), first(rb, n)), dims, (p, 3))?;
-	real_residues(gpu, v, maps, dims, (moduli, p), out)
-}
+impl Residues {
+	/// all of them in one launch (`scheme2_residues_*`, or `scheme2_residues_3m_*` when `out.im`
+	/// is given)
+	pub fn run(&self, gpu: &Gpu, out: ResiduePlanes) -> Result<(), Error> {
+		let Residues {
+			v,
+			planes,
+			dims,
+			moduli: (moduli, p),
+		} = *self;
+		let Some(im) = out.im else {
+			let maps = maps(v, planes, dims, (p, 1))?;
+			return self.real(gpu, maps, (out.re, out.stride));
+		};
+		let Shape { m, n, k: kpad } = dims;
+		let (map_a, map_b) = maps(v, planes, dims, (3 * p, 1))?;
+		let (mi, ni, ki, pi, stride) = (m as i32, n as i32, kpad as i32, p as i32, out.stride as i64);
+		let params = (map_a, map_b, out.re, im, stride, moduli, mi, ni, ki, pi);
+		// SAFETY: scheme2_residues_3m_*(map_a, map_b, re, im, long long stride, moduli, int m, int n, int k, int p)
+		unsafe { launch(gpu, v, "scheme2_residues_3m", v.units(m, n, p), &params) }
+	}
 
-/// variant `v`'s `scheme2_residues_*` on the planes of the maps (plane `l` for modulus `l`): the
-/// residues of modulus `l` at `out + l stride`
-fn real_residues(
-	gpu: &Gpu,
-	v: Variant,
-	(map_a, map_b): (TensorMap, TensorMap),
-	Shape { m, n, k: kpad }: Shape,
-	(moduli, p): (DevPtr<u32>, usize),
-	(out, stride): (DevPtr<i8>, usize),
-) -> Result<(), Error> {
-	let (mi, ni, ki, pi, stride) = (m as i32, n as i32, kpad as i32, p as i32, stride as i64);
-	let params = (map_a, map_b, out, stride, moduli, mi, ni, ki, pi);
-	// SAFETY: scheme2_residues_*(map_a, map_b, out, long long stride, moduli, int m, int n, int k, int p)
-	unsafe { launch(gpu, v, STAGED_ENTRY, v.units(m, n, p), &params) }
+	/// one of the three products of the 3M route in three launches: for every modulus `l < p`,
+	/// `sym_mod(A_f B_f^T, moduli[l])` as int8 at `out + l stride`, where `A_f`, `B_f` are planes
+	/// `3 l + part` of complex residue planes (re, im, re + im per modulus): the real kernel on
+	/// every third plane
+	pub fn part(&self, gpu: &Gpu, part: usize, out: (DevPtr<i8>, usize)) -> Result<(), Error> {
+		let Shape { m, n, k: kpad } = self.dims;
+		let first = |base: DevPtr<i8>, rows: usize| base.add(part * rows * kpad);
+		let maps = maps(
+			self.v,
+			(first(self.planes.0, m), first(self.planes.1, n)),
+			self.dims,
+			(self.moduli.1, 3),
+		)?;
+		self.real(gpu, maps, out)
+	}
+
+	/// variant `v`'s `scheme2_residues_*` on the planes of the maps (plane `l` for modulus `l`):
+	/// the residues of modulus `l` at `out + l stride`
+	fn real(&self, gpu: &Gpu, (map_a, map_b): (TensorMap, TensorMap), (out, stride): (DevPtr<i8>, usize)) -> Result<(), Error> {
+		let (Shape { m, n, k: kpad }, (moduli, p)) = (self.dims, self.moduli);
+		let (mi, ni, ki, pi, stride) = (m as i32, n as i32, kpad as i32, p as i32, stride as i64);
+		let params = (map_a, map_b, out, stride, moduli, mi, ni, ki, pi);
+		// SAFETY: scheme2_residues_*(map_a, map_b, out, long long stride, moduli, int m, int n, int k, int p)
+		unsafe { launch(gpu, self.v, STAGED_ENTRY, self.v.units(m, n, p), &params) }
+	}
 }

@@ -4,7 +4,7 @@
 use super::errors::driver;
 use super::ptr::DevPtr;
 use super::slot::{SLOTS, Slot};
-use super::staging::{self, Drain, Staging};
+use super::staging::{Drain, Staging};
 use crate::Error;
 use crate::Scalar;
 use crate::view::View;
@@ -114,15 +114,15 @@ impl Gpu {
 	}
 
 	/// `src` into the device matrix at `dst` through this GPU's staging buffers (see
-	/// [`staging::upload`]); returns the host time it took
+	/// [`Staging::upload`]); returns the host time it took
 	pub fn upload<'a, T: Scalar>(&self, src: impl Into<View<'a, T>>, dst: DevPtr<T>, chunk_bytes: usize) -> Result<Duration, Error> {
-		staging::upload(&self.stream, &mut self.staging.borrow_mut(), src.into(), dst, chunk_bytes)
+		self.staging.borrow_mut().upload(&self.stream, src.into(), dst, chunk_bytes)
 	}
 
 	/// the device matrix at `src` into `dst` through this GPU's staging buffers (see
-	/// [`staging::download`]); returns the host time it took
+	/// [`Staging::download`]); returns the host time it took
 	pub fn download<T: Scalar>(&self, src: DevPtr<T>, dst: MatMut<'_, T>, chunk_bytes: usize) -> Result<Duration, Error> {
-		staging::download(&self.stream, &mut self.staging.borrow_mut(), src, dst, chunk_bytes)
+		self.staging.borrow_mut().download(&self.stream, src, dst, chunk_bytes)
 	}
 
 	/// a [`Drain`] in `scope` of the tiles computed on this GPU's stream, through its second set

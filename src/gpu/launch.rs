@@ -182,27 +182,42 @@ macro_rules! launch {
 
 /// launches the split kernel `KERNEL_<type>` over the tiles of `op` ([`super::job::Job::TILE`]),
 /// writing its planes to `out`; every split kernel takes the operand, its shape and strides, the
-/// padded K and `out` first, then its own arguments
+/// padded K and `out` first, then its own arguments. K is padded to a multiple of 16
+/// ([`super::job::pad16`]), or by `PAD` where the call starts with `@padded PAD,`
 macro_rules! launch_split {
-	($gpu:expr, $kernel:literal, $t:ty, $op:expr, $out:expr, $($arg:expr),* $(,)?) => {{
-		use $crate::gpu::job::{DeviceOperand, Job, pad16};
+	(@padded $pad:expr, $gpu:expr, $kernel:literal, $t:ty, $op:expr, $out:expr, $($arg:expr),* $(,)?) => {{
+		use $crate::gpu::job::{DeviceOperand, Job};
 		let op: &DeviceOperand<$t> = $op;
+		let kpad: usize = $pad(op.k);
 		let name = format!(concat!($kernel, "_{}"), <$t as $crate::Scalar>::NAME);
-		launch!($gpu, name, Job::<$t>::tiles(op, pad16(op.k)), op.ptr, op.rows as i32, op.k as i32, op.rs, op.cs, pad16(op.k) as i64, $out, $($arg),*)
+		launch!($gpu, name, Job::<$t>::tiles(op, kpad), op.ptr, op.rows as i32, op.k as i32, op.rs, op.cs, kpad as i64, $out, $($arg),*)
+	}};
+	($gpu:expr, $kernel:literal, $t:ty, $op:expr, $out:expr, $($arg:expr),* $(,)?) => {
+		launch_split!(@padded $crate::gpu::job::pad16, $gpu, $kernel, $t, $op, $out, $($arg),*)
+	};
+}
+
+/// launches kernel `KERNEL_<type>`, which writes `job`'s output, with launch configuration `cfg`:
+/// its own arguments first, then what every kernel that writes the output takes (destination,
+/// leading dimension, alpha, accumulate)
+macro_rules! launch_output {
+	($job:expr, $kernel:literal, $t:ty, $cfg:expr, $($arg:expr),* $(,)?) => {{
+		let job: &$crate::gpu::job::Job<'_, $t> = $job;
+		let out = job.out;
+		let name = format!(concat!($kernel, "_{}"), <$t as $crate::Scalar>::NAME);
+		let (ar, ai, acc) = (job.alpha.re(), job.alpha.im(), out.accumulate as i32);
+		launch!(job.gpu, name, $cfg, $($arg,)* out.ptr, out.ld as i64, ar, ai, acc)
 	}};
 }
 
 /// launches the reconstruction kernel `KERNEL_<type>` over the entries of `job`'s output with
 /// launch configuration `cfg`: its own arguments first, then what every reconstruction takes (row
-/// and column shifts' device addresses, non-finite masks, destination, alpha, accumulate)
+/// and column shifts' device addresses, non-finite masks, then as `launch_output!`)
 macro_rules! launch_epilogue {
 	($job:expr, $kernel:literal, $t:ty, $cfg:expr, ($sa:expr, $sb:expr), $($arg:expr),* $(,)?) => {{
 		let job: &$crate::gpu::job::Job<'_, $t> = $job;
-		let (gpu, out) = (job.gpu, job.out);
-		let name = format!(concat!($kernel, "_{}"), <$t as $crate::Scalar>::NAME);
 		let (shifts_a, shifts_b): ($crate::gpu::ptr::DevPtr<i32>, $crate::gpu::ptr::DevPtr<i32>) = ($sa, $sb);
-		let (ar, ai, acc) = (job.alpha.re(), job.alpha.im(), out.accumulate as i32);
-		launch!(gpu, name, $cfg, $($arg,)* shifts_a, shifts_b, job.bad_rows, job.bad_cols, out.ptr, out.ld as i64, ar, ai, acc)
+		launch_output!(job, $kernel, $t, $cfg, $($arg,)* shifts_a, shifts_b, job.bad_rows, job.bad_cols)
 	}};
 }
 

@@ -78,27 +78,21 @@ pub(super) fn operand_gemm<T: Scalar>(
 /// the entries of non-finite rows and columns, recomputed as plain sums of products
 pub(super) fn fixup<T: Scalar>(job: &Job<'_, T>) -> Result<(), Error> {
 	let Shape { m, n, k } = job.dims();
-	let (gpu, out) = (job.gpu, job.out);
-	let name = format!("native_fixup_{}", T::NAME);
 	let (rows, cols) = (job.bad_rows, job.bad_cols);
-	let (ar, ai) = (job.alpha.re(), job.alpha.im());
-	launch!(
-		gpu,
-		name,
-		elementwise(gpu, m * n),
+	let (mi, ni, ki) = (m as i32, n as i32, k as i32);
+	launch_output!(
+		job,
+		"native_fixup",
+		T,
+		elementwise(job.gpu, m * n),
 		job.a.ptr,
 		job.a.cs,
 		job.b.ptr,
 		job.b.rs,
-		m as i32,
-		n as i32,
-		k as i32,
+		mi,
+		ni,
+		ki,
 		rows,
-		cols,
-		out.ptr,
-		out.ld as i64,
-		ar,
-		ai,
-		out.accumulate as i32
+		cols
 	)
 }

@@ -10,7 +10,6 @@ use super::matrix::DeviceMatrix;
 use super::meeting::Meeting;
 use super::ptr::DevPtr;
 use super::slot::Slot;
-use super::staging;
 use crate::view::View;
 use crate::{Error, Scalar};
 use cudarc::driver::{CudaEvent, CudaStream};
@@ -77,13 +76,10 @@ impl Ring {
 		let pieces = split(src.ncols(), count);
 		let mine = &pieces[shared.map_or(0, |(_, me)| me)];
 		let piece = src.subcols(mine.start, mine.len());
-		*upload += staging::upload(
-			&self.up,
-			&mut gpu.staging.borrow_mut(),
-			piece,
-			at.byte_add(offset(mine)).cast(),
-			self.chunk,
-		)?;
+		*upload += gpu
+			.staging
+			.borrow_mut()
+			.upload(&self.up, piece, at.byte_add(offset(mine)).cast(), self.chunk)?;
 		let uploaded = Arc::new(event(gpu, &self.up)?);
 		let ready = match shared {
 			Some((meeting, me)) if count > 1 => {

@@ -149,24 +149,17 @@ impl PartOperands {
 			times.reconstruct += outcome.times.reconstruct;
 			times.total += outcome.times.total;
 		}
-		let out = job.out;
-		let (ar, ai, acc) = (job.alpha.re(), job.alpha.im(), out.accumulate as i32);
-		let name = format!("combine_parts_{}", T::NAME);
-		let (mi, ni, ld) = (m as i32, n as i32, out.ld as i64);
-		launch!(
-			gpu,
-			name,
+		let (mi, ni) = (m as i32, n as i32);
+		launch_output!(
+			job,
+			"combine_parts",
+			T,
 			elementwise(gpu, mn),
 			ptr(gpu, &planes),
 			mi,
 			ni,
 			job.bad_rows,
-			job.bad_cols,
-			out.ptr,
-			ld,
-			ar,
-			ai,
-			acc
+			job.bad_cols
 		)?;
 		Ok((route, times))
 	}

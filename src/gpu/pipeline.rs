@@ -80,19 +80,10 @@ fn compute<T: Scalar>(
 		.then(|| coarse_maxima::<T>(gpu, (&a, &b), (&sa, &sb)))
 		.transpose()?;
 	let decision = decide::<T>(gpu, (&a, &b), (&sa, &sb), coarse.as_ref(), how, target)?;
-	let (plan, native_rows) = (decision.choice.plan, decision.choice.native_rows.clone());
+	let plan = decision.choice.plan;
 	if plan.scheme == Scheme::Native {
 		whole_native::<T>(gpu, (a, b), out, alpha, precision)?;
-		return Ok(Outcome {
-			plan,
-			route: Route::Native,
-			nonfinite_entries: 0,
-			native_rows,
-			times: PhaseTimes {
-				bound: decision.bound_time,
-				..PhaseTimes::default()
-			},
-		});
+		return Ok(decision.outcome(Route::Native, 0, PhaseTimes::default()));
 	}
 	let natives = NativeRows::new::<T>(gpu, &decision, (&sa, &sb), precision)?;
 	let job = natives.job(gpu, (a, b), out, alpha, (&sa, &sb));
@@ -115,16 +106,7 @@ fn compute<T: Scalar>(
 			(route, clock.phase_times()?)
 		},
 	};
-	Ok(Outcome {
-		plan,
-		route,
-		nonfinite_entries,
-		native_rows,
-		times: PhaseTimes {
-			bound: decision.bound_time,
-			..times
-		},
-	})
+	Ok(decision.outcome(route, nonfinite_entries, times))
 }
 
 /// the product of separately scaled parts `ops` by `plan`, and its native rows; the route and the
@@ -166,6 +148,23 @@ struct Decision {
 	choice: Choice,
 	parts: Option<super::parts::PartOperands>,
 	bound_time: std::time::Duration,
+}
+
+impl Decision {
+	/// what a product that followed this decision reports, with its route, its non-finite
+	/// entries and the times of its phases (the bound's added)
+	fn outcome(&self, route: Route, nonfinite_entries: usize, times: PhaseTimes) -> Outcome {
+		Outcome {
+			plan: self.choice.plan,
+			route,
+			nonfinite_entries,
+			native_rows: self.choice.native_rows.clone(),
+			times: PhaseTimes {
+				bound: self.bound_time,
+				..times
+			},
+		}
+	}
 }
 
 /// the plan of the product of `a` and `b`: a tile's from the whole product; otherwise from the

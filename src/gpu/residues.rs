@@ -86,12 +86,18 @@ pub(crate) fn fused_residues(
 		.unwrap_or_else(|| residues_variant(gpu, dims, moduli.len(), out.im.map(|_| route)));
 	let dev_moduli = gpu.stream.clone_htod(moduli).map_err(driver)?;
 	let mods = (ptr(gpu, &dev_moduli), moduli.len());
+	let products = chassis::Residues {
+		v: variant,
+		planes: (ra, rb),
+		dims,
+		moduli: mods,
+	};
 	let Some(im) = out.im.filter(|_| route == Route3m::ThreeLaunches) else {
-		return chassis::residues(gpu, variant, (ra, rb), dims, mods, out);
+		return products.run(gpu, out);
 	};
 	let r3 = gpu.scratch(Slot::Residues3m, moduli.len() * out.stride)?.cast::<i8>();
 	for (part, dst) in [out.re, im, r3].into_iter().enumerate() {
-		chassis::residues_part(gpu, variant, (ra, rb), dims, mods, part, (dst, out.stride))?;
+		products.part(gpu, part, (dst, out.stride))?;
 	}
 	let cfg = LaunchConfig {
 		grid_dim: ((out.stride / 4).div_ceil(256).min(gpu.sm_count * 4) as u32, moduli.len() as u32, 1),

@@ -11,7 +11,7 @@ use crate::{Error, Scalar};
 /// rows `rows` of `job`'s product natively (the entries of the columns `job` flags are left to
 /// the native fixup)
 pub(super) fn native_rows<T: Scalar>(job: &Job<'_, T>, rows: &[usize]) -> Result<(), Error> {
-	let (gpu, out) = (job.gpu, job.out);
+	let gpu = job.gpu;
 	let Shape { n, k, .. } = job.dims();
 	let r = rows.len();
 	if r == 0 {
@@ -44,22 +44,15 @@ pub(super) fn native_rows<T: Scalar>(job: &Job<'_, T>, rows: &[usize]) -> Result
 		zero,
 		NativeMath::Exact,
 	)?;
-	let (ar, ai, acc) = (job.alpha.re(), job.alpha.im(), out.accumulate as i32);
-	let scatter = format!("scatter_rows_{}", T::NAME);
-	let ld = out.ld as i64;
-	launch!(
-		gpu,
-		scatter,
+	launch_output!(
+		job,
+		"scatter_rows",
+		T,
 		elementwise(gpu, r * n),
 		product,
 		ri,
 		ni,
 		ptr(gpu, &index),
-		job.bad_cols,
-		out.ptr,
-		ld,
-		ar,
-		ai,
-		acc
+		job.bad_cols
 	)
 }

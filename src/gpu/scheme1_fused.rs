@@ -9,6 +9,7 @@ use super::job::{Clock, DeviceOperand, Job, Phase};
 use super::kept::{Kept, Layout, planes};
 use super::launch::{Launch, SMEM_LIMIT, ptr};
 use super::ptr::DevPtr;
+use super::scheme_one::Digits;
 use super::slot::Slot;
 use super::tma::TensorMap;
 use crate::precision::pass_len;
@@ -46,34 +47,11 @@ pub(super) fn supported<T: Scalar>(job: &Job<'_, T>, p: u32) -> bool {
 	p as usize * pad128(k) <= limit && m <= limit && n <= limit
 }
 
-/// the interleaved digit planes of one part of an operand (`part`: 0 real, 1 imaginary, 2 negated
-/// imaginary) into `out`: `rows` rows of `p pad128(k)` bytes (see `cuda/split.cu`)
-pub(crate) fn split_interleaved<T: Scalar>(
-	gpu: &Gpu,
-	out: DevPtr<i8>,
-	op: &DeviceOperand<T>,
-	shifts: &CudaSlice<i32>,
-	p: u32,
-	part: i32,
-) -> Result<(), Error> {
-	let kpad = pad128(op.k);
-	let cfg = Job::<T>::tiles(op, kpad);
-	let name = format!("split_digits_interleaved_{}", T::NAME);
-	let params = (
-		op.ptr,
-		op.rows as i32,
-		op.k as i32,
-		op.rs,
-		op.cs,
-		kpad as i64,
-		out,
-		ptr(gpu, shifts),
-		p as i32,
-		part,
-	);
-	// SAFETY: the arguments match split_digits_interleaved_<type> in cuda/split.cu; `out` holds
-	// `rows p kpad` bytes
-	unsafe { Launch::from(cfg).run(gpu, &name, &params) }
+impl<T: Scalar> Digits<'_, T> {
+	/// the digits into `out`, interleaved: `rows` rows of `p pad128(k)` bytes (see `cuda/split.cu`)
+	pub(crate) fn interleaved(&self, gpu: &Gpu, out: DevPtr<i8>) -> Result<(), Error> {
+		launch_split!(@padded pad128, gpu, "split_digits_interleaved", T, self.op, out, ptr(gpu, self.shifts), self.p as i32, self.part)
+	}
 }
 
 /// one launch of the fused kernel: interleaved planes `a` (`m` rows, 1 plane or 3 for complex)
@@ -168,7 +146,13 @@ pub(super) fn product<T: Scalar>(
 	// A: real, imaginary, negated imaginary digits; B: real, imaginary; one buffer of planes each
 	let split = |op: &DeviceOperand<T>, shifts: &CudaSlice<i32>, parts: usize, dst: DevPtr<i8>| -> Result<DevPtr<i8>, Error> {
 		for part in 0..parts {
-			split_interleaved::<T>(gpu, dst.add(part * op.rows * row), op, shifts, p, part as i32)?;
+			let digits = Digits {
+				op,
+				shifts,
+				p,
+				part: part as i32,
+			};
+			digits.interleaved(gpu, dst.add(part * op.rows * row))?;
 		}
 		Ok(dst)
 	};

@@ -14,18 +14,31 @@ use crate::shape::Shape;
 use crate::{Error, Plan, Scalar, Scheme, scheme1};
 use cudarc::driver::CudaSlice;
 
-/// the scheme I digit planes of one part of an operand (`part`: 0 real, 1 imaginary, 2 negated
-/// imaginary) into `out`: `p` planes of `rows x pad16(k)`
-pub(crate) fn split_digits<T: Scalar>(
-	gpu: &Gpu,
-	out: DevPtr<i8>,
-	op: &DeviceOperand<T>,
-	shifts: &CudaSlice<i32>,
-	p: u32,
-	part: i32,
-) -> Result<DevPtr<i8>, Error> {
-	launch_split!(gpu, "split_digits", T, op, out, ptr(gpu, shifts), p as i32, part)?;
-	Ok(out)
+/// the scheme I digits of one part of an operand (`part`: 0 real, 1 imaginary, 2 negated
+/// imaginary), `p` per element at its row's shift in `shifts`: as planes ([`Digits::planes`]), or
+/// interleaved for the fused kernel ([`Digits::interleaved`])
+pub(crate) struct Digits<'a, T> {
+	pub op: &'a DeviceOperand<T>,
+	pub shifts: &'a CudaSlice<i32>,
+	pub p: u32,
+	pub part: i32,
+}
+
+impl<T: Scalar> Digits<'_, T> {
+	/// the digits into `out`: `p` planes of `rows x pad16(k)`
+	pub(crate) fn planes(&self, gpu: &Gpu, out: DevPtr<i8>) -> Result<DevPtr<i8>, Error> {
+		launch_split!(
+			gpu,
+			"split_digits",
+			T,
+			self.op,
+			out,
+			ptr(gpu, self.shifts),
+			self.p as i32,
+			self.part
+		)?;
+		Ok(out)
+	}
 }
 
 /// scheme I: the fused kernel (`fused`, see [`scheme1_fused`]), or unfused: digit planes,
@@ -40,34 +53,32 @@ pub(super) fn product<T: Scalar>(
 ) -> Result<(), Error> {
 	let gpu = job.gpu;
 	let Shape { m, n, k } = job.dims();
-	let kpad = pad16(k);
 	let shifts_a: Vec<i32> = sa.amax.iter().map(|&x| scheme1::shift(x, p)).collect();
 	let shifts_b: Vec<i32> = sb.amax.iter().map(|&x| scheme1::shift(x, p)).collect();
 	let (da, db) = (upload_i32(gpu, &shifts_a)?, upload_i32(gpu, &shifts_b)?);
 	if fused && scheme1_fused::supported(job, p) {
 		return scheme1_fused::product(job, (&da, &db), p, keep, clock);
 	}
-	let complex = T::IS_COMPLEX;
+	let (kpad, complex) = (pad16(k), T::IS_COMPLEX);
 	let scheme = Scheme::SchemeI { slices: p };
 	let (parts_a, parts_b) = if complex { (3, 2) } else { (1, 1) };
+	// the digit planes of `op` (`rows` rows), one part into each slot (kept where `keep` asks)
+	let split = |keep: Option<&mut Kept>, op: &DeviceOperand<T>, shifts: &CudaSlice<i32>, rows: usize, slots: &[Slot]| {
+		planes(
+			gpu,
+			keep,
+			(scheme, Layout::Planar),
+			(p as usize * rows * kpad, slots),
+			|part, dst| {
+				let part = part as i32;
+				Digits { op, shifts, p, part }.planes(gpu, dst)
+			},
+		)
+	};
 	// A: real, imaginary, negated imaginary digits; B: real, imaginary
-	let a = planes(
-		gpu,
-		keep.0,
-		(scheme, Layout::Planar),
-		(
-			p as usize * m * kpad,
-			&[Slot::SplitA, Slot::DigitsAIm, Slot::DigitsANegIm][..parts_a],
-		),
-		|part, dst| split_digits::<T>(gpu, dst, &job.a, &da, p, part as i32),
-	)?;
-	let b = planes(
-		gpu,
-		keep.1,
-		(scheme, Layout::Planar),
-		(p as usize * n * kpad, &[Slot::DigitsB, Slot::DigitsBIm][..parts_b]),
-		|part, dst| split_digits::<T>(gpu, dst, &job.b, &db, p, part as i32),
-	)?;
+	let slots_a = [Slot::SplitA, Slot::DigitsAIm, Slot::DigitsANegIm];
+	let a = split(keep.0, &job.a, &da, m, &slots_a[..parts_a])?;
+	let b = split(keep.1, &job.b, &db, n, &[Slot::DigitsB, Slot::DigitsBIm][..parts_b])?;
 	let (a_re, b_re) = (a[0], b[0]);
 	let (a_im, a_neg, b_im) = if complex {
 		(Some(a[1]), Some(a[2]), Some(b[1]))

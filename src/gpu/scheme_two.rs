@@ -163,25 +163,20 @@ pub(super) fn product<T: Scalar>(
 	let fast = scaling == Scaling::Fast;
 	let (keep_a, keep_b) = if fast { keep } else { (None, None) };
 	let scheme = Scheme::SchemeII { moduli: p, scaling };
-	let ra = planes(
-		gpu,
-		keep_a,
-		(scheme, Layout::Planar),
-		(per * pu * m * kpad, &[Slot::SplitA]),
-		|_, dst| split_residues::<T>(gpu, dst, &job.a, shifts.a, p),
-	)?[0];
+	// the residue planes of `op` (`rows` rows) into `slot` (kept where `keep` asks)
+	let split = |keep: Option<&mut Kept>, op: &DeviceOperand<T>, shifts: DevPtr<i32>, rows: usize, slot: Slot| {
+		planes(gpu, keep, (scheme, Layout::Planar), (per * pu * rows * kpad, &[slot]), |_, dst| {
+			split_residues::<T>(gpu, dst, op, shifts, p)
+		})
+		.map(|planes| planes[0])
+	};
+	let ra = split(keep_a, &job.a, shifts.a, m, Slot::SplitA)?;
 	let products = |ops, dims, moduli: &[u32], out| match fused {
 		true => fused_residues(gpu, ops, dims, moduli, out, Imposed::default()),
 		false => unfused_residues(gpu, ops, dims, moduli, out),
 	};
 	let Some(columns) = columns else {
-		let rb = planes(
-			gpu,
-			keep_b,
-			(scheme, Layout::Planar),
-			(per * pu * n * kpad, &[Slot::SplitB]),
-			|_, dst| split_residues::<T>(gpu, dst, &job.b, shifts.b, p),
-		)?[0];
+		let rb = split(keep_b, &job.b, shifts.b, n, Slot::SplitB)?;
 		clock.mark(gpu, Phase::Split)?;
 		let planes = residue_planes::<T>(gpu, (m, n), pu)?;
 		products((ra, rb), Shape::new(m, n, kpad), &crt.moduli, planes)?;

@@ -148,76 +148,88 @@ fn scatter<T: Scalar>(src: &[T], range: std::ops::Range<usize>, dst: MatMut<'_, 
 	});
 }
 
-/// `src` into the device matrix at `dst` (column-major, leading dimension = rows), chunk by
-/// chunk through the staging buffers of `chunk_bytes`; returns with the DMAs enqueued on
-/// `stream` (later work on it sees the data) and the host time it took
-pub(crate) fn upload<T: Scalar>(
-	stream: &CudaStream,
-	staging: &mut Staging,
-	src: View<'_, T>,
-	dst: DevPtr<T>,
-	chunk_bytes: usize,
-) -> Result<Duration, Error> {
-	let start = Instant::now();
-	let len = src.nrows() * src.ncols();
-	if len == 0 {
-		return Ok(start.elapsed());
-	}
-	staging.prepare(stream.context(), chunk_bytes.min(len * size_of::<T>()))?;
-	for (c, range) in chunks::<T>(len, chunk_bytes).enumerate() {
-		let b = c % BUFFERS;
-		staging.wait(b)?;
-		let n = range.len();
-		let values = &mut staging.elements::<T>(b)?[..n];
-		gather(src, range.clone(), values);
-		let at = dst.add(range.start);
-		// SAFETY: the device range holds `n` elements of the destination; the buffer is not
-		// written again before the event recorded after this copy has completed
-		unsafe { cudarc::driver::result::memcpy_htod_async(at.addr(), &*values, stream.cu_stream()) }.map_err(driver)?;
-		staging.record(stream, b)?;
-	}
-	Ok(start.elapsed())
-}
-
-/// the device matrix at `src` (column-major, leading dimension = rows, after the work enqueued
-/// on the stream) into `dst`, chunk by chunk: the DMAs of the next chunks are in flight while
-/// the host copies one out; returns the host time it took
-pub(crate) fn download<T: Scalar>(
-	stream: &CudaStream,
-	staging: &mut Staging,
-	src: DevPtr<T>,
-	mut dst: MatMut<'_, T>,
-	chunk_bytes: usize,
-) -> Result<Duration, Error> {
-	let start = Instant::now();
-	let len = dst.nrows() * dst.ncols();
-	if len == 0 {
-		return Ok(start.elapsed());
-	}
-	staging.prepare(stream.context(), chunk_bytes.min(len * size_of::<T>()))?;
-	let ranges: Vec<_> = chunks::<T>(len, chunk_bytes).collect();
-	let fetch = |staging: &mut Staging, c: usize| -> Result<(), Error> {
-		let (b, range) = (c % BUFFERS, &ranges[c]);
-		staging.wait(b)?;
-		let values = &mut staging.elements::<T>(b)?[..range.len()];
-		let at = src.add(range.start);
-		// SAFETY: the device range holds the chunk's elements; the host reads the buffer only
-		// after the event recorded after this copy
-		unsafe { cudarc::driver::result::memcpy_dtoh_async(values, at.addr(), stream.cu_stream()) }.map_err(driver)?;
-		staging.record(stream, b)
-	};
-	for c in 0..ranges.len().min(BUFFERS) {
-		fetch(staging, c)?;
-	}
-	for (c, range) in ranges.iter().enumerate() {
-		let b = c % BUFFERS;
-		staging.wait(b)?;
-		scatter(&staging.elements::<T>(b)?[..range.len()], range.clone(), dst.rb_mut());
-		if c + BUFFERS < ranges.len() {
-			fetch(staging, c + BUFFERS)?;
+impl Staging {
+	/// a transfer of a `len`-element matrix in chunks of `chunk_bytes`: the buffers prepared
+	/// for its chunks, then `copy` (nothing for an empty matrix); returns the host time it took
+	fn transfer<T: Scalar>(
+		&mut self,
+		stream: &CudaStream,
+		(len, chunk_bytes): (usize, usize),
+		copy: impl FnOnce(&mut Self) -> Result<(), Error>,
+	) -> Result<Duration, Error> {
+		let start = Instant::now();
+		if len > 0 {
+			self.prepare(stream.context(), chunk_bytes.min(len * size_of::<T>()))?;
+			copy(self)?;
 		}
+		Ok(start.elapsed())
 	}
-	Ok(start.elapsed())
+
+	/// `src` into the device matrix at `dst` (column-major, leading dimension = rows), chunk by
+	/// chunk through these buffers of `chunk_bytes`; returns with the DMAs enqueued on `stream`
+	/// (later work on it sees the data) and the host time it took
+	pub(crate) fn upload<T: Scalar>(
+		&mut self,
+		stream: &CudaStream,
+		src: View<'_, T>,
+		dst: DevPtr<T>,
+		chunk_bytes: usize,
+	) -> Result<Duration, Error> {
+		let len = src.nrows() * src.ncols();
+		self.transfer::<T>(stream, (len, chunk_bytes), |staging| {
+			for (c, range) in chunks::<T>(len, chunk_bytes).enumerate() {
+				let b = c % BUFFERS;
+				staging.wait(b)?;
+				let n = range.len();
+				let values = &mut staging.elements::<T>(b)?[..n];
+				gather(src, range.clone(), values);
+				let at = dst.add(range.start);
+				// SAFETY: the device range holds `n` elements of the destination; the buffer is not
+				// written again before the event recorded after this copy has completed
+				unsafe { cudarc::driver::result::memcpy_htod_async(at.addr(), &*values, stream.cu_stream()) }.map_err(driver)?;
+				staging.record(stream, b)?;
+			}
+			Ok(())
+		})
+	}
+
+	/// the device matrix at `src` (column-major, leading dimension = rows, after the work
+	/// enqueued on the stream) into `dst`, chunk by chunk: the DMAs of the next chunks are in
+	/// flight while the host copies one out; returns the host time it took
+	pub(crate) fn download<T: Scalar>(
+		&mut self,
+		stream: &CudaStream,
+		src: DevPtr<T>,
+		mut dst: MatMut<'_, T>,
+		chunk_bytes: usize,
+	) -> Result<Duration, Error> {
+		let len = dst.nrows() * dst.ncols();
+		self.transfer::<T>(stream, (len, chunk_bytes), |staging| {
+			let ranges: Vec<_> = chunks::<T>(len, chunk_bytes).collect();
+			let fetch = |staging: &mut Staging, c: usize| -> Result<(), Error> {
+				let (b, range) = (c % BUFFERS, &ranges[c]);
+				staging.wait(b)?;
+				let values = &mut staging.elements::<T>(b)?[..range.len()];
+				let at = src.add(range.start);
+				// SAFETY: the device range holds the chunk's elements; the host reads the buffer only
+				// after the event recorded after this copy
+				unsafe { cudarc::driver::result::memcpy_dtoh_async(values, at.addr(), stream.cu_stream()) }.map_err(driver)?;
+				staging.record(stream, b)
+			};
+			for c in 0..ranges.len().min(BUFFERS) {
+				fetch(staging, c)?;
+			}
+			for (c, range) in ranges.iter().enumerate() {
+				let b = c % BUFFERS;
+				staging.wait(b)?;
+				scatter(&staging.elements::<T>(b)?[..range.len()], range.clone(), dst.rb_mut());
+				if c + BUFFERS < ranges.len() {
+					fetch(staging, c + BUFFERS)?;
+				}
+			}
+			Ok(())
+		})
+	}
 }
 
 /// a tile of the output on its way back: its block of the destination, where it lies on the
@@ -262,7 +274,7 @@ impl<'scope, T: Scalar> Drain<'scope, T> {
 			for tile in incoming {
 				copy.wait(&tile.ready).map_err(driver)?;
 				let (rows, cols) = (tile.dst.nrows(), tile.dst.ncols());
-				let time = download(&copy, &mut staging, tile.src, tile.dst, chunk_bytes)?;
+				let time = staging.download(&copy, tile.src, tile.dst, chunk_bytes)?;
 				log::debug!("emugemm: {rows}x{cols} tile downloaded in {time:.2?}");
 				host += time;
 				let event = copy.context().new_event(None).map_err(driver)?;

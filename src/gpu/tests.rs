@@ -6,19 +6,33 @@ use super::job::DeviceOperand;
 use super::launch::ptr;
 use super::matrix::DeviceMatrix;
 use super::ptr::DevPtr;
-use super::scheme_one::split_digits;
+use super::scheme_one::Digits;
 use super::scheme_two::split_residues;
 use super::slot::Slot;
 use crate::cpu::{Planes, digit_planes, residue_planes};
 use crate::operand::Operand;
 use crate::scheme2::{Crt, fast_shift};
 use crate::stats::row_stats;
-use crate::testing::random_matrix;
+use crate::testing::{random_matrix, xorshift};
 use crate::{Scalar, scheme1};
 use faer::{c32, c64};
 
 mod integer;
 mod memory;
+
+/// one test per element type: `NAME` runs `CHECK::<TYPE>()` (ignored unless asked for: they need
+/// a Hopper GPU)
+macro_rules! hopper_tests {
+	($check:ident: $($name:ident => $t:ty,)+) => {
+		$(
+			#[test]
+			#[ignore = "needs a Hopper GPU"]
+			fn $name() {
+				$check::<$t>();
+			}
+		)+
+	};
+}
 
 fn download(g: &Gpu, ptr: DevPtr<i8>, len: usize) -> Vec<i8> {
 	let mut host = vec![0i8; len];
@@ -150,29 +164,12 @@ fn stats_match<T: Scalar>() {
 	});
 }
 
-#[test]
-#[ignore = "needs a Hopper GPU"]
-fn row_statistics_match_the_oracle_f64() {
-	stats_match::<f64>();
-}
-
-#[test]
-#[ignore = "needs a Hopper GPU"]
-fn row_statistics_match_the_oracle_f32() {
-	stats_match::<f32>();
-}
-
-#[test]
-#[ignore = "needs a Hopper GPU"]
-fn row_statistics_match_the_oracle_c64() {
-	stats_match::<c64>();
-}
-
-#[test]
-#[ignore = "needs a Hopper GPU"]
-fn row_statistics_match_the_oracle_c32() {
-	stats_match::<c32>();
-}
+hopper_tests!(stats_match:
+	row_statistics_match_the_oracle_f64 => f64,
+	row_statistics_match_the_oracle_f32 => f32,
+	row_statistics_match_the_oracle_c64 => c64,
+	row_statistics_match_the_oracle_c32 => c32,
+);
 
 fn planes_match<T: Scalar>() {
 	for_each_split_case::<T>(|g, op, cpu_op, what| {
@@ -180,15 +177,8 @@ fn planes_match<T: Scalar>() {
 			let shifts: Vec<i32> = (0..cpu_op.len).map(|i| scheme1::shift(cpu_op.amax(i), p)).collect();
 			let d = g.stream.clone_htod(&shifts).unwrap();
 			for (part, values, negate) in digit_parts(cpu_op, T::IS_COMPLEX) {
-				let planes = split_digits::<T>(
-					g,
-					g.scratch(Slot::SplitA, 8 * op.rows * op.k.div_ceil(16) * 16).unwrap().cast(),
-					op,
-					&d,
-					p,
-					part,
-				)
-				.unwrap();
+				let out = g.scratch(Slot::SplitA, 8 * op.rows * op.k.div_ceil(16) * 16).unwrap().cast();
+				let planes = Digits { op, shifts: &d, p, part }.planes(g, out).unwrap();
 				let cpu = digit_planes(values, &shifts, cpu_op.k, p as usize, negate);
 				assert_planes(
 					g,
@@ -220,7 +210,7 @@ fn planes_match<T: Scalar>() {
 /// digits: digit `t` of element `(r, h)` at byte `r p kpad + (h / 32 p + t) 32 + h % 32`, zeros
 /// from `k` to `kpad` (a multiple of 128)
 fn interleaved_digits_match<T: Scalar>() {
-	use super::scheme1_fused::{pad128, split_interleaved};
+	use super::scheme1_fused::pad128;
 	for_each_split_case::<T>(|g, op, cpu_op, what| {
 		let kpad = pad128(op.k);
 		for p in 1..=scheme1::MAX_SLICES {
@@ -230,7 +220,7 @@ fn interleaved_digits_match<T: Scalar>() {
 			for (part, values, negate) in digit_parts(cpu_op, T::IS_COMPLEX) {
 				let len = op.rows * pu * kpad;
 				let out = g.scratch(Slot::SplitA, len).unwrap().cast();
-				split_interleaved::<T>(g, out, op, &d, p, part).unwrap();
+				Digits { op, shifts: &d, p, part }.interleaved(g, out).unwrap();
 				let got = download(g, out, len);
 				let cpu = digit_planes(values, &shifts, cpu_op.k, pu, negate);
 				for r in 0..op.rows {
@@ -247,47 +237,21 @@ fn interleaved_digits_match<T: Scalar>() {
 	});
 }
 
-#[test]
-#[ignore = "needs a Hopper GPU"]
-fn interleaved_digits_match_the_oracle_f32() {
-	interleaved_digits_match::<f32>();
-}
+hopper_tests!(interleaved_digits_match:
+	interleaved_digits_match_the_oracle_f32 => f32,
+	interleaved_digits_match_the_oracle_c64 => c64,
+);
 
-#[test]
-#[ignore = "needs a Hopper GPU"]
-fn interleaved_digits_match_the_oracle_c64() {
-	interleaved_digits_match::<c64>();
-}
-
-#[test]
-#[ignore = "needs a Hopper GPU"]
-fn digit_and_residue_planes_match_the_oracle_f64() {
-	planes_match::<f64>();
-}
-
-#[test]
-#[ignore = "needs a Hopper GPU"]
-fn digit_and_residue_planes_match_the_oracle_c64() {
-	planes_match::<c64>();
-}
-
-#[test]
-#[ignore = "needs a Hopper GPU"]
-fn digit_and_residue_planes_match_the_oracle_c32() {
-	planes_match::<c32>();
-}
+hopper_tests!(planes_match:
+	digit_and_residue_planes_match_the_oracle_f64 => f64,
+	digit_and_residue_planes_match_the_oracle_c64 => c64,
+	digit_and_residue_planes_match_the_oracle_c32 => c32,
+);
 
 /// `len` pseudo-random bytes (xorshift, seeded)
 fn random_bytes(len: usize, seed: u64) -> Vec<i8> {
-	let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-	(0..len)
-		.map(|_| {
-			state ^= state << 13;
-			state ^= state >> 7;
-			state ^= state << 17;
-			(state >> 24) as i8
-		})
-		.collect()
+	let mut next = xorshift(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+	(0..len).map(|_| (next() >> 24) as i8).collect()
 }
 
 /// the CRT kernel alone (`crt_*` in `cuda/reconstruct.cu`, launched by `launch_crt`) against the CPU
@@ -396,23 +360,11 @@ fn crt_matches_the_oracle<T: Scalar>() {
 	}
 }
 
-#[test]
-#[ignore = "needs a Hopper GPU"]
-fn crt_matches_the_oracle_f64() {
-	crt_matches_the_oracle::<f64>();
-}
-
-#[test]
-#[ignore = "needs a Hopper GPU"]
-fn crt_matches_the_oracle_f32() {
-	crt_matches_the_oracle::<f32>();
-}
-
-#[test]
-#[ignore = "needs a Hopper GPU"]
-fn crt_matches_the_oracle_c64() {
-	crt_matches_the_oracle::<c64>();
-}
+hopper_tests!(crt_matches_the_oracle:
+	crt_matches_the_oracle_f64 => f64,
+	crt_matches_the_oracle_f32 => f32,
+	crt_matches_the_oracle_c64 => c64,
+);
 
 /// the error bound's per-row maxima on the GPU (window magnitudes, their cuBLASLt INT8 products, the
 /// `bound_maxima` pass) equal the CPU's bit for bit, under both scalings, on shapes with ragged
@@ -474,26 +426,9 @@ fn bound_matches<T: Scalar>() {
 	}
 }
 
-#[test]
-#[ignore = "needs a Hopper GPU"]
-fn bound_matches_the_oracle_f64() {
-	bound_matches::<f64>();
-}
-
-#[test]
-#[ignore = "needs a Hopper GPU"]
-fn bound_matches_the_oracle_c64() {
-	bound_matches::<c64>();
-}
-
-#[test]
-#[ignore = "needs a Hopper GPU"]
-fn bound_matches_the_oracle_f32() {
-	bound_matches::<f32>();
-}
-
-#[test]
-#[ignore = "needs a Hopper GPU"]
-fn bound_matches_the_oracle_c32() {
-	bound_matches::<c32>();
-}
+hopper_tests!(bound_matches:
+	bound_matches_the_oracle_f64 => f64,
+	bound_matches_the_oracle_c64 => c64,
+	bound_matches_the_oracle_f32 => f32,
+	bound_matches_the_oracle_c32 => c32,
+);

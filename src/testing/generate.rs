@@ -226,6 +226,18 @@ pub(crate) fn ldexp(mut x: f64, mut e: i32) -> f64 {
 	x
 }
 
+/// a xorshift64 generator from `state` (nonzero) that returns the next state at each call: the
+/// cheap, seeded words of the crate's own tests
+#[cfg(test)]
+pub(crate) fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
+	move || {
+		state ^= state << 13;
+		state ^= state >> 7;
+		state ^= state << 17;
+		state
+	}
+}
+
 #[cfg(test)]
 mod tests {
 	use super::*;

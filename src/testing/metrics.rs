@@ -147,12 +147,16 @@ mod tests {
 	use crate::testing::{Sampling, random_matrix};
 	use faer::{Mat, c64};
 
+	/// the accuracy of faer's own product of random `m x k` and `k x n` matrices (seeds `seed`
+	/// and `seed + 1`), over the entries of `sampling`
+	fn faer_accuracy<T: Scalar>((m, k, n): (usize, usize, usize), seed: u64, sampling: Sampling) -> Accuracy {
+		let (a, b) = (random_matrix::<T>(m, k, 1.0, seed), random_matrix::<T>(k, n, 1.0, seed + 1));
+		ExactProduct::compute(a.as_ref(), b.as_ref(), sampling).accuracy((&a * &b).as_ref())
+	}
+
 	#[test]
 	fn faer_f64_product() {
-		let a = random_matrix::<f64>(64, 64, 1.0, 1);
-		let b = random_matrix::<f64>(64, 64, 1.0, 2);
-		let exact = ExactProduct::compute(a.as_ref(), b.as_ref(), Sampling::Full);
-		let acc = exact.accuracy((&a * &b).as_ref());
+		let acc = faer_accuracy::<f64>((64, 64, 64), 1, Sampling::Full);
 		assert!(acc.bits > 45.0 && acc.bits < 60.0, "{acc}");
 		assert!(acc.median_rel < 1e-14 && acc.median_rel <= acc.max_rel, "{acc}");
 		assert_eq!(acc.entries, 64 * 64);
@@ -160,13 +164,9 @@ mod tests {
 
 	#[test]
 	fn faer_c64_and_f32_products() {
-		let a = random_matrix::<c64>(30, 50, 1.0, 3);
-		let b = random_matrix::<c64>(50, 20, 1.0, 4);
-		let acc = ExactProduct::compute(a.as_ref(), b.as_ref(), Sampling::Full).accuracy((&a * &b).as_ref());
+		let acc = faer_accuracy::<c64>((30, 50, 20), 3, Sampling::Full);
 		assert!(acc.bits > 45.0 && acc.bits < 60.0, "{acc}");
-		let a = random_matrix::<f32>(30, 50, 1.0, 3);
-		let b = random_matrix::<f32>(50, 20, 1.0, 4);
-		let acc = ExactProduct::compute(a.as_ref(), b.as_ref(), Sampling::Sampled { entries: 100, seed: 1 }).accuracy((&a * &b).as_ref());
+		let acc = faer_accuracy::<f32>((30, 50, 20), 3, Sampling::Sampled { entries: 100, seed: 1 });
 		assert!(acc.bits > 16.0 && acc.bits < 30.0, "{acc}");
 		assert!(acc.entries >= 100);
 	}

@@ -39,6 +39,8 @@ mod metrics;
 mod pairs;
 
 pub use exact::{ExactProduct, Sampling};
+#[cfg(test)]
+pub(crate) use generate::xorshift;
 pub use generate::{Adversarial, adversarial_matrix, random_matrix, scale_cols, scale_rows};
 pub use metrics::Accuracy;
 pub use pairs::{InnerPattern, Pair, pair};

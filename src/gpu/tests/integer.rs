@@ -107,16 +107,14 @@ fn split_residues_are_exact_up_to_2_pow_91() {
 /// `count` planes of `rows x k` random int8 residues; in every plane row 0 is all -128, so the
 /// products of row 0 of A with row 0 of B reach |T| = K 2^14, beyond INT32 once K > 131,071
 fn residue_bytes(count: usize, rows: usize, k: usize, seed: u64) -> Vec<i8> {
-	let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+	let mut next = crate::testing::xorshift(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
 	(0..count * rows * k)
 		.map(|idx| {
 			if (idx / k).is_multiple_of(rows) {
-				return -128;
+				-128
+			} else {
+				(next() >> 24) as i8
 			}
-			state ^= state << 13;
-			state ^= state >> 7;
-			state ^= state << 17;
-			(state >> 24) as i8
 		})
 		.collect()
 }
