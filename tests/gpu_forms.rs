@@ -56,7 +56,7 @@ fn conjugated_products(emu: &Emulator, what: &str) {
 				emu.matmul(got.as_mut(), Accum::Add, z.adjoint(), w.as_ref(), alpha, precision)
 					.unwrap();
 			} else {
-				emu.matmul(got.as_mut(), Accum::Add, y.conjugate(), w.adjoint(), alpha, precision)
+				emu.matmul(got.as_mut(), Accum::Add, y.conjugate(), v.adjoint(), alpha, precision)
 					.unwrap();
 			}
 			let report = emu.last_report().unwrap();
