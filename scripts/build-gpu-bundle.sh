@@ -33,6 +33,8 @@ fi
 NVCC="$(scripts/install-nvcc.sh)"
 export NVCC EMUGEMM_REQUIRE_KERNELS=1
 features=(--release --all-features --message-format=json-render-diagnostics)
+# `cargo bench` builds in the bench profile (optimised) and takes no --release
+bench_features=("${features[@]:1}")
 
 # executables MODE: "NAME<TAB>PATH" for each executable that cargo's JSON messages on stdin announce,
 # named for the bundle. MODE tests: test binaries, test-lib / test-<name> (test-<kind>-<name> for
@@ -64,7 +66,7 @@ echo "=== cargo build --examples" >&2
 cargo build --examples "${features[@]}" | executables examples >>"$list"
 if compgen -G "benches/*.rs" >/dev/null || grep -q '^\[\[bench\]\]' Cargo.toml; then
 	echo "=== cargo bench --no-run" >&2
-	cargo bench --no-run "${features[@]}" | executables benches >>"$list"
+	cargo bench --no-run "${bench_features[@]}" | executables benches >>"$list"
 fi
 
 dups="$(cut -f1 "$list" | sort | uniq -d)"
