@@ -9,6 +9,11 @@
 //! `src/kernels.rs`. a kernel whose ptxas report shows a register spill or a wgmma serialisation
 //! warning fails the build, and so does a kernel name that two files define.
 //!
+//! the files of [`PORTABLE`], which use no wgmma, TMA or clusters, are also compiled to PTX for
+//! `compute_80` (each in a compressed fatbin of its own, listed as `PORTABLE_KERNELS`, entry points
+//! read from the PTX's `.entry` directives): the driver compiles them for any GPU of compute
+//! capability 8.0 or higher, the portable path's kernels.
+//!
 //! the feature `bench` adds what only the benchmark and the tests launch: the files of
 //! [`BENCH_ONLY`], and in every file the code under `#ifdef EMUGEMM_BENCH` (nvcc gets
 //! `-DEMUGEMM_BENCH` then).
@@ -56,8 +61,47 @@ const BENCH_DEFINE: &str = "-DEMUGEMM_BENCH";
 /// `bench` alone
 const BENCH_ONLY: &[&str] = &["selftest"];
 
-/// the target architecture, as named in the cubin files
-const ARCH: &str = "sm_90a";
+/// the kernel files (stems) of the portable path, also built as `compute_80` PTX: the generic
+/// kernels (statistics, balancing, split, bound, reduction, reconstruction and CRT, rows, parts)
+const PORTABLE: &[&str] = &["balance", "bound", "parts", "reconstruct", "reduce", "rows", "split", "stats"];
+
+/// the nvcc flags of the portable path's PTX (no line info: it would ship as text)
+const PORTABLE_NVCC_FLAGS: &[&str] = &["-ptx", "-arch=compute_80", "-O3", "-std=c++17", "--fmad=false", "-I", "cuda"];
+
+/// what a kernel file is compiled to
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+enum Target {
+	/// an `sm_90a` cubin
+	Hopper,
+	/// `compute_80` PTX, compiled by the driver for the GPU it loads on
+	Portable,
+}
+
+impl Target {
+	/// the name of its files' extension
+	fn arch(self) -> &'static str {
+		match self {
+			Target::Hopper => "sm_90a",
+			Target::Portable => "compute_80",
+		}
+	}
+
+	/// the extension of the code nvcc writes
+	fn code(self) -> &'static str {
+		match self {
+			Target::Hopper => "cubin",
+			Target::Portable => "ptx",
+		}
+	}
+
+	/// `fatbinary`'s image argument for the code at `file`
+	fn image(self, file: &Path) -> String {
+		match self {
+			Target::Hopper => format!("--image3=kind=elf,sm={FATBIN_SM},file={}", file.display()),
+			Target::Portable => format!("--image3=kind=ptx,sm=80,file={}", file.display()),
+		}
+	}
+}
 
 /// the architecture in `fatbinary`'s terms
 const FATBIN_SM: &str = "90a";
@@ -98,23 +142,26 @@ fn main() {
 	} else {
 		Vec::new()
 	};
-	if kernels.is_empty() {
+	if !kernels.iter().any(|kernel| kernel.target == Target::Hopper) {
 		println!("cargo::rustc-cfg=emugemm_no_kernels");
 	}
 	let table = kernel_table(&kernels);
 	fs::write(out_dir.join("kernels.rs"), table).expect("cannot write $OUT_DIR/kernels.rs");
 }
 
-/// one compiled kernel file: `cuda/<stem>.cu`, its cubin and the compressed fatbin of that
+/// one compiled kernel file: `cuda/<stem>.cu`, its code for `target` (a cubin or PTX) and the
+/// compressed fatbin of that
 struct Kernel {
 	stem: String,
-	cubin: PathBuf,
+	target: Target,
+	code: PathBuf,
 	fatbin: PathBuf,
 }
 
-/// a kernel file as embedded: its compressed fatbin and the kernel entry points its cubin defines
+/// a kernel file as embedded: its compressed fatbin and the kernel entry points its code defines
 struct Embedded {
 	stem: String,
+	target: Target,
 	fatbin: PathBuf,
 	entries: Vec<String>,
 }
@@ -124,9 +171,12 @@ fn bench() -> bool {
 	env::var_os("CARGO_FEATURE_BENCH").is_some()
 }
 
-/// the nvcc flags of this build, before `-o <cubin> cuda/<stem>.cu`
-fn nvcc_flags() -> Vec<&'static str> {
-	let mut flags = NVCC_FLAGS.to_vec();
+/// the nvcc flags of this build for `target`, before `-o <code> cuda/<stem>.cu`
+fn nvcc_flags(target: Target) -> Vec<&'static str> {
+	let mut flags = match target {
+		Target::Hopper => NVCC_FLAGS.to_vec(),
+		Target::Portable => PORTABLE_NVCC_FLAGS.to_vec(),
+	};
 	if bench() {
 		flags.push(BENCH_DEFINE);
 	}
@@ -150,7 +200,11 @@ fn build_kernels(manifest_dir: &Path, out_dir: &Path) -> Vec<Embedded> {
 		},
 	};
 	check_version(&nvcc);
-	let results = compile_all(&nvcc, manifest_dir, out_dir, &stems);
+	let portable = stems.iter().filter(|stem| PORTABLE.contains(&stem.as_str()));
+	let jobs: Vec<(String, Target)> = (stems.iter().map(|stem| (stem.clone(), Target::Hopper)))
+		.chain(portable.map(|stem| (stem.clone(), Target::Portable)))
+		.collect();
+	let results = compile_all(&nvcc, manifest_dir, out_dir, &jobs);
 	// report every file before giving up: a rejected kernel has already failed the build (`cargo::error`)
 	let rejected = results.iter().filter(|result| !report(result)).count();
 	if rejected > 0 {
@@ -166,24 +220,37 @@ fn build_kernels(manifest_dir: &Path, out_dir: &Path) -> Vec<Embedded> {
 	}
 }
 
-/// `kernel` as embedded: its fatbin, with the entry points its cubin names
+/// `kernel` as embedded: its fatbin, with the entry points its code names
 fn embed(kernel: Kernel) -> Result<Embedded, String> {
-	let cubin = fs::read(&kernel.cubin).map_err(|e| format!("cannot read {}: {e}", kernel.cubin.display()))?;
-	let entries = entry_points(&cubin).ok_or_else(|| format!("{} is not an ELF64 cubin", kernel.cubin.display()))?;
+	let code = fs::read(&kernel.code).map_err(|e| format!("cannot read {}: {e}", kernel.code.display()))?;
+	let entries = match kernel.target {
+		Target::Hopper => entry_points(&code).ok_or_else(|| format!("{} is not an ELF64 cubin", kernel.code.display()))?,
+		Target::Portable => ptx_entries(&String::from_utf8_lossy(&code)),
+	};
 	Ok(Embedded {
 		stem: kernel.stem,
+		target: kernel.target,
 		fatbin: kernel.fatbin,
 		entries,
 	})
 }
 
-/// `embedded`, unless two files define a kernel of the same name (the kernel's module would be
-/// ambiguous)
+/// the kernel entry points of a PTX module: the names its `.entry` directives declare
+fn ptx_entries(ptx: &str) -> Vec<String> {
+	ptx.lines()
+		.filter_map(|line| line.trim().split(".entry ").nth(1))
+		.filter_map(|rest| rest.split(['(', ' ']).next())
+		.map(str::to_owned)
+		.collect()
+}
+
+/// `embedded`, unless two files of one target define a kernel of the same name (the kernel's
+/// module would be ambiguous)
 fn unique_entries(embedded: Vec<Embedded>) -> Result<Vec<Embedded>, String> {
 	let mut seen = std::collections::HashMap::new();
 	for file in &embedded {
 		for entry in &file.entries {
-			if let Some(other) = seen.insert(entry, &file.stem) {
+			if let Some(other) = seen.insert((file.target, entry), &file.stem) {
 				return Err(format!(
 					"kernel {entry} is defined by both cuda/{other}.cu and cuda/{}.cu",
 					file.stem
@@ -370,22 +437,23 @@ struct Compiled {
 	log: String,
 }
 
-/// compiles every `cuda/<stem>.cu`, at most [`MAX_JOBS`] at a time; results in the order of `stems`
-fn compile_all(nvcc: &Path, manifest_dir: &Path, out_dir: &Path, stems: &[String]) -> Vec<Compiled> {
+/// compiles every `cuda/<stem>.cu` for its target, at most [`MAX_JOBS`] at a time; results in the
+/// order of `jobs`
+fn compile_all(nvcc: &Path, manifest_dir: &Path, out_dir: &Path, jobs: &[(String, Target)]) -> Vec<Compiled> {
 	let cargo_jobs = env::var("NUM_JOBS").ok().and_then(|jobs| jobs.parse().ok()).unwrap_or(MAX_JOBS);
-	let jobs = MAX_JOBS.min(cargo_jobs).min(stems.len()).max(1);
+	let workers = MAX_JOBS.min(cargo_jobs).min(jobs.len()).max(1);
 	let next = AtomicUsize::new(0);
 	let worker = || {
 		let mut done = Vec::new();
 		loop {
 			let index = next.fetch_add(1, Ordering::Relaxed);
-			let Some(stem) = stems.get(index) else { return done };
-			done.push((index, compile(nvcc, manifest_dir, out_dir, stem)));
+			let Some((stem, target)) = jobs.get(index) else { return done };
+			done.push((index, compile(nvcc, manifest_dir, out_dir, stem, *target)));
 		}
 	};
 	let mut results: Vec<(usize, Compiled)> = thread::scope(|scope| {
-		let workers: Vec<_> = (0..jobs).map(|_| scope.spawn(worker)).collect();
-		workers
+		let running: Vec<_> = (0..workers).map(|_| scope.spawn(worker)).collect();
+		running
 			.into_iter()
 			.flat_map(|worker| worker.join().expect("nvcc worker panicked"))
 			.collect()
@@ -394,19 +462,25 @@ fn compile_all(nvcc: &Path, manifest_dir: &Path, out_dir: &Path, stems: &[String
 	results.into_iter().map(|(_, compiled)| compiled).collect()
 }
 
-/// `nvcc <flags> -o $OUT_DIR/<stem>.sm_90a.cubin cuda/<stem>.cu`, run in the crate's root, then
-/// `fatbinary` packs the cubin into `$OUT_DIR/<stem>.sm_90a.fatbin`; skipped when `$OUT_DIR` holds
-/// both and the log of a successful call with the same inputs (see [`inputs_key`]): then the log
-/// is read back, so that the report is the same
-fn compile(nvcc: &Path, manifest_dir: &Path, out_dir: &Path, stem: &str) -> Compiled {
+/// `nvcc <flags> -o $OUT_DIR/<stem>.<arch>.<cubin or ptx> cuda/<stem>.cu`, run in the crate's
+/// root, then `fatbinary` packs the code into `$OUT_DIR/<stem>.<arch>.fatbin`; skipped when
+/// `$OUT_DIR` holds both and the log of a successful call with the same inputs (see
+/// [`inputs_key`]): then the log is read back, so that the report is the same
+fn compile(nvcc: &Path, manifest_dir: &Path, out_dir: &Path, stem: &str, target: Target) -> Compiled {
+	let arch = target.arch();
 	let kernel = Kernel {
 		stem: stem.into(),
-		cubin: out_dir.join(format!("{stem}.{ARCH}.cubin")),
-		fatbin: out_dir.join(format!("{stem}.{ARCH}.fatbin")),
+		target,
+		code: out_dir.join(format!("{stem}.{arch}.{}", target.code())),
+		fatbin: out_dir.join(format!("{stem}.{arch}.fatbin")),
 	};
-	let (key_file, log_file) = (out_dir.join(format!("{stem}.key")), out_dir.join(format!("{stem}.log")));
-	let key = inputs_key(nvcc, manifest_dir, stem);
-	if kernel.cubin.exists()
+	let named = |extension: &str| match target {
+		Target::Hopper => out_dir.join(format!("{stem}.{extension}")),
+		Target::Portable => out_dir.join(format!("{stem}.{arch}.{extension}")),
+	};
+	let (key_file, log_file) = (named("key"), named("log"));
+	let key = inputs_key(nvcc, manifest_dir, stem, target);
+	if kernel.code.exists()
 		&& kernel.fatbin.exists()
 		&& fs::read_to_string(&key_file).is_ok_and(|old| old == key)
 		&& let Ok(log) = fs::read_to_string(&log_file)
@@ -430,9 +504,9 @@ fn compile(nvcc: &Path, manifest_dir: &Path, out_dir: &Path, stem: &str) -> Comp
 
 /// what a kernel's cubin and fatbin depend on, hashed: nvcc (and the `fatbinary` beside it), their
 /// flags and environment, `cuda/<stem>.cu` and every `cuda/*.cuh` (any of which it may include)
-fn inputs_key(nvcc: &Path, manifest_dir: &Path, stem: &str) -> String {
+fn inputs_key(nvcc: &Path, manifest_dir: &Path, stem: &str, target: Target) -> String {
 	let mut hasher = std::hash::DefaultHasher::new();
-	(nvcc, nvcc_flags(), FATBIN_FLAGS).hash(&mut hasher);
+	(nvcc, nvcc_flags(target), FATBIN_FLAGS).hash(&mut hasher);
 	ENV_VARS.iter().map(env::var_os).for_each(|value| value.hash(&mut hasher));
 	let cuda_dir = manifest_dir.join("cuda");
 	let mut headers: Vec<PathBuf> = fs::read_dir(&cuda_dir)
@@ -448,27 +522,27 @@ fn inputs_key(nvcc: &Path, manifest_dir: &Path, stem: &str) -> String {
 	format!("{:016x}\n", hasher.finish())
 }
 
-/// runs nvcc on `cuda/<stem>.cu`, writing the kernel's cubin
+/// runs nvcc on `cuda/<stem>.cu`, writing the kernel's code
 fn run_nvcc(nvcc: &Path, manifest_dir: &Path, kernel: Kernel) -> Compiled {
 	let output = Command::new(nvcc)
 		.current_dir(manifest_dir)
-		.args(nvcc_flags())
+		.args(nvcc_flags(kernel.target))
 		.arg("-o")
-		.arg(&kernel.cubin)
+		.arg(&kernel.code)
 		.arg(format!("cuda/{}.cu", kernel.stem))
 		.output();
 	let (success, log) = run_output(nvcc, output);
 	Compiled { kernel, success, log }
 }
 
-/// packs the cubin of `compiled` into its compressed fatbin with the `fatbinary` beside `nvcc`;
+/// packs the code of `compiled` into its compressed fatbin with the `fatbinary` beside `nvcc`;
 /// a failure fails `compiled`, its output added to the log
 fn pack(nvcc: &Path, compiled: &mut Compiled) {
 	let fatbinary = nvcc.with_file_name(format!("fatbinary{}", env::consts::EXE_SUFFIX));
 	let kernel = &compiled.kernel;
 	let output = Command::new(&fatbinary)
 		.args(FATBIN_FLAGS)
-		.arg(format!("--image3=kind=elf,sm={FATBIN_SM},file={}", kernel.cubin.display()))
+		.arg(kernel.target.image(&kernel.code))
 		.arg(format!("--create={}", kernel.fatbin.display()))
 		.output();
 	let (success, log) = run_output(&fatbinary, output);
@@ -541,7 +615,7 @@ fn spill_bytes(line: &str) -> u64 {
 /// reports one nvcc call to cargo; `false` when the kernel is rejected (nvcc failed, a register spill,
 /// serialised wgmma): then nvcc's whole output goes out as warnings and the reasons as errors
 fn report(compiled: &Compiled) -> bool {
-	let file = format!("cuda/{}.cu", compiled.kernel.stem);
+	let file = format!("cuda/{}.cu ({})", compiled.kernel.stem, compiled.kernel.target.arch());
 	let functions = parse_ptxas(&compiled.log);
 	let mut problems = Vec::new();
 	if !compiled.success {
@@ -573,24 +647,35 @@ fn report(compiled: &Compiled) -> bool {
 	true
 }
 
-/// the source of `$OUT_DIR/kernels.rs`: `KERNELS`, every compressed fatbin (64-byte aligned) with
-/// its kernels, by stem
+/// the source of `$OUT_DIR/kernels.rs`: `KERNELS` (the `sm_90a` fatbins) and `PORTABLE_KERNELS`
+/// (the `compute_80` PTX fatbins), every compressed fatbin (64-byte aligned) with its kernels, by
+/// stem
 fn kernel_table(kernels: &[Embedded]) -> String {
-	let mut src = String::from("// generated by build.rs: the sm_90a fatbin of every `cuda/<stem>.cu`, by stem\n\n");
+	let mut src = String::from("// generated by build.rs: the fatbins of every `cuda/<stem>.cu`, by stem\n\n");
 	if !kernels.is_empty() {
 		src.push_str("/// a module image, aligned for the driver's loader\n#[repr(C, align(64))]\nstruct Aligned<B>(B);\n\n");
 	}
-	src.push_str("/// every embedded `cuda/<stem>.cu`, sorted by stem; empty without kernels\n");
-	src.push_str("pub(crate) static KERNELS: &[Module] = &[\n");
-	for Embedded { stem, fatbin, entries } in kernels {
-		let fatbin = fatbin.to_str().expect("OUT_DIR must be UTF-8");
-		writeln!(
-			src,
-			"\tModule {{\n\t\tstem: {stem:?},\n\t\timage: &Aligned(*include_bytes!({fatbin:?})).0,"
-		)
-		.unwrap();
-		writeln!(src, "\t\tkernels: &{entries:?},\n\t}},").unwrap();
+	let tables = [
+		(Target::Hopper, "KERNELS", "every embedded `cuda/<stem>.cu` as sm_90a code"),
+		(
+			Target::Portable,
+			"PORTABLE_KERNELS",
+			"the portable path's `cuda/<stem>.cu` as compute_80 PTX",
+		),
+	];
+	for (target, name, what) in tables {
+		writeln!(src, "/// {what}, sorted by stem; empty without kernels").unwrap();
+		writeln!(src, "pub(crate) static {name}: &[Module] = &[").unwrap();
+		for Embedded { stem, fatbin, entries, .. } in kernels.iter().filter(|kernel| kernel.target == target) {
+			let fatbin = fatbin.to_str().expect("OUT_DIR must be UTF-8");
+			writeln!(
+				src,
+				"\tModule {{\n\t\tstem: {stem:?},\n\t\timage: &Aligned(*include_bytes!({fatbin:?})).0,"
+			)
+			.unwrap();
+			writeln!(src, "\t\tkernels: &{entries:?},\n\t}},").unwrap();
+		}
+		src.push_str("];\n\n");
 	}
-	src.push_str("];\n");
 	src
 }

@@ -114,6 +114,8 @@ struct Bench {
 	emu: Emulator,
 	/// the same GPU with the fused products off
 	unfused: Emulator,
+	/// the portable path (the generic kernels' PTX, cuBLASLt INT8 products), forced on this GPU
+	portable: Emulator,
 	runs: usize,
 	csv: Option<std::fs::File>,
 	only: Vec<String>,
@@ -213,21 +215,31 @@ impl Bench {
 		Ok((t, kept, bits))
 	}
 
-	/// one plan: median time on phi = 1 inputs, bits on phi = 1 and 4 (sampled exact reference)
-	/// (`fused = false`: through the unfused pipeline, for comparison)
-	fn plan<T: Scalar>(&mut self, n: usize, precision: Precision, native: Duration, inputs: &Inputs<T>, fused: bool) {
+	/// one plan: median time on phi = 1 inputs, bits on phi = 1 and 4 (sampled exact reference),
+	/// through `route` (the unfused pipeline and the portable path for comparison; the portable
+	/// path's rows stay out of the picture)
+	fn plan<T: Scalar>(&mut self, n: usize, precision: Precision, native: Duration, inputs: &Inputs<T>, route: Route) {
 		if self.selected(&format!("{} {precision:?}", T::NAME)) {
-			let what = if fused { "emugemm" } else { "emugemm unfused" };
-			let (t, r, bits) = self.plan_row(n, precision, Some(native), (inputs, 0), (what, fused));
+			let what = match route {
+				Route::Fused => "emugemm",
+				Route::Unfused => "emugemm unfused",
+				Route::Portable => "emugemm portable",
+			};
+			let (t, r, bits) = self.plan_row(n, precision, Some(native), (inputs, 0), (what, route));
 			let scheme = short(r.plan.scheme);
 			let label = match precision {
 				Precision::SchemeI { .. } | Precision::SchemeII { .. } => scheme,
 				_ => format!("{precision:?} → {scheme}"),
 			};
+			let (label, source) = match route {
+				Route::Fused => (label, plot::Source::Emugemm),
+				Route::Unfused => (format!("{label} unfused"), plot::Source::Unfused),
+				Route::Portable => return,
+			};
 			let point = plot::Point {
-				label: if fused { label } else { format!("{label} unfused") },
+				label,
 				kind: T::NAME.into(),
-				source: if fused { plot::Source::Emugemm } else { plot::Source::Unfused },
+				source,
 				tflops: tflops::<T>(n, t),
 				bits: [bits[0], bits[1]],
 			};
@@ -244,9 +256,13 @@ impl Bench {
 		precision: Precision,
 		reference: Option<Duration>,
 		inputs: (&Inputs<T>, usize),
-		(what, fused): (&str, bool),
+		(what, route): (&str, Route),
 	) -> (Duration, Report, Vec<f64>) {
-		let emu = if fused { &self.emu } else { &self.unfused };
+		let emu = match route {
+			Route::Fused => &self.emu,
+			Route::Unfused => &self.unfused,
+			Route::Portable => &self.portable,
+		};
 		let (t, r, bits) = self
 			.measure(n, inputs, |dc, da, db| {
 				emu.matmul_device(dc, Accum::Replace, da, db, T::from_parts(1.0, 0.0), precision)?;
@@ -314,7 +330,7 @@ impl Bench {
 				for (role, run, plan) in runs {
 					let model = 1e3 * plan.scheme.cost((n, n, n), T::IS_COMPLEX);
 					let what = format!("{head} {role} (model {model:.3} ms, {:.1} bits)", plan.predicted_bits);
-					let (t, r, _) = self.plan_row(n, run, times.first().map(|c| c.0), (&inputs, timed), (&what, true));
+					let (t, r, _) = self.plan_row(n, run, times.first().map(|c| c.0), (&inputs, timed), (&what, Route::Fused));
 					times.push((t, r.plan.scheme));
 				}
 				let (chosen_t, fastest) = (times[0].0, times.iter().min_by_key(|c| c.0).expect("the chosen plan"));
@@ -878,6 +894,17 @@ impl log::Log for Stderr {
 	fn flush(&self) {}
 }
 
+/// the pipeline a plan row runs through (the bench's own: `emugemm::Route` names what a report says)
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Route {
+	/// the default: the fused sm_90a kernels
+	Fused,
+	/// the unfused pipeline (cuBLASLt INT8 products, separate reductions)
+	Unfused,
+	/// the portable path: the unfused pipeline with the generic kernels compiled from PTX
+	Portable,
+}
+
 /// the device time of a product's work: its phases (device events), or for a product the policy
 /// left native, which has no phases, the wall time of the call (the device synchronised in it)
 fn compute_time(r: &Report) -> Duration {
@@ -908,6 +935,7 @@ fn main() {
 	let mut bench = Bench {
 		emu,
 		unfused: Emulator::with_backend(Backend::Gpu).unwrap().with_fused_products(false),
+		portable: Emulator::with_backend(Backend::Gpu).unwrap().with_portable_path(true),
 		runs: env_list("EMUGEMM_BENCH_RUNS", "30")[0],
 		csv,
 		only: std::env::var("EMUGEMM_BENCH_ONLY")
@@ -994,23 +1022,28 @@ fn main() {
 			Precision::F32,
 		]);
 		for precision in plans {
-			bench.plan(n, precision, natives.f64, &f, true);
+			bench.plan(n, precision, natives.f64, &f, Route::Fused);
 		}
 		let unfused: &[u32] = if n >= 16384 { &[15] } else { &[8, 15, 20] };
 		for &moduli in unfused {
-			bench.plan(n, Precision::SchemeII { moduli }, natives.f64, &f, false);
+			bench.plan(n, Precision::SchemeII { moduli }, natives.f64, &f, Route::Unfused);
 		}
 		// scheme I unfused (cuBLASLt diagonals + shift_reduce), against the fused rows above
 		for slices in [2, 4] {
-			bench.plan(n, Precision::SchemeI { slices }, natives.f64, &f, false);
+			bench.plan(n, Precision::SchemeI { slices }, natives.f64, &f, Route::Unfused);
+		}
+		// the portable path, as non-Hopper GPUs run it, against the fused rows above
+		for precision in [Precision::SchemeII { moduli: 15 }, Precision::SchemeI { slices: 4 }, Precision::F64] {
+			bench.plan(n, precision, natives.f64, &f, Route::Portable);
 		}
 		drop(f);
 		let z = Bench::inputs::<c64>(n);
 		bench.cublas(n, NativeMath::Exact, natives.c64, &z);
 		for precision in [Precision::SchemeII { moduli: 15 }, Precision::F64] {
-			bench.plan(n, precision, natives.c64, &z, true);
+			bench.plan(n, precision, natives.c64, &z, Route::Fused);
 		}
-		bench.plan(n, Precision::SchemeII { moduli: 15 }, natives.c64, &z, false);
+		bench.plan(n, Precision::SchemeII { moduli: 15 }, natives.c64, &z, Route::Unfused);
+		bench.plan(n, Precision::SchemeII { moduli: 15 }, natives.c64, &z, Route::Portable);
 		drop(z);
 		let s = Bench::inputs::<f32>(n);
 		bench.cublas(n, NativeMath::Exact, natives.f32, &s);
@@ -1021,11 +1054,12 @@ fn main() {
 			Precision::Tf32,
 			Precision::F32,
 		] {
-			bench.plan(n, precision, natives.f32, &s, true);
+			bench.plan(n, precision, natives.f32, &s, Route::Fused);
 		}
 		for slices in [2, 4] {
-			bench.plan(n, Precision::SchemeI { slices }, natives.f32, &s, false);
+			bench.plan(n, Precision::SchemeI { slices }, natives.f32, &s, Route::Unfused);
 		}
+		bench.plan(n, Precision::SchemeI { slices: 4 }, natives.f32, &s, Route::Portable);
 		if let Some(path) = &svg {
 			bench.picture(path);
 		}

@@ -40,6 +40,7 @@ use crate::precision::{Scheme, pass_len};
 use crate::shape::Shape;
 
 /// the measured constants of the model on one device (seconds, INT8 operations per second)
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct CostModel {
 	/// `t_0`, seconds per call
 	pub overhead: f64,
@@ -57,6 +58,10 @@ pub(crate) struct CostModel {
 	pub rate_scheme2: f64,
 	/// the 3M rate of complex scheme II relative to `rate_scheme2`
 	pub rate_3m: f64,
+	/// seconds per output entry and INT8 product that the products' own memory traffic costs
+	/// besides their arithmetic: none where the kernels reduce in their epilogue (the fused
+	/// kernels), the INT32 planes written and read back on the portable path
+	pub product_traffic: f64,
 	/// scheme II CRT: `(r_0, r_1)`, seconds per output entry and per entry and modulus
 	pub crt: (f64, f64),
 	/// the error bound of a target precision: seconds per call, and the rate of its window
@@ -71,6 +76,7 @@ pub(crate) struct CostModel {
 }
 
 /// the rates of the native products on one device
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct NativeRates {
 	/// DGEMM (`f64`), ZGEMM (`c64`)
 	pub fp64: (f64, f64),
@@ -113,6 +119,7 @@ pub(crate) const H200: CostModel = CostModel {
 	epilogue_scheme1: 23.6e-12,
 	rate_scheme2: 1380e12,
 	rate_3m: 0.92,
+	product_traffic: 0.0,
 	crt: (2.6e-12, 0.55e-12),
 	bound: (0.2e-3, 400e12),
 	part_bounds: 2.2,
@@ -157,7 +164,9 @@ impl CostModel {
 	pub(crate) fn phases(&self, scheme: Scheme, Shape { m, n, k }: Shape, complex: bool) -> [f64; 3] {
 		let c = if complex { 2.0 } else { 1.0 };
 		let (elements, entries) = (c * (m + n) as f64 * k as f64, c * m as f64 * n as f64);
-		let work = 2.0 * m as f64 * n as f64 * k as f64 * scheme.int8_products(complex) as f64;
+		let products = scheme.int8_products(complex) as f64;
+		let work = 2.0 * m as f64 * n as f64 * k as f64 * products;
+		let traffic = entries * products * self.product_traffic;
 		let split = |(s0, s1): (f64, f64), planes: u32| self.overhead + elements * (s0 + s1 * planes as f64);
 		match scheme {
 			Scheme::Native => [f64::INFINITY; 3],
@@ -168,7 +177,7 @@ impl CostModel {
 				let passes = k.div_ceil(pass_len(slices, complex)).max(1) as f64;
 				[
 					split(self.split_scheme1, slices),
-					work / rate + entries * self.epilogue_scheme1 * passes,
+					work / rate + traffic + entries * self.epilogue_scheme1 * passes,
 					0.0,
 				]
 			},
@@ -176,7 +185,7 @@ impl CostModel {
 				let rate = self.rate_scheme2 * if complex { self.rate_3m } else { 1.0 };
 				[
 					split(self.split_scheme2, moduli),
-					work / rate,
+					work / rate + traffic,
 					entries * (self.crt.0 + self.crt.1 * moduli as f64),
 				]
 			},

@@ -3,6 +3,7 @@
 //! faer's native product ([`native`]), the emulation on the CPU ([`emulation`]) and the GPU's
 //! ([`crate::gpu`])
 
+use crate::devices::GpuModel;
 use crate::settings::{DEFAULT_STAGING, Devices, Settings};
 use crate::{Backend, Error, Precision, Report, Scaling};
 use faer::Par;
@@ -74,6 +75,8 @@ impl Emulator {
 				host_routing: auto && environment::host_routing().unwrap_or(true),
 				device_memory: None,
 				devices: Devices::FIRST,
+				portable: false,
+				model: model_of(backend, 0)?,
 			},
 			par: Par::rayon(0),
 			precision_override: None,
@@ -116,6 +119,29 @@ impl Emulator {
 	/// whether the GPU products are fused (see [`Emulator::with_fused_products`])
 	pub fn fused_products(&self) -> bool {
 		self.settings.fused
+	}
+
+	/// the same context with the portable path on a Hopper GPU too (off, the default: Hopper GPUs
+	/// run the fused sm_90a kernels): the generic kernels from their `compute_80` PTX, which the
+	/// driver compiles for the GPU, and the INT8 products through cuBLASLt, the unfused pipeline;
+	/// bit for bit the same results. GPUs of compute capability 8.x, 10.x and 12.x always take
+	/// this path ([`Route::Portable`](crate::Route::Portable) in the report)
+	///
+	/// # example
+	/// ```
+	/// use emugemm::{Backend, Emulator};
+	/// let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap().with_portable_path(true);
+	/// assert!(emu.portable_path());
+	/// ```
+	pub fn with_portable_path(mut self, on: bool) -> Self {
+		self.settings.portable = on;
+		self
+	}
+
+	/// whether the portable path is asked for on Hopper GPUs too (see
+	/// [`Emulator::with_portable_path`])
+	pub fn portable_path(&self) -> bool {
+		self.settings.portable
 	}
 
 	/// the same context with the native product competing with the emulated plans of a target
@@ -219,6 +245,7 @@ impl Emulator {
 		crate::gpu::connect(ordinals)?;
 		let mut emu = Self::with_backend(Backend::Gpu)?;
 		emu.settings.devices = devices;
+		emu.settings.model = model_of(Backend::Gpu, ordinals[0])?;
 		Ok(emu)
 	}
 
@@ -388,6 +415,20 @@ impl Emulator {
 	}
 }
 
+/// the cost model a context on `backend` prices plans with: GPU `ordinal`'s on the GPU backend (from
+/// the table of GPUs, or measured at first use), the Hopper GPUs' otherwise (so that the CPU
+/// oracle picks the plans a Hopper GPU picks)
+fn model_of(backend: Backend, ordinal: usize) -> Result<GpuModel, Error> {
+	match backend {
+		#[cfg(feature = "cuda")]
+		Backend::Gpu => crate::gpu::model(ordinal),
+		_ => {
+			let _ = ordinal;
+			Ok(GpuModel::MEASURED)
+		},
+	}
+}
+
 /// the global context, made on first use
 static GLOBAL: RwLock<Option<Arc<Emulator>>> = RwLock::new(None);
 
@@ -412,11 +453,13 @@ impl std::fmt::Debug for Emulator {
 			.field("backend", &self.backend)
 			.field("scaling", &self.settings.scaling)
 			.field("fused_products", &self.settings.fused)
+			.field("portable_path", &self.settings.portable)
 			.field("native_candidate", &self.settings.native_candidate)
 			.field("staging_buffers", &self.settings.staging_bytes)
 			.field("host_routing", &self.settings.host_routing)
 			.field("device_memory", &self.settings.device_memory)
 			.field("gpus", &self.gpus())
+			.field("cost_model", &self.settings.model.sheet().name)
 			.field("par", &self.par)
 			.field("precision_override", &self.precision_override)
 			.field("native_below", &self.native_below)

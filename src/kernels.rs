@@ -1,5 +1,7 @@
-//! the GPU kernels: the `sm_90a` code of every `cuda/<stem>.cu`, compiled by `build.rs` and
-//! embedded in the library as a compressed fatbin, which the driver unpacks when it loads the module
+//! the GPU kernels: the `sm_90a` code of every `cuda/<stem>.cu` (`KERNELS`), and the portable
+//! path's `compute_80` PTX of the generic ones (`PORTABLE_KERNELS`), compiled by `build.rs` and
+//! embedded in the library as compressed fatbins, which the driver unpacks (and for PTX compiles
+//! for the GPU) when it loads the module
 //!
 //! the table is empty when the crate was built without nvcc (cfg `emugemm_no_kernels`); the GPU
 //! backend then reports `Error::NoKernels` instead of loading anything.
@@ -28,7 +30,7 @@ mod tests {
 			KERNELS.windows(2).all(|pair| pair[0].stem < pair[1].stem),
 			"stems sorted and unique"
 		);
-		for Module { stem, image, kernels } in KERNELS {
+		for Module { stem, image, kernels } in KERNELS.iter().chain(PORTABLE_KERNELS) {
 			assert_eq!(&image[..4], 0xba55_ed50_u32.to_le_bytes(), "{stem} is not a fatbin");
 			assert_eq!(image.as_ptr() as usize % 64, 0, "{stem} is not 64-byte aligned");
 			assert!(!kernels.is_empty(), "{stem} defines no kernel");

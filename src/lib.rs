@@ -91,6 +91,7 @@ mod balance;
 mod bound;
 mod cost;
 mod cpu;
+mod devices;
 mod emulator;
 mod error;
 mod fp;

@@ -7,7 +7,8 @@
 //! same policy on the same bound, so that the CPU oracle picks the plan the GPU picks
 
 use crate::bound::{Bound, PartBounds, RowBound, bits};
-use crate::cost::{H200, NativeArithmetic};
+use crate::cost::{CostModel, NativeArithmetic};
+use crate::devices::GpuModel;
 use crate::precision::k_passes;
 use crate::shape::Shape;
 use crate::{Plan, Precision, Scaling, Scheme, scheme1, scheme2};
@@ -54,6 +55,8 @@ pub(crate) struct PolicyInput<'a> {
 	/// whether the native product competes with the emulated plans by predicted time; otherwise
 	/// it runs only where no emulated plan is a candidate
 	pub native_candidate: bool,
+	/// the cost model of the GPU the plans are priced for
+	pub model: &'static CostModel,
 }
 
 impl<'a> PolicyInput<'a> {
@@ -68,6 +71,15 @@ impl<'a> PolicyInput<'a> {
 			mantissa: T::MANTISSA_BITS,
 			scaling,
 			native_candidate,
+			model: GpuModel::MEASURED.model(),
+		}
+	}
+
+	/// the same input priced with the cost model of `gpu`
+	pub fn on(self, gpu: GpuModel) -> Self {
+		PolicyInput {
+			model: gpu.model(),
+			..self
 		}
 	}
 
@@ -111,9 +123,9 @@ impl<'a> PolicyInput<'a> {
 		}
 		let cheapest = self
 			.schemes()
-			.map(|s| H200.seconds(s, self.shape, self.complex))
+			.map(|s| self.model.seconds(s, self.shape, self.complex))
 			.fold(f64::INFINITY, f64::min);
-		self.native_seconds(precision) <= cheapest + H200.bound(self.shape, self.complex)
+		self.native_seconds(precision) <= cheapest + self.model.bound(self.shape, self.complex)
 	}
 
 	/// the candidates for `precision`, cheapest first: the plans that meet its target on all but at
@@ -149,7 +161,8 @@ impl<'a> PolicyInput<'a> {
 
 	/// the predicted seconds of the native product at `precision`
 	fn native_seconds(&self, precision: Precision) -> f64 {
-		H200.native(self.shape, self.complex, self.mantissa, native_arithmetic(precision, self.mantissa))
+		self.model
+			.native(self.shape, self.complex, self.mantissa, native_arithmetic(precision, self.mantissa))
 	}
 
 	/// `scheme` (with separately scaled parts where `separate`, `bound` theirs) with the rows whose
@@ -196,11 +209,11 @@ impl<'a> PolicyInput<'a> {
 			..self.shape
 		};
 		let plan = if choice.plan.separate_parts {
-			4.0 * H200.seconds(choice.plan.scheme, self.shape, false)
+			4.0 * self.model.seconds(choice.plan.scheme, self.shape, false)
 		} else {
-			H200.seconds(choice.plan.scheme, self.shape, self.complex)
+			self.model.seconds(choice.plan.scheme, self.shape, self.complex)
 		};
-		plan + H200.native(rows, self.complex, self.mantissa, NativeArithmetic::Wide)
+		plan + self.model.native(rows, self.complex, self.mantissa, NativeArithmetic::Wide)
 	}
 
 	/// whether a complex target precision screens plans with separately scaled parts after
@@ -214,9 +227,9 @@ impl<'a> PolicyInput<'a> {
 		}
 		let cheapest = self
 			.schemes()
-			.map(|s| 4.0 * H200.seconds(s, self.shape, false))
+			.map(|s| 4.0 * self.model.seconds(s, self.shape, false))
 			.fold(f64::INFINITY, f64::min);
-		cheapest + H200.part_bounds(self.shape) < self.choice_seconds(choice, precision)
+		cheapest + self.model.part_bounds(self.shape) < self.choice_seconds(choice, precision)
 	}
 
 	/// whether the screen's bound (`Re A Re B` on the leading rows and columns) leaves plans with
@@ -236,9 +249,9 @@ impl<'a> PolicyInput<'a> {
 		let cheapest = screened
 			.candidates(precision)
 			.iter()
-			.map(|c| 4.0 * H200.seconds(c.plan.scheme, self.shape, false))
+			.map(|c| 4.0 * self.model.seconds(c.plan.scheme, self.shape, false))
 			.fold(f64::INFINITY, f64::min);
-		cheapest + H200.part_bounds(self.shape) < self.choice_seconds(choice, precision)
+		cheapest + self.model.part_bounds(self.shape) < self.choice_seconds(choice, precision)
 	}
 
 	/// the predicted seconds of any choice at `precision`: infinite for the native product where
@@ -278,6 +291,7 @@ mod tests {
 			mantissa,
 			scaling: Scaling::Fast,
 			native_candidate,
+			model: GpuModel::MEASURED.model(),
 		}
 	}
 

@@ -53,6 +53,9 @@ pub enum Route {
 	FusedThreeLaunches,
 	/// the GPU's unfused pipeline: cuBLASLt INT8 products, then separate reduction kernels
 	Unfused,
+	/// the portable path, on any GPU of compute capability 8.0 or higher: the unfused pipeline
+	/// with the generic kernels compiled from PTX for the GPU
+	Portable,
 }
 
 /// what happened in one product

@@ -4,7 +4,7 @@
 // (the model and the host's rate serve the GPU backend only)
 #[cfg(any(feature = "cuda", test))]
 use {
-	crate::{Accum, Precision, Scalar, cost::H200, policy::native_arithmetic, shape::Shape},
+	crate::{Accum, Precision, Scalar, cost::CostModel, policy::native_arithmetic, shape::Shape},
 	faer::Mat,
 	std::{collections::HashMap, sync::Mutex, time::Instant},
 };
@@ -40,15 +40,16 @@ impl HostRouting {
 }
 
 /// the routing of an `m x k` by `k x n` product of `T` at `precision`, for a host whose native
-/// product runs at `host_rate` operations per second (`2·m·n·k` real, `8·m·n·k` complex)
+/// product runs at `host_rate` operations per second (`2·m·n·k` real, `8·m·n·k` complex) and a
+/// GPU priced by `model`
 #[cfg(any(feature = "cuda", test))]
-pub(crate) fn route<T: Scalar>(shape: Shape, accum: Accum, precision: Precision, host_rate: f64) -> HostRouting {
+pub(crate) fn route<T: Scalar>(shape: Shape, accum: Accum, precision: Precision, (host_rate, model): (f64, &CostModel)) -> HostRouting {
 	let Shape { m, n, k } = shape;
 	let ops = if T::IS_COMPLEX { 8.0 } else { 2.0 } * (m * n) as f64 * k as f64;
 	let outputs = (m * n) as f64 * if accum == Accum::Add { 2.0 } else { 1.0 };
 	let bytes = ((m * k + k * n) as f64 + outputs) * size_of::<T>() as f64;
 	let arithmetic = native_arithmetic(precision, T::MANTISSA_BITS);
-	let gpu = bytes / STAGING_RATE + H200.overhead + H200.native(shape, T::IS_COMPLEX, T::MANTISSA_BITS, arithmetic);
+	let gpu = bytes / STAGING_RATE + model.overhead + model.native(shape, T::IS_COMPLEX, T::MANTISSA_BITS, arithmetic);
 	HostRouting {
 		host_seconds: ops / host_rate,
 		gpu_seconds: gpu,
@@ -79,6 +80,7 @@ pub(crate) fn host_rate<T: Scalar>() -> f64 {
 #[cfg(test)]
 mod tests {
 	use super::*;
+	use crate::cost::H200;
 	use faer::c64;
 
 	/// at 1 TF/s on the host (16 cores) and the H100's transfer rates: small products, a long
@@ -86,16 +88,17 @@ mod tests {
 	/// large square products go to the GPU
 	#[test]
 	fn small_and_transfer_bound_products_stay_on_the_host() {
-		let on_host = |shape: (usize, usize, usize), precision| route::<f64>(shape.into(), Accum::Replace, precision, 1e12).on_host();
+		let on_host =
+			|shape: (usize, usize, usize), precision| route::<f64>(shape.into(), Accum::Replace, precision, (1e12, &H200)).on_host();
 		assert!(on_host((64, 64, 64), Precision::F64));
 		assert!(on_host((256, 256, 256), Precision::F64));
 		assert!(on_host((64, 64, 65536), Precision::F64));
 		assert!(on_host((8192, 8192, 64), Precision::F64));
 		assert!(!on_host((4096, 4096, 4096), Precision::F64));
 		assert!(!on_host((8192, 8192, 8192), Precision::F64));
-		assert!(!route::<c64>(Shape::new(2048, 2048, 2048), Accum::Add, Precision::F64, 1e12).on_host());
+		assert!(!route::<c64>(Shape::new(2048, 2048, 2048), Accum::Add, Precision::F64, (1e12, &H200)).on_host());
 		// a much faster host keeps more
-		assert!(route::<f64>(Shape::new(2048, 2048, 2048), Accum::Replace, Precision::F64, 100e12).on_host());
+		assert!(route::<f64>(Shape::new(2048, 2048, 2048), Accum::Replace, Precision::F64, (100e12, &H200)).on_host());
 	}
 
 	/// the host's rate is measured once, and is a plausible rate

@@ -2,6 +2,7 @@
 //! allowed, the staging buffers, the device memory and the GPUs
 
 use crate::Scaling;
+use crate::devices::GpuModel;
 
 /// the default size of each page-locked staging buffer: 24 MiB, 192 MiB in all (two sets of four)
 pub(crate) const DEFAULT_STAGING: usize = 24 << 20;
@@ -59,4 +60,10 @@ pub(crate) struct Settings {
 	pub device_memory: Option<usize>,
 	/// the GPUs host products run on
 	pub devices: Devices,
+	/// the portable path on every GPU: the generic kernels' `compute_80` PTX and cuBLASLt's INT8
+	/// products (a GPU that is not a Hopper GPU takes it whatever this says)
+	pub portable: bool,
+	/// the cost model the policy prices plans with: the GPU's, or on the CPU backends the Hopper
+	/// one (so that the CPU oracle picks the plans a Hopper GPU picks)
+	pub model: GpuModel,
 }

@@ -159,7 +159,12 @@ impl Emulator {
 		if !self.settings.host_routing || precision.target_bits(T::MANTISSA_BITS, shape.k).is_none() {
 			return None;
 		}
-		let routing = crate::routing::route::<T>(shape, accum, precision, crate::routing::host_rate::<T>());
+		let routing = crate::routing::route::<T>(
+			shape,
+			accum,
+			precision,
+			(crate::routing::host_rate::<T>(), self.settings.model.model()),
+		);
 		routing.on_host().then_some(routing)
 	}
 
@@ -203,7 +208,7 @@ impl Emulator {
 
 	/// the policy's view of a product of `shape` with error bound `bound`
 	pub(super) fn policy_input<'s, T: Scalar>(&self, bound: Option<&'s Bound>, shape: Shape) -> PolicyInput<'s> {
-		PolicyInput::of::<T>(shape, (self.settings().scaling, self.settings().native_candidate), bound)
+		PolicyInput::of::<T>(shape, (self.settings().scaling, self.settings().native_candidate), bound).on(self.settings().model)
 	}
 
 	pub(super) fn emulate<T: Scalar>(

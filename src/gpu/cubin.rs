@@ -2,18 +2,17 @@
 //! ELF symbol table, so that a module is loaded only when one of its kernels is first launched
 
 use crate::kernels::Module;
-use std::collections::HashMap;
 
-/// the module index of every kernel entry point of `modules` (as `crate::kernels::KERNELS`); an
-/// image that is not one whole fatbin is an error naming its file (found here, not by the driver
-/// when a product first needs the module)
-pub(crate) fn entries(modules: &[Module]) -> Result<HashMap<&'static str, usize>, String> {
-	let mut entries = HashMap::new();
+/// the module index and the name of every kernel entry point of `modules` (as
+/// `crate::kernels::KERNELS`); an image that is not one whole fatbin is an error naming its file
+/// (found here, not by the driver when a product first needs the module)
+pub(crate) fn entries(modules: &[Module]) -> Result<Vec<(usize, &'static str)>, String> {
+	let mut entries = Vec::new();
 	for (index, module) in modules.iter().enumerate() {
 		if !is_fatbin(module.image) {
 			return Err(format!("{}.fatbin: not a fatbin image", module.stem));
 		}
-		entries.extend(module.kernels.iter().map(|&name| (name, index)));
+		entries.extend(module.kernels.iter().map(|&name| (index, name)));
 	}
 	Ok(entries)
 }
@@ -31,12 +30,14 @@ fn is_fatbin(image: &[u8]) -> bool {
 
 #[cfg(test)]
 mod tests {
+	use std::collections::HashMap;
+
 	/// every embedded image is a fatbin whose kernels are indexed: among them the pipeline's split,
 	/// CRT and fused product entry points (a build without nvcc embeds none)
 	#[test]
 	fn embedded_modules_name_their_kernels() {
 		let modules = crate::kernels::KERNELS;
-		let entries = super::entries(modules).unwrap();
+		let entries: HashMap<&str, usize> = super::entries(modules).unwrap().into_iter().map(|(i, name)| (name, i)).collect();
 		if modules.is_empty() {
 			eprintln!("no kernels embedded (built without nvcc): nothing to check");
 			return;
@@ -56,6 +57,59 @@ mod tests {
 			entries.len(),
 			modules.iter().map(|m| m.kernels.len()).sum::<usize>(),
 			"no name twice"
+		);
+	}
+
+	/// the portable path's PTX is embedded with its entry points: every kernel of the unfused
+	/// pipeline, each also in the sm_90a code, and none of the Hopper-only fused kernels
+	#[test]
+	fn portable_modules_name_the_unfused_pipelines_kernels() {
+		let (hopper, portable) = (crate::kernels::KERNELS, crate::kernels::PORTABLE_KERNELS);
+		assert_eq!(
+			portable.is_empty(),
+			hopper.is_empty(),
+			"the portable path is built with the kernels"
+		);
+		if portable.is_empty() {
+			eprintln!("no kernels embedded (built without nvcc): nothing to check");
+			return;
+		}
+		let names: HashMap<&str, usize> = super::entries(portable).unwrap().into_iter().map(|(i, name)| (name, i)).collect();
+		let unfused = [
+			("row_stats_c32", "stats"),
+			("fast_shifts", "stats"),
+			("inner_ranges_f64", "balance"),
+			("balance_c64", "balance"),
+			("split_window_f64", "split"),
+			("bound_maxima", "bound"),
+			("split_residues_f32", "split"),
+			("split_digits_c64", "split"),
+			("split_coarse_f64", "split"),
+			("row_col_max", "reduce"),
+			("reduce_mod", "reduce"),
+			("reduce_3m", "reduce"),
+			("crt_c32", "reconstruct"),
+			("crt_remainders_f64", "reconstruct"),
+			("shift_reduce_f64", "reconstruct"),
+			("native_fixup_c64", "reconstruct"),
+			("gather_rows_f64", "rows"),
+			("scatter_rows_c32", "rows"),
+			("split_parts_c64", "parts"),
+			("combine_parts_c32", "parts"),
+		];
+		for (name, stem) in unfused {
+			let module = names.get(name).unwrap_or_else(|| panic!("{name} not in the portable code"));
+			assert_eq!(portable[*module].stem, stem, "{name}");
+		}
+		let every_hopper: Vec<&str> = hopper.iter().flat_map(|m| m.kernels.iter().copied()).collect();
+		assert!(
+			names.keys().all(|name| every_hopper.contains(name)),
+			"the same kernels as the sm_90a code"
+		);
+		assert!(
+			!names
+				.keys()
+				.any(|name| name.starts_with("scheme1_fused") || name.starts_with("scheme2_residues") || name.starts_with("igemm"))
 		);
 	}
 

@@ -22,13 +22,18 @@ use std::time::Duration;
 pub(crate) struct Gpu {
 	pub ctx: Arc<CudaContext>,
 	pub stream: Arc<CudaStream>,
-	/// the embedded modules, each loaded on the first launch of one of its kernels
+	/// whether the GPU runs the sm_90a code (a Hopper GPU); otherwise only the portable path's
+	pub hopper: bool,
+	/// the code the product in progress launches (see [`Gpu::use_code`])
+	code: Cell<Code>,
+	/// the embedded modules, each loaded on the first launch of one of its kernels: the sm_90a
+	/// ones, then the portable path's
 	modules: RefCell<Vec<Option<Arc<CudaModule>>>>,
-	/// the module of every kernel
-	entries: HashMap<&'static str, usize>,
-	functions: RefCell<HashMap<String, CudaFunction>>,
-	/// per kernel name: the dynamic shared memory it is allowed, and its occupancies by (threads, bytes)
-	launch_limits: RefCell<HashMap<String, LaunchLimits>>,
+	/// the module of every kernel, per code (indices into `modules`)
+	entries: HashMap<(Code, &'static str), usize>,
+	functions: RefCell<HashMap<(Code, String), CudaFunction>>,
+	/// per kernel: the dynamic shared memory it is allowed, and its occupancies by (threads, bytes)
+	launch_limits: RefCell<HashMap<(Code, String), LaunchLimits>>,
 	pub handles: super::blas::Handles,
 	/// grow-only scratch buffers of the pipeline, by slot
 	scratch: RefCell<Vec<Option<CudaSlice<u8>>>>,
@@ -44,8 +49,31 @@ pub(crate) struct Gpu {
 	drain_staging: RefCell<Staging>,
 	/// the device's name
 	pub name: String,
+	/// the cost model the policy prices this GPU's plans with, once known (see
+	/// [`super::calibrate::model`])
+	pub model: Cell<Option<crate::devices::GpuModel>>,
 	/// streaming multiprocessors: the grid of the persistent kernels
 	pub sm_count: usize,
+}
+
+/// which embedded code a kernel is launched from
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Code {
+	/// the sm_90a cubins: every kernel, the fused wgmma products among them
+	Hopper,
+	/// the portable path's `compute_80` PTX, compiled by the driver for the GPU: the generic
+	/// kernels, for products whose INT8 work goes through cuBLASLt
+	Portable,
+}
+
+/// the code a GPU's kernels come from while it lives (see [`Gpu::using`])
+pub(crate) struct CodeInUse<'g>(&'g Gpu);
+
+impl Drop for CodeInUse<'_> {
+	fn drop(&mut self) {
+		let gpu = self.0;
+		gpu.code.set(if gpu.hopper { Code::Hopper } else { Code::Portable });
+	}
 }
 
 /// what [`Gpu::blocks_per_sm`] has set and found for one kernel
@@ -73,16 +101,23 @@ impl Gpu {
 		let context = start.elapsed();
 		let name = ctx.name().map_err(driver)?;
 		let cc = ctx.compute_capability().map_err(driver)?;
-		if cc != (9, 0) {
+		if cc < (8, 0) {
 			return Err(Error::gpu(format!(
-				"{name} has compute capability {}.{}; the kernels need a Hopper GPU (9.0, sm_90a)",
+				"{name} has compute capability {}.{}; the kernels need 8.0 or higher (Ampere and later)",
 				cc.0, cc.1
 			)));
 		}
-		if crate::kernels::KERNELS.is_empty() {
+		let (hopper, portable) = (crate::kernels::KERNELS, crate::kernels::PORTABLE_KERNELS);
+		if hopper.is_empty() {
 			return Err(Error::NoKernels);
 		}
-		let entries = super::cubin::entries(crate::kernels::KERNELS).map_err(Error::gpu)?;
+		let mut entries = HashMap::new();
+		for (index, name) in super::cubin::entries(hopper).map_err(Error::gpu)? {
+			entries.insert((Code::Hopper, name), index);
+		}
+		for (index, name) in super::cubin::entries(portable).map_err(Error::gpu)? {
+			entries.insert((Code::Portable, name), hopper.len() + index);
+		}
 		let indexed = start.elapsed();
 		let sm_count = ctx
 			.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
@@ -95,10 +130,13 @@ impl Gpu {
 			indexed - context,
 			start.elapsed() - indexed,
 		);
+		let is_hopper = cc == (9, 0);
 		Ok(Gpu {
 			ctx,
 			stream,
-			modules: RefCell::new(vec![None; crate::kernels::KERNELS.len()]),
+			hopper: is_hopper,
+			code: Cell::new(if is_hopper { Code::Hopper } else { Code::Portable }),
+			modules: RefCell::new(vec![None; hopper.len() + portable.len()]),
 			entries,
 			functions: RefCell::new(HashMap::new()),
 			launch_limits: RefCell::new(HashMap::new()),
@@ -109,6 +147,7 @@ impl Gpu {
 			staging: RefCell::default(),
 			drain_staging: RefCell::default(),
 			name,
+			model: Cell::new(None),
 			sm_count,
 		})
 	}
@@ -222,7 +261,6 @@ impl Gpu {
 	}
 
 	/// the device time of the work `work` enqueues on the stream, by a pair of events
-	#[cfg(feature = "bench")]
 	pub fn timed(&self, work: impl FnOnce() -> Result<(), Error>) -> Result<std::time::Duration, Error> {
 		let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
 		let (start, end) = (
@@ -241,13 +279,14 @@ impl Gpu {
 	/// allows kernel `name` at least `smem` bytes of dynamic shared memory: one driver call per
 	/// kernel and size, so that a launch pays no host time for it afterwards
 	pub fn allow_smem(&self, name: &str, smem: usize) -> Result<(), Error> {
-		if self.launch_limits.borrow().get(name).is_some_and(|limit| limit.smem >= smem) {
+		let key = (self.code.get(), name.to_string());
+		if self.launch_limits.borrow().get(&key).is_some_and(|limit| limit.smem >= smem) {
 			return Ok(());
 		}
 		let f = self.function(name)?;
 		f.set_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem as i32)
 			.map_err(driver)?;
-		self.launch_limits.borrow_mut().entry(name.to_string()).or_default().smem = smem;
+		self.launch_limits.borrow_mut().entry(key).or_default().smem = smem;
 		Ok(())
 	}
 
@@ -260,17 +299,13 @@ impl Gpu {
 		key: (u32, usize, u32),
 		count: impl FnOnce(&CudaFunction) -> Result<u32, Error>,
 	) -> Result<u32, Error> {
-		if let Some(&fit) = self.launch_limits.borrow().get(name).and_then(|limit| limit.fit.get(&key)) {
+		let kernel = (self.code.get(), name.to_string());
+		if let Some(&fit) = self.launch_limits.borrow().get(&kernel).and_then(|limit| limit.fit.get(&key)) {
 			return Ok(fit);
 		}
 		self.allow_smem(name, key.1)?;
 		let fit = count(&self.function(name)?)?;
-		self.launch_limits
-			.borrow_mut()
-			.entry(name.to_string())
-			.or_default()
-			.fit
-			.insert(key, fit);
+		self.launch_limits.borrow_mut().entry(kernel).or_default().fit.insert(key, fit);
 		Ok(fit)
 	}
 
@@ -283,23 +318,37 @@ impl Gpu {
 		})
 	}
 
-	/// the module that defines kernel `name`, loaded on first use (panics on a name no embedded
-	/// module defines: a programming error, or a kernel of the feature `bench` without it)
+	/// the code the kernels come from until the guard is dropped (then the GPU's own again): the
+	/// portable path's wherever the GPU is not a Hopper GPU
+	pub fn using(&self, code: Code) -> CodeInUse<'_> {
+		self.code.set(if self.hopper { code } else { Code::Portable });
+		CodeInUse(self)
+	}
+
+	/// the module that defines kernel `name` in the code in use, loaded on first use (panics on a
+	/// name no embedded module defines: a programming error, a kernel of the feature `bench`
+	/// without it, or a Hopper-only kernel on the portable path)
 	fn module(&self, name: &str) -> Result<Arc<CudaModule>, Error> {
+		let code = self.code.get();
 		let index = *self
 			.entries
-			.get(name)
-			.unwrap_or_else(|| panic!("kernel {name} is not in the embedded modules"));
+			.get(&(code, name))
+			.unwrap_or_else(|| panic!("kernel {name} is not in the embedded {code:?} modules"));
 		if let Some(module) = &self.modules.borrow()[index] {
 			return Ok(module.clone());
 		}
-		let crate::kernels::Module { stem, image, .. } = crate::kernels::KERNELS[index];
+		let hopper = crate::kernels::KERNELS;
+		let crate::kernels::Module { stem, image, .. } = match index.checked_sub(hopper.len()) {
+			Some(portable) => &crate::kernels::PORTABLE_KERNELS[portable],
+			None => &hopper[index],
+		};
 		let start = std::time::Instant::now();
-		// the driver unpacks the compressed fatbin here (tens of milliseconds for the largest)
+		// the driver unpacks the compressed fatbin here (tens of milliseconds for the largest; the
+		// portable path's PTX is compiled for the GPU on its first load, then cached by the driver)
 		let load = || self.ctx.load_module(Ptx::from_binary(image.to_vec()));
 		let module = self.freeing_scratch(|| format!("the code of cuda/{stem}.cu"), load)?;
 		log::debug!(
-			"emugemm: cuda/{stem}.cu ({} bytes compressed) loaded in {:.1?}",
+			"emugemm: cuda/{stem}.cu ({code:?} code, {} bytes compressed) loaded in {:.1?}",
 			image.len(),
 			start.elapsed()
 		);
@@ -312,12 +361,13 @@ impl Gpu {
 	/// takes device memory: an [`Error::OutOfMemory`] when even freeing the kept scratch leaves
 	/// too little
 	pub fn function(&self, name: &str) -> Result<CudaFunction, Error> {
-		if let Some(f) = self.functions.borrow().get(name) {
+		let key = (self.code.get(), name.to_string());
+		if let Some(f) = self.functions.borrow().get(&key) {
 			return Ok(f.clone());
 		}
 		let module = self.module(name)?;
 		let f = self.freeing_scratch(|| format!("the code of kernel {name}"), || module.load_function(name))?;
-		self.functions.borrow_mut().insert(name.to_string(), f.clone());
+		self.functions.borrow_mut().insert(key, f.clone());
 		Ok(f)
 	}
 }

@@ -2,7 +2,7 @@
 //! through page-locked buffers, in core or in tiles) and of device matrices, each computed by the
 //! pipeline ([`super::pipeline`]) on one GPU or in tiles ([`super::tiled`]) over several
 
-use super::device::{Device, Gpu, gpu, gpu_at, pipelines};
+use super::device::{Code, Device, Gpu, gpu, gpu_at, pipelines};
 use super::errors::driver;
 use super::footprint;
 use super::job::{Columns, DeviceOperand, How, Outcome, Output};
@@ -14,7 +14,7 @@ use super::tiled::{self, Sink};
 use crate::settings::Settings;
 use crate::shape::Shape;
 use crate::view::View;
-use crate::{Accum, Error, PhaseTimes, Precision, Report, Scalar};
+use crate::{Accum, Error, PhaseTimes, Precision, Report, Route, Scalar};
 use faer::MatMut;
 use std::time::Duration;
 
@@ -29,6 +29,7 @@ pub(crate) fn device_product<T: Scalar>(
 	precision: Precision,
 ) -> Result<Report, Error> {
 	let devices = pipelines(settings.devices.ordinals());
+	let settings = for_gpus(settings, &devices)?;
 	for (what, matrix) in [("destination", &*dst), ("left operand", lhs), ("right operand", rhs)] {
 		if matrix.devices() != devices {
 			return Err(Error::Placement {
@@ -48,7 +49,7 @@ pub(crate) fn device_product<T: Scalar>(
 	if devices.len() == 1 && footprint::footprint::<T>(shape) + resident(m) <= budget {
 		let outcome = in_place(dst, (lhs, rhs), (accum, alpha), How::plain(precision, settings))?;
 		let times = outcome.times;
-		return Ok(outcome.report::<T>(shape, times));
+		return Ok(named(outcome.report::<T>(shape, times), settings));
 	}
 	// over several GPUs (`B` whole on each), or larger than the memory left: in tiles
 	let share = m.div_ceil(devices.len());
@@ -94,6 +95,7 @@ pub(crate) fn host_product<T: Scalar>(
 ) -> Result<Report, Error> {
 	let shape = Shape::new(lhs.nrows(), rhs.ncols(), lhs.ncols());
 	let devices = pipelines(settings.devices.ordinals());
+	let settings = for_gpus(settings, &devices)?;
 	let budget = device_budget(&settings, &devices)?;
 	let empty = shape.m == 0 || shape.n == 0;
 	// over several GPUs, or larger than one: in tiles
@@ -106,14 +108,45 @@ pub(crate) fn host_product<T: Scalar>(
 		let operands = (Operand::Host(lhs), Operand::Host(rhs));
 		let (outcome, tiles) = tiled::tiled(&devices, operands, Sink::Host(dst), accum, alpha, (precision, settings), tile)?;
 		let times = outcome.times;
-		return Ok(Report {
+		let report = Report {
 			tiles: Some(tiles),
 			..outcome.report::<T>(shape, times)
-		});
+		};
+		return Ok(named(report, settings));
 	}
-	staged(settings, dst, accum, (lhs, rhs), |g, operands, dst| {
+	let report = staged(settings, dst, accum, (lhs, rhs), |g, operands, dst| {
 		in_core(g, operands, dst, alpha, (precision, settings))
+	})?;
+	Ok(named(report, settings))
+}
+
+/// `settings` as the GPUs `devices` run them: the portable path (and so the unfused pipeline)
+/// where it is asked for or where one of the GPUs is not a Hopper GPU
+fn for_gpus(settings: Settings, devices: &[Device]) -> Result<Settings, Error> {
+	let mut hopper = true;
+	for &device in devices {
+		hopper &= gpu_at(device)?.hopper;
+	}
+	let portable = settings.portable || !hopper;
+	Ok(Settings {
+		portable,
+		fused: settings.fused && !portable,
+		..settings
 	})
+}
+
+/// the code a pipeline launches under `settings`
+pub(super) fn code(settings: &Settings) -> Code {
+	if settings.portable { Code::Portable } else { Code::Hopper }
+}
+
+/// `report` naming the portable path where it ran
+fn named(report: Report, settings: Settings) -> Report {
+	let route = match report.route {
+		Route::Unfused if settings.portable => Route::Portable,
+		route => route,
+	};
+	Report { route, ..report }
 }
 
 /// a host product on the GPU by `compute`: the operands (and for [`Accum::Add`] the
@@ -129,6 +162,7 @@ pub(crate) fn staged<T: Scalar>(
 ) -> Result<Report, Error> {
 	let chunk = settings.staging_bytes;
 	let g = gpu()?;
+	let _code = g.using(code(&settings));
 	let (m, k, n) = (lhs.nrows(), lhs.ncols(), rhs.ncols());
 	let bytes = |rows: usize, cols: usize| (rows * cols * size_of::<T>()).max(1);
 	let (da, db, dc) = (
@@ -227,6 +261,7 @@ fn in_place<T: Scalar>(
 	how: How<'_>,
 ) -> Result<Outcome, Error> {
 	let g = gpu()?;
+	let _code = g.using(code(&how.settings));
 	let (m, k, n) = (lhs.nrows(), lhs.ncols(), rhs.ncols());
 	let a = DeviceOperand {
 		ptr: lhs.ptr(&g),

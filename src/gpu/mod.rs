@@ -16,6 +16,7 @@ mod balance;
 pub mod baseline;
 mod blas;
 mod bound;
+mod calibrate;
 mod chassis;
 mod crt;
 mod cubin;
@@ -56,6 +57,11 @@ pub use matrix::DeviceMatrix;
 /// the name of the GPU products run on first
 pub(crate) fn name() -> Result<String, crate::Error> {
 	Ok(device::gpu()?.name.clone())
+}
+
+/// the cost model of GPU `ordinal` (see [`calibrate::model`])
+pub(crate) fn model(ordinal: usize) -> Result<crate::devices::GpuModel, crate::Error> {
+	calibrate::model(&*device::gpu_at((ordinal, 0))?)
 }
 
 /// `Ok` when the GPU backend can run here, otherwise why not

@@ -138,7 +138,7 @@ fn separate_parts<T: Scalar>(
 
 /// the policy's view of a product of `shape` of `T` in a context of `settings`, with `bound`
 fn policy<T: Scalar>(shape: Shape, settings: Settings, bound: Option<&Bound>) -> PolicyInput<'_> {
-	PolicyInput::of::<T>(shape, (settings.scaling, settings.native_candidate), bound)
+	PolicyInput::of::<T>(shape, (settings.scaling, settings.native_candidate), bound).on(settings.model)
 }
 
 /// what the policy decided: the choice, the operands' separately scaled parts where the plan

@@ -432,3 +432,24 @@ hopper_tests!(bound_matches:
 	bound_matches_the_oracle_f32 => f32,
 	bound_matches_the_oracle_c32 => c32,
 );
+
+/// the rates measured at first use on this (Hopper) GPU agree with its data sheet within the
+/// shares a library GEMM reaches (so that a GPU not in the table gets a model of its own scale)
+#[test]
+#[ignore = "needs a Hopper GPU"]
+fn measured_rates_agree_with_the_data_sheet() {
+	let g = super::device::gpu().expect("these tests need a Hopper GPU");
+	let measured = super::calibrate::measure(&g, "this GPU").unwrap();
+	let sheet = crate::devices::GpuModel::named(&g.name).expect("a Hopper GPU of the table").sheet();
+	let close = |what: &str, got: f64, expected: f64| {
+		assert!(
+			got > 0.4 * expected && got < 1.5 * expected,
+			"{what}: measured {got:.3e}, data sheet {expected:.3e}"
+		);
+	};
+	close("FP64", measured.fp64, sheet.fp64);
+	close("FP32", measured.fp32, sheet.fp32);
+	close("TF32", measured.tf32, sheet.tf32);
+	close("INT8", measured.int8, sheet.int8);
+	close("bandwidth", measured.bandwidth, sheet.bandwidth);
+}

@@ -71,7 +71,7 @@ pub(super) fn column_tiles<T: Scalar>(m: usize, n: usize) -> usize {
 /// it otherwise: `Ok(given)` decided here, `Err(input)` for the bound to decide
 fn without_bound<T: Scalar>(shape: Shape, (precision, settings): (Precision, Settings)) -> Result<Given, PolicyInput<'static>> {
 	let Shape { m, n, k } = shape;
-	let input = PolicyInput::of::<T>(shape, (settings.scaling, settings.native_candidate), None);
+	let input = PolicyInput::of::<T>(shape, (settings.scaling, settings.native_candidate), None).on(settings.model);
 	let given = |choice| Ok(Given { balance: None, choice });
 	if m == 0 || n == 0 || k == 0 || input.skips_bound(precision) {
 		given(Choice::native(m))
@@ -312,6 +312,7 @@ fn on_every_gpu<'a, T: Scalar, R: Send>(
 /// one pipeline's share of a tiled product: its panels set up, the plan decided with the
 /// others, its tiles computed
 fn run_share<T: Scalar>(gpu: &Gpu, job: &Tiled<'_, T>, share: &mut Share<'_, T>) -> Result<Done, Error> {
+	let _code = gpu.using(super::engine::code(&job.settings));
 	let (rows, cols) = (&job.rows[..], &job.cols[..]);
 	let operands = (job.lhs, job.rhs);
 	let mut panels = Panels::new(
