@@ -122,6 +122,7 @@ mod stats;
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;
 mod view;
+mod wide;
 
 pub use backend::Backend;
 pub use emulator::Emulator;

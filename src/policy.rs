@@ -295,6 +295,38 @@ mod tests {
 		}
 	}
 
+	/// the plan the policy picks for an `n`-cubed `f64` product at `F64` on `gpu`, before any bound
+	/// (the native product against the cheapest emulation plus the bound's cost)
+	fn goes_native(gpu: &str, n: usize) -> bool {
+		let model = GpuModel::named(gpu).unwrap_or_else(|| panic!("{gpu} in the table"));
+		PolicyInput::of::<f64>(Shape::new(n, n, n), (Scaling::Fast, true), None)
+			.on(model)
+			.skips_bound(Precision::F64)
+	}
+
+	/// on a GPU whose FP64 is weak the emulation pays from small products; on a Hopper GPU only
+	/// from larger ones
+	#[test]
+	fn weak_fp64_emulates_from_small_products() {
+		assert!(
+			!goes_native("NVIDIA GeForce RTX 4090", 1024),
+			"an RTX 4090 emulates F64 at n = 1024"
+		);
+		assert!(
+			goes_native("NVIDIA H100 80GB HBM3", 1024),
+			"an H100 computes F64 at n = 1024 natively"
+		);
+		assert!(!goes_native("NVIDIA L40S", 1024));
+		assert!(
+			goes_native("NVIDIA L40S", 256),
+			"the call's overhead outweighs a small product everywhere"
+		);
+		assert!(goes_native("NVIDIA H200", 2048));
+		for gpu in ["NVIDIA A100-SXM4-80GB", "NVIDIA B200"] {
+			assert!(goes_native(gpu, 256), "{gpu}: small products stay native");
+		}
+	}
+
 	const N8192: Shape = Shape::new(8192, 8192, 8192);
 
 	/// the bound is skipped where the native product beats any emulation plus the bound: small

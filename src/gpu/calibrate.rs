@@ -73,7 +73,7 @@ pub(crate) fn measure(gpu: &Gpu, name: &'static str) -> Result<DataSheet, Error>
 		accumulate: false,
 	};
 	let int8 = ops / best(&mut || int8.run(&gpu.handles))?;
-	let copy = gpu.scratch(Slot::Probe, COPY)?;
+	let copy = gpu.scratch(Slot::Int32, COPY)?;
 	let copy_from: DevPtr<u8> = a.cast();
 	let bytes = COPY.min(N * N * 8);
 	let copy_time = best(&mut || {

@@ -66,6 +66,14 @@ pub(crate) enum Code {
 	Portable,
 }
 
+impl Code {
+	/// the code a pipeline launches under `settings` (on a Hopper GPU; any other takes the
+	/// portable path whatever they say)
+	pub fn of(settings: &crate::settings::Settings) -> Code {
+		if settings.portable { Code::Portable } else { Code::Hopper }
+	}
+}
+
 /// the code a GPU's kernels come from while it lives (see [`Gpu::using`])
 pub(crate) struct CodeInUse<'g>(&'g Gpu);
 

@@ -135,11 +135,6 @@ fn for_gpus(settings: Settings, devices: &[Device]) -> Result<Settings, Error> {
 	})
 }
 
-/// the code a pipeline launches under `settings`
-pub(super) fn code(settings: &Settings) -> Code {
-	if settings.portable { Code::Portable } else { Code::Hopper }
-}
-
 /// `report` naming the portable path where it ran
 fn named(report: Report, settings: Settings) -> Report {
 	let route = match report.route {
@@ -162,7 +157,7 @@ pub(crate) fn staged<T: Scalar>(
 ) -> Result<Report, Error> {
 	let chunk = settings.staging_bytes;
 	let g = gpu()?;
-	let _code = g.using(code(&settings));
+	let _code = g.using(Code::of(&settings));
 	let (m, k, n) = (lhs.nrows(), lhs.ncols(), rhs.ncols());
 	let bytes = |rows: usize, cols: usize| (rows * cols * size_of::<T>()).max(1);
 	let (da, db, dc) = (
@@ -261,7 +256,7 @@ fn in_place<T: Scalar>(
 	how: How<'_>,
 ) -> Result<Outcome, Error> {
 	let g = gpu()?;
-	let _code = g.using(code(&how.settings));
+	let _code = g.using(Code::of(&how.settings));
 	let (m, k, n) = (lhs.nrows(), lhs.ncols(), rhs.ncols());
 	let a = DeviceOperand {
 		ptr: lhs.ptr(&g),

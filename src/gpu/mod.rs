@@ -21,6 +21,7 @@ mod chassis;
 mod crt;
 mod cubin;
 mod device;
+mod digits;
 mod engine;
 mod errors;
 mod footprint;

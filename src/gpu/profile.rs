@@ -483,7 +483,8 @@ fn complex_routes(
 /// # Ok::<(), emugemm::Error>(())
 /// ```
 pub fn fused_scheme1_kernel(emu: &Emulator, n: usize, p: u32, runs: usize) -> Result<KernelTime, Error> {
-	use super::scheme1_fused::{Fused, pad128};
+	use super::digits::pad128;
+	use super::scheme1_fused::Fused;
 	use crate::precision::pass_len;
 	let _ = emu.zeros_on_device::<f64>(0, 0)?; // the emulator must be on the GPU
 	if !(1..=crate::scheme1::MAX_SLICES).contains(&p) {

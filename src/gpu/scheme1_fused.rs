@@ -5,11 +5,11 @@
 //! Same bits as the unfused route and the CPU oracle.
 
 use super::device::Gpu;
+use super::digits::{Digits, pad128};
 use super::job::{Clock, DeviceOperand, Job, Phase};
 use super::kept::{Kept, Layout, planes};
 use super::launch::{Launch, SMEM_LIMIT, ptr};
 use super::ptr::DevPtr;
-use super::scheme_one::Digits;
 use super::slot::Slot;
 use super::tma::TensorMap;
 use crate::precision::pass_len;
@@ -33,25 +33,12 @@ pub(crate) const fn tile_n(p: u32) -> usize {
 	}
 }
 
-/// the K padding of the interleaved layout: a multiple of 128 (the kernels' K blocks are 1, 2 or 4
-/// chunks of 32, and [`pass_len`] is a multiple of 128)
-pub(crate) fn pad128(k: usize) -> usize {
-	k.div_ceil(128) * 128
-}
-
 /// whether the fused kernel takes this product: its TMA coordinates (bytes along an interleaved
 /// row, `p pad128(k)`) and its shapes are int32
 pub(super) fn supported<T: Scalar>(job: &Job<'_, T>, p: u32) -> bool {
 	let Shape { m, n, k } = job.dims();
 	let limit = i32::MAX as usize - 1024;
 	p as usize * pad128(k) <= limit && m <= limit && n <= limit
-}
-
-impl<T: Scalar> Digits<'_, T> {
-	/// the digits into `out`, interleaved: `rows` rows of `p pad128(k)` bytes (see `cuda/split.cu`)
-	pub(crate) fn interleaved(&self, gpu: &Gpu, out: DevPtr<i8>) -> Result<(), Error> {
-		launch_split!(@padded pad128, gpu, "split_digits_interleaved", T, self.op, out, ptr(gpu, self.shifts), self.p as i32, self.part)
-	}
 }
 
 /// one launch of the fused kernel: interleaved planes `a` (`m` rows, 1 plane or 3 for complex)

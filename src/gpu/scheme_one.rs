@@ -3,6 +3,7 @@
 
 use super::blas::Int8Gemm;
 use super::device::Gpu;
+use super::digits::Digits;
 use super::job::{Clock, DeviceOperand, Job, Phase, pad16};
 use super::kept::{Kept, Layout, planes};
 use super::launch::{elementwise, ptr, upload_i32};
@@ -13,33 +14,6 @@ use super::stats::OperandStats;
 use crate::shape::Shape;
 use crate::{Error, Plan, Scalar, Scheme, scheme1};
 use cudarc::driver::CudaSlice;
-
-/// the scheme I digits of one part of an operand (`part`: 0 real, 1 imaginary, 2 negated
-/// imaginary), `p` per element at its row's shift in `shifts`: as planes ([`Digits::planes`]), or
-/// interleaved for the fused kernel ([`Digits::interleaved`])
-pub(crate) struct Digits<'a, T> {
-	pub op: &'a DeviceOperand<T>,
-	pub shifts: &'a CudaSlice<i32>,
-	pub p: u32,
-	pub part: i32,
-}
-
-impl<T: Scalar> Digits<'_, T> {
-	/// the digits into `out`: `p` planes of `rows x pad16(k)`
-	pub(crate) fn planes(&self, gpu: &Gpu, out: DevPtr<i8>) -> Result<DevPtr<i8>, Error> {
-		launch_split!(
-			gpu,
-			"split_digits",
-			T,
-			self.op,
-			out,
-			ptr(gpu, self.shifts),
-			self.p as i32,
-			self.part
-		)?;
-		Ok(out)
-	}
-}
 
 /// scheme I: the fused kernel (`fused`, see [`scheme1_fused`]), or unfused: digit planes,
 /// `p(p+1)/2` exact products per term and pass into INT32 diagonals, shift-reduce

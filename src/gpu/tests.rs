@@ -2,11 +2,11 @@
 //! ignored unless run with `--include-ignored`, and failing without one)
 
 use super::device::{Gpu, gpu};
+use super::digits::Digits;
 use super::job::DeviceOperand;
 use super::launch::ptr;
 use super::matrix::DeviceMatrix;
 use super::ptr::DevPtr;
-use super::scheme_one::Digits;
 use super::scheme_two::split_residues;
 use super::slot::Slot;
 use crate::cpu::{Planes, digit_planes, residue_planes};
@@ -210,7 +210,7 @@ fn planes_match<T: Scalar>() {
 /// digits: digit `t` of element `(r, h)` at byte `r p kpad + (h / 32 p + t) 32 + h % 32`, zeros
 /// from `k` to `kpad` (a multiple of 128)
 fn interleaved_digits_match<T: Scalar>() {
-	use super::scheme1_fused::pad128;
+	use super::digits::pad128;
 	for_each_split_case::<T>(|g, op, cpu_op, what| {
 		let kpad = pad128(op.k);
 		for p in 1..=scheme1::MAX_SLICES {

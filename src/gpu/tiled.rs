@@ -21,7 +21,7 @@
 //! share them, every pipeline asks for the same column panels in the same order, in lock-step
 //! ([`Meeting`]); the passes that decide the plan meet to pool their ranges and bounds.
 
-use super::device::{Device, Gpu, gpu_at};
+use super::device::{Code, Device, Gpu, gpu_at};
 use super::errors::driver;
 use super::footprint::spans;
 use super::footprint::split;
@@ -312,7 +312,7 @@ fn on_every_gpu<'a, T: Scalar, R: Send>(
 /// one pipeline's share of a tiled product: its panels set up, the plan decided with the
 /// others, its tiles computed
 fn run_share<T: Scalar>(gpu: &Gpu, job: &Tiled<'_, T>, share: &mut Share<'_, T>) -> Result<Done, Error> {
-	let _code = gpu.using(super::engine::code(&job.settings));
+	let _code = gpu.using(Code::of(&job.settings));
 	let (rows, cols) = (&job.rows[..], &job.cols[..]);
 	let operands = (job.lhs, job.rhs);
 	let mut panels = Panels::new(
