@@ -299,7 +299,7 @@ mod tests {
 	}
 
 	/// the CRT constants of `p` moduli computed with arbitrary-precision integers, step for step as
-	/// [`Crt::new`] describes them, reduction modulo $P$ included
+	/// [`Crt::new`] describes them, reduction modulo `P` included
 	fn big_crt(p: u32) -> Crt {
 		let moduli = MODULI[..p as usize].to_vec();
 		let big_p: BigUint = moduli.iter().map(|&m| BigUint::from(m)).product();
