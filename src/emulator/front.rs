@@ -147,39 +147,25 @@ impl Emulator {
 		let precision = self.precision_override.unwrap_or(precision);
 		let shape = Shape::new(lhs.nrows(), rhs.ncols(), lhs.ncols());
 		let dims = [lhs.shape(), rhs.shape(), dst.shape()];
+		// the native product on the host's cores, with the host routing that sent it there
+		let on_host = |dst: MatMut<'_, T>, host_routing| {
+			native_at(dst, accum, (lhs, rhs), alpha, (precision, par));
+			Ok(Report {
+				host_routing,
+				..self.report::<T>(Choice::native(shape.m), shape, 0, PhaseTimes::default())
+			})
+		};
 		self.run::<T>(dims, precision, || {
 			parallel::within(par, || match self.backend {
 				Backend::CpuEmulation => Ok(self.emulate(dst, accum, (lhs, rhs), alpha, (precision, par))),
 				#[cfg(feature = "cuda")]
-				Backend::Gpu if self.below_native_size(shape) => {
-					native_at(dst, accum, (lhs, rhs), alpha, (precision, par));
-					Ok(self.report::<T>(Choice::native(shape.m), shape, 0, PhaseTimes::default()))
-				},
+				Backend::Gpu if self.below_native_size(shape) => on_host(dst, None),
 				#[cfg(feature = "cuda")]
 				Backend::Gpu => match self.host_route::<T>(shape, accum, precision) {
-					Some(routing) => {
-						native_at(dst, accum, (lhs, rhs), alpha, (precision, par));
-						Ok(Report {
-							host_routing: Some(routing),
-							..self.report::<T>(Choice::native(shape.m), shape, 0, PhaseTimes::default())
-						})
-					},
-					None => {
-						let size = size_of::<T>() as u64;
-						let (m, n, k) = (shape.m as u64, shape.n as u64, shape.k as u64);
-						let read_back = if accum == Accum::Add { m * n } else { 0 };
-						log::debug!(
-							"emugemm: staging {} bytes to the GPU and {} back",
-							size * (m * k + k * n + read_back),
-							size * m * n
-						);
-						crate::gpu::host_product(self.settings(), dst, accum, (lhs, rhs), alpha, precision)
-					},
+					Some(routing) => on_host(dst, Some(routing)),
+					None => crate::gpu::host_product(self.settings(), dst, accum, (lhs, rhs), alpha, precision),
 				},
-				_ => {
-					native_at(dst, accum, (lhs, rhs), alpha, (precision, par));
-					Ok(self.report::<T>(Choice::native(shape.m), shape, 0, PhaseTimes::default()))
-				},
+				_ => on_host(dst, None),
 			})
 		})
 	}

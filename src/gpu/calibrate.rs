@@ -1,6 +1,6 @@
 //! the cost model of a GPU: its data sheet's where the table knows the GPU, otherwise its rates
 //! measured once, at first use: a DGEMM, an SGEMM, a TF32 GEMM (cuBLAS) and an INT8 GEMM
-//! (cuBLASLt) of 2048 x 2048 x 2048, and a device-to-device copy of 64 MiB (tens of
+//! (cuBLASLt) of 2048 x 2048 x 2048, and a device-to-device copy of 32 MiB (tens of
 //! milliseconds in all)
 
 use super::blas::{Int8Gemm, NativeMath, native_gemm};
@@ -14,9 +14,6 @@ use crate::shape::Shape;
 
 /// the size of the measured products
 const N: usize = 2048;
-
-/// the bytes of the measured copy
-const COPY: usize = 64 << 20;
 
 /// the cost model of `gpu`, from the table or measured (once per GPU and process)
 pub(crate) fn model(gpu: &Gpu) -> Result<GpuModel, Error> {
@@ -73,9 +70,9 @@ pub(crate) fn measure(gpu: &Gpu, name: &'static str) -> Result<DataSheet, Error>
 		accumulate: false,
 	};
 	let int8 = ops / best(&mut || int8.run(&gpu.handles))?;
-	let copy = gpu.scratch(Slot::Int32, COPY)?;
-	let copy_from: DevPtr<u8> = a.cast();
-	let bytes = COPY.min(N * N * 8);
+	// one operand buffer copied into another: the GEMMs are done with them
+	let bytes = N * N * 8;
+	let (copy, copy_from): (DevPtr<u8>, DevPtr<u8>) = (c.cast(), a.cast());
 	let copy_time = best(&mut || {
 		// SAFETY: both buffers hold `bytes`
 		unsafe { cudarc::driver::result::memcpy_dtod_async(copy.addr(), copy_from.addr(), bytes, gpu.stream.cu_stream()) }.map_err(driver)

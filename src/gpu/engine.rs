@@ -165,6 +165,9 @@ pub(crate) fn staged<T: Scalar>(
 		g.scratch(Slot::StagedB, bytes(k, n))?.cast::<T>(),
 		g.scratch(Slot::StagedC, bytes(m, n))?.cast::<T>(),
 	);
+	let size = size_of::<T>();
+	let staged = size * (m * k + k * n + if accum == Accum::Add { m * n } else { 0 });
+	log::debug!("emugemm: staging {staged} bytes to the GPU and {} back", size * m * n);
 	let mut upload = g.upload(lhs, da, chunk)?;
 	upload += g.upload(rhs, db, chunk)?;
 	if accum == Accum::Add {

@@ -61,7 +61,9 @@ where
 /// the semantics of nalgebra's `c.gemm(alpha, &a, &b, beta)`: `beta = 0` does not read `c` (NaN
 /// there does not spread); otherwise `c` is scaled by `beta` first and the emulated `alpha a b`
 /// added to it, each entry rounded as [`Emulator::matmul`] rounds it. `c`, `a` and `b` may be any
-/// nalgebra matrices, vectors or views (read and written in place, without copies)
+/// nalgebra matrices, vectors or views (read and written in place, without copies). Shapes are
+/// checked before `c` is touched; an error of the product itself (a GPU out of memory) can leave
+/// `c` scaled by `beta`
 ///
 /// # example
 /// ```
