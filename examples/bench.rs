@@ -628,7 +628,7 @@ impl Bench {
 	/// on all host cores (one run; not at n = 16384 for complex types), the same staging with
 	/// cuBLAS as the product (`baseline::native_staged`), and the transfer floor: the bytes in and
 	/// out over the page-locked rates measured in this process
-	fn host<T: Scalar>(&mut self, n: usize, precision: Precision, rates: (f64, f64)) {
+	fn host<T: Scalar + faer::traits::Conjugate<Canonical = T>>(&mut self, n: usize, precision: Precision, rates: (f64, f64)) {
 		if !self.selected(&format!("host {}", T::NAME)) {
 			return;
 		}
@@ -658,6 +658,15 @@ impl Bench {
 		});
 		reports.sort_by_key(|r| r.times.total);
 		let r = &reports[reports.len() / 2];
+		// the call as a user writes it: the result allocated by the call (and dropped untimed,
+		// where the user would go on with it)
+		let t_fresh = median(&mut || {
+			let start = Instant::now();
+			let c = a.emu_mul_with(&self.emu, &b, precision).unwrap();
+			let t = start.elapsed();
+			drop(std::hint::black_box(c));
+			t
+		});
 		let t_cublas = median(&mut || baseline::native_staged(&self.emu, c.as_mut(), a.as_ref(), b.as_ref(), NativeMath::Exact).unwrap());
 		let t_faer = (!(T::IS_COMPLEX && n > 8192)).then(|| {
 			let start = Instant::now();
@@ -683,6 +692,16 @@ impl Bench {
 			ms(r.times.upload),
 			ms(compute_time(r)),
 			ms(r.times.download)
+		));
+		let fresh = |t: Duration| t.as_secs_f64() / t_fresh.as_secs_f64();
+		self.row(format!(
+			"| host {} fresh | {} | a.emu_mul(&b, {precision:?}), the result allocated by the call | {n} | {:.3} | {:.1} | {} faer | {:.2}x the in-place call | | | | | |",
+			T::NAME,
+			T::NAME,
+			ms(t_fresh),
+			tflops::<T>(n, t_fresh),
+			t_faer.map_or("-".to_string(), |t| format!("{:.2}x", fresh(t))),
+			t_fresh.as_secs_f64() / t_emu.as_secs_f64(),
 		));
 	}
 }
@@ -915,7 +934,60 @@ fn compute_time(r: &Report) -> Duration {
 	}
 }
 
+/// the README's call, `a.emu_mul(&b, precision)` on the global context, in this process alone
+/// (`bench --fresh-call TYPE N`, which the host rows run as a child process): the first call,
+/// which creates the context, and the median of three more; prints them in milliseconds
+fn fresh_call<T: Scalar + faer::traits::Conjugate<Canonical = T>>(n: usize, precision: Precision) {
+	let (a, b) = (generate::<T>(n, 1.0, 3), generate::<T>(n, 1.0, 4));
+	let mut times = (0..4).map(|_| {
+		let start = Instant::now();
+		let c = a.emu_mul(&b, precision);
+		let t = start.elapsed();
+		drop(std::hint::black_box(c));
+		t
+	});
+	let first = times.next().expect("four calls");
+	println!(
+		"{:.3} {:.3} {}",
+		ms(first),
+		ms(median(times.collect())),
+		emugemm::last_report().unwrap().plan
+	);
+}
+
+/// the host row of the README's call in a fresh process (see [`fresh_call`])
+fn fresh_process<T: Scalar>(n: usize, precision: Precision, rows: &mut dyn FnMut(String)) {
+	let exe = std::env::current_exe().expect("the benchmark's path");
+	let out = std::process::Command::new(exe)
+		.args(["--fresh-call", T::NAME, &n.to_string()])
+		.output()
+		.expect("the benchmark runs as a child");
+	let line = String::from_utf8_lossy(&out.stdout);
+	let mut fields = line.split_whitespace();
+	let (first, warm) = (fields.next().unwrap_or("-"), fields.next().unwrap_or("-"));
+	let plan = fields.collect::<Vec<_>>().join(" ");
+	rows(format!(
+		"| host {} fresh process | {} | a.emu_mul(&b, {precision:?}) -> {plan} in a process of its own: the first call (the context created) {first} ms, then {warm} ms | {n} | {warm} | | | | | | | |",
+		T::NAME,
+		T::NAME,
+	));
+}
+
 fn main() {
+	let args: Vec<String> = std::env::args().collect();
+	if let [_, flag, element, n] = &args[..]
+		&& flag == "--fresh-call"
+	{
+		let n = n.parse().expect("a size");
+		match element.as_str() {
+			"f64" => fresh_call::<f64>(n, Precision::F64),
+			"c64" => fresh_call::<c64>(n, Precision::F64),
+			"f32" => fresh_call::<f32>(n, Precision::F32),
+			"c32" => fresh_call::<faer::c32>(n, Precision::F32),
+			other => panic!("no element type {other}"),
+		}
+		return;
+	}
 	if std::env::var_os("EMUGEMM_BENCH_LOG").is_some() {
 		log::set_logger(&Stderr).expect("the only logger");
 		log::set_max_level(log::LevelFilter::Debug);
@@ -979,6 +1051,11 @@ fn main() {
 		bench.host::<f64>(n, Precision::F64, rates);
 		bench.host::<c64>(n, Precision::F64, rates);
 		bench.host::<f32>(n, Precision::F32, rates);
+		if bench.selected("host fresh process") {
+			fresh_process::<f64>(n, Precision::F64, &mut |row| bench.row(row));
+			fresh_process::<c64>(n, Precision::F64, &mut |row| bench.row(row));
+			fresh_process::<f32>(n, Precision::F32, &mut |row| bench.row(row));
+		}
 		bench.chassis(n);
 		let policy = [
 			Precision::Tf32,

@@ -95,6 +95,7 @@ mod devices;
 mod emulator;
 mod error;
 mod fp;
+mod fresh;
 #[cfg(feature = "cuda")]
 mod gpu;
 // the same entry points, refusing: one name for the backend whether it is built or not

@@ -165,20 +165,19 @@ impl<T: Scalar> DeviceMatrix<T> {
 	/// # Ok::<(), emugemm::Error>(())
 	/// ```
 	pub fn download(&self) -> Result<Mat<T>, Error> {
-		let mut host = Mat::zeros(self.nrows, self.ncols);
-		let mut rest = host.as_mut();
-		let mut blocks: Vec<Mutex<Option<MatMut<'_, T>>>> = Vec::new();
-		for part in &self.parts {
-			let (block, below) = rest.split_at_row_mut(part.rows.len());
-			blocks.push(Mutex::new(Some(block)));
-			rest = below;
-		}
-		self.each_part(|g, p| {
-			let part = &self.parts[p];
-			let block = blocks[p].lock().unwrap_or_else(|e| e.into_inner()).take().expect("each part once");
-			g.download(part.ptr(g).cast(), block, self.staging_bytes).map(|_| ())
-		})?;
-		Ok(host)
+		crate::fresh::mat(self.nrows, self.ncols, |mut rest| {
+			let mut blocks: Vec<Mutex<Option<MatMut<'_, T>>>> = Vec::new();
+			for part in &self.parts {
+				let (block, below) = rest.split_at_row_mut(part.rows.len());
+				blocks.push(Mutex::new(Some(block)));
+				rest = below;
+			}
+			self.each_part(|g, p| {
+				let part = &self.parts[p];
+				let block = blocks[p].lock().unwrap_or_else(|e| e.into_inner()).take().expect("each part once");
+				g.download(part.ptr(g).cast(), block, self.staging_bytes).map(|_| ())
+			})
+		})
 	}
 
 	/// `work` on every part (by index), each on its pipeline, at once

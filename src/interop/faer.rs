@@ -45,18 +45,12 @@ trait Product<T>: Sized {
 	fn compute(emu: &Emulator, lhs: View<'_, T>, rhs: View<'_, T>, precision: Precision) -> Result<Self, Error>;
 }
 
-/// the `m x n` product of `lhs` and `rhs` into a fresh matrix
+/// the `m x n` product of `lhs` and `rhs` into a fresh matrix (made resident while it computes)
 fn product<T: Scalar>(emu: &Emulator, lhs: View<'_, T>, rhs: View<'_, T>, precision: Precision) -> Result<Mat<T>, Error> {
 	check_shapes(lhs.shape(), rhs.shape(), None)?;
-	let mut c = Mat::zeros(lhs.nrows(), rhs.ncols());
-	emu.matmul_views(
-		c.as_mut(),
-		Accum::Replace,
-		(lhs, rhs),
-		T::from_parts(1.0, 0.0),
-		(precision, emu.par()),
-	)?;
-	Ok(c)
+	crate::fresh::mat(lhs.nrows(), rhs.ncols(), |c| {
+		emu.matmul_views(c, Accum::Replace, (lhs, rhs), T::from_parts(1.0, 0.0), (precision, emu.par()))
+	})
 }
 
 impl<T: Scalar> Product<T> for Mat<T> {

@@ -44,16 +44,19 @@ where
 		let (lhs_view, rhs_view) = (as_faer(self), as_faer(rhs));
 		check_shapes(lhs_view.shape(), rhs_view.shape(), None)?;
 		let (rows, cols) = (self.shape_generic().0, rhs.shape_generic().1);
-		let mut c = OMatrix::<T, R1, C2>::from_element_generic(rows, cols, T::from_parts(0.0, 0.0));
+		let mut c = nalgebra::UninitMatrix::<T, R1, C2>::uninit(rows, cols);
+		let (m, n) = c.shape();
 		let views = (View::from(lhs_view), View::from(rhs_view));
-		emu.matmul_views(
-			as_faer_mut(&mut c),
-			Accum::Replace,
-			views,
-			T::from_parts(1.0, 0.0),
-			(precision, emu.par()),
-		)?;
-		Ok(c)
+		let ptr = c.as_mut_ptr();
+		// SAFETY: an owned matrix is contiguous in column-major order
+		let entries = unsafe { std::slice::from_raw_parts_mut(ptr, m * n) };
+		crate::fresh::while_resident(entries, || {
+			// SAFETY: the view covers the owned matrix, which the product writes before any read
+			let dst = unsafe { MatMut::from_raw_parts_mut(ptr.cast::<T>(), m, n, 1, m as isize) };
+			emu.matmul_views(dst, Accum::Replace, views, T::from_parts(1.0, 0.0), (precision, emu.par()))
+		})?;
+		// SAFETY: the product wrote every entry
+		Ok(unsafe { c.assume_init() })
 	}
 }
 
