@@ -833,27 +833,27 @@ fn routing(emu: &Emulator, shapes: &[(usize, usize, usize)], rows: &mut dyn FnMu
 		let (a, b) = (a.as_ref(), b.as_ref());
 		let mut c = Mat::<f64>::zeros(m, n);
 		let big = m * n * k > 1 << 33;
-		// Auto, the GPU and faer in turn, so that drifts of the machine touch all three alike
-		// (faer at the largest sizes: one timed run after the warm-up, seconds each)
+		// Auto, the GPU and faer in turn, so that drifts of the machine touch all three alike, and
+		// in a rotating order, so that none always runs after faer's product (which leaves the
+		// host's cores and caches busy with its own work) (faer at the largest sizes: one timed
+		// run after the warm-up, seconds each)
 		let runs = if big { 3 } else { 15 };
 		let mut times = [vec![], vec![], vec![]];
 		for run in 0..=runs {
-			let timed = |f: &mut dyn FnMut()| {
+			for side in (0..3).map(|s| (s + run) % 3) {
+				if side == 2 && big && run >= 2 {
+					continue;
+				}
 				let start = Instant::now();
-				f();
-				start.elapsed()
-			};
-			let t_auto = timed(&mut || auto.matmul(c.as_mut(), Accum::Replace, a, b, 1.0, Precision::F64).unwrap());
-			let t_gpu = timed(&mut || forced.matmul(c.as_mut(), Accum::Replace, a, b, 1.0, Precision::F64).unwrap());
-			let t_faer = (!big || run < 2).then(|| {
-				timed(&mut || {
-					std::hint::black_box(a * b);
-				})
-			});
-			if run > 0 {
-				times[0].push(t_auto);
-				times[1].push(t_gpu);
-				times[2].extend(t_faer);
+				match side {
+					0 => auto.matmul(c.as_mut(), Accum::Replace, a, b, 1.0, Precision::F64).unwrap(),
+					1 => forced.matmul(c.as_mut(), Accum::Replace, a, b, 1.0, Precision::F64).unwrap(),
+					_ => drop(std::hint::black_box(a * b)),
+				}
+				let t = start.elapsed();
+				if run > 0 {
+					times[side].push(t);
+				}
 			}
 		}
 		let [t_auto, t_gpu, t_faer] = times.map(median);
