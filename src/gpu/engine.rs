@@ -222,13 +222,15 @@ fn too_large<T: Scalar>(Shape { m, n, k }: Shape, budget: usize) -> Error {
 fn in_core<T: Scalar>(
 	gpu: &Gpu,
 	(a, b, out): (DeviceOperand<T>, DeviceOperand<T>, Output<T>),
-	dst: MatMut<'_, T>,
+	mut dst: MatMut<'_, T>,
 	alpha: T,
 	(precision, settings): (Precision, Settings),
 ) -> Result<(Outcome, std::time::Duration), Error> {
 	let (m, n) = (a.rows, b.rows);
 	let chunk = settings.staging_bytes;
 	let count = tiled::column_tiles::<T>(m, n);
+	// the operands are on the device: the host's cores are idle until the result comes back
+	crate::fresh::claim(dst.as_mut());
 	if count == 1 {
 		let outcome = product(gpu, a, b, out, alpha, How::plain(precision, settings), (None, None))?;
 		return Ok((outcome, gpu.download(out.ptr, dst, chunk)?));

@@ -195,7 +195,8 @@ impl Staging {
 
 	/// the device matrix at `src` (column-major, leading dimension = rows, after the work
 	/// enqueued on the stream) into `dst`, chunk by chunk: the DMAs of the next chunks are in
-	/// flight while the host copies one out; returns the host time it took
+	/// flight while the host copies one out (into `dst`'s pages once they are resident, where it
+	/// lies in a fresh result: [`crate::fresh::before_writing`]); returns the host time it took
 	pub(crate) fn download<T: Scalar>(
 		&mut self,
 		stream: &CudaStream,
@@ -204,6 +205,7 @@ impl Staging {
 		chunk_bytes: usize,
 	) -> Result<Duration, Error> {
 		let len = dst.nrows() * dst.ncols();
+		crate::fresh::before_writing(dst.rb_mut());
 		self.transfer::<T>(stream, (len, chunk_bytes), |staging| {
 			let ranges: Vec<_> = chunks::<T>(len, chunk_bytes).collect();
 			let fetch = |staging: &mut Staging, c: usize| -> Result<(), Error> {
