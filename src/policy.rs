@@ -158,13 +158,20 @@ impl<'a> PolicyInput<'a> {
 
 	/// the candidates for `precision`, cheapest first: the plans that meet its target on all but at
 	/// most an eighth of the rows, and the native product (where it competes by time). None for
-	/// explicit precisions or without a bound
+	/// explicit precisions or without any bound
 	pub fn candidates(&self, precision: Precision) -> Vec<Choice> {
-		let (Some(bound), Some(target)) = (self.bound, precision.target_bits(self.mantissa, self.shape.k)) else {
+		let Some(target) = precision.target_bits(self.mantissa, self.shape.k) else {
 			return Vec::new();
 		};
+		if self.bound.is_none() && self.parts.is_none() {
+			return Vec::new();
+		}
 		let threshold = |output: f64| (-target).exp2() - if matches!(precision, Precision::Bits(_)) { output } else { 0.0 };
-		let shared = self.schemes().filter_map(|scheme| self.evaluate(scheme, (bound, false), threshold));
+		// (no shared bound where the screen found that it certifies nothing)
+		let shared = self.bound.into_iter().flat_map(|bound| {
+			self.schemes()
+				.filter_map(move |scheme| self.evaluate(scheme, (bound, false), threshold))
+		});
 		let separate = self.parts.into_iter().flat_map(|parts| {
 			self.schemes()
 				.filter_map(move |scheme| self.evaluate(scheme, (parts, true), threshold))
