@@ -1,6 +1,7 @@
 // emugemm: per-row statistics of an operand (rows of A, columns of B), exactly as src/stats.rs
 // computes them: largest magnitude, its exponent, the fast-scaling norm bound T, the L1 bound S
-// (src/stats.rs `l1_term`), and whether the row holds a NaN or an infinity.
+// (src/stats.rs `l1_term`), whether the row holds a NaN or an infinity, and per part the count of
+// nonzero parts within WINDOW_SPAN binades of the largest (src/stats.rs `RowStats::window`).
 //
 // an operand "row" r has elements x[r * rs + h * cs], h < k. block (32, 32), 32 rows per block:
 // when rs == 1 the 32 lanes of x span the 32 rows (coalesced along rows, threadIdx.y along k);
@@ -11,10 +12,10 @@
 // statistics come back in one download; two blocks of 1024 threads share a multiprocessor.
 #include "common.cuh"
 
-// one operand's statistics: its rows, and where they go (`StatsJob` in src/gpu/pipeline.rs, the
-// same layout): five arrays one after the other at `out`, largest magnitude (f64), norm bound
-// (u64, 0 for a zero row), L1 bound (u64), exponent of the largest magnitude, non-finite flag
-// (i32 each), `rows` entries each
+// one operand's statistics: its rows, and where they go (`StatsJob` in src/gpu/stats.rs, the
+// same layout): seven arrays one after the other at `out`, largest magnitude (f64), norm bound
+// (u64, 0 for a zero row), L1 bound (u64), exponent of the largest magnitude, non-finite flag,
+// window counts of the real and of the imaginary parts (i32 each), `rows` entries each
 struct StatsJob {
 	const void* x;
 	int rows, k;
@@ -23,8 +24,8 @@ struct StatsJob {
 };
 static_assert(sizeof(StatsJob) == 40, "StatsJob must match src/gpu/pipeline.rs");
 
-// the five arrays of a StatsJob's output region of `rows` rows (the offsets of `StatsRegion` in
-// src/gpu/pipeline.rs)
+// the seven arrays of a StatsJob's output region of `rows` rows (the offsets of `StatsRegion` in
+// src/gpu/stats.rs)
 struct StatsArrays {
 	char* out;
 	long long rows;
@@ -33,7 +34,11 @@ struct StatsArrays {
 	__device__ unsigned long long* l1() const { return reinterpret_cast<unsigned long long*>(out + 16 * rows); }
 	__device__ int* e_max() const { return reinterpret_cast<int*>(out + 24 * rows); }
 	__device__ int* nonfinite() const { return reinterpret_cast<int*>(out + 28 * rows); }
+	__device__ int* window(int part) const { return reinterpret_cast<int*>(out + (32 + 4 * part) * rows); }
 };
+
+// src/stats.rs `WINDOW_SPAN`
+constexpr int WINDOW_SPAN = 6;
 
 namespace {
 
@@ -71,6 +76,7 @@ __device__ void row_stats(const StatsJob& job, int block) {
 	__shared__ double s_amax[32][33];
 	__shared__ int s_bad[32][33];
 	__shared__ unsigned long long s_t[32], s_l1[32];
+	__shared__ int s_window[32][2];
 	const Mapping map(rs == 1);
 	const int row = block * ROWS + map.row_local;
 	const bool live = row < rows;
@@ -85,7 +91,7 @@ __device__ void row_stats(const StatsJob& job, int block) {
 	}
 	s_amax[map.row_local][map.lane] = amax;
 	s_bad[map.row_local][map.lane] = bad;
-	if (threadIdx.y == 0) { s_t[threadIdx.x] = 0; s_l1[threadIdx.x] = 0; }
+	if (threadIdx.y == 0) { s_t[threadIdx.x] = 0; s_l1[threadIdx.x] = 0; s_window[threadIdx.x][0] = 0; s_window[threadIdx.x][1] = 0; }
 	__syncthreads();
 	if (map.lane == 0) {
 		for (int l = 1; l < LANES; ++l) { amax = fmax(amax, s_amax[map.row_local][l]); bad |= s_bad[map.row_local][l]; }
@@ -96,6 +102,7 @@ __device__ void row_stats(const StatsJob& job, int block) {
 	amax = s_amax[map.row_local][0];
 	const int e_max = amax == 0.0 ? 0 : emu::exponent(amax);
 	unsigned long long t = 0, l1 = 0;
+	int window[2] = {0, 0};
 #pragma unroll 2
 	for (int h = map.lane; live && amax != 0.0 && h < k; h += LANES) {
 		double part[2];
@@ -105,10 +112,13 @@ __device__ void row_stats(const StatsJob& job, int block) {
 			if (part[q] == 0.0) continue;
 			t += norm_term(part[q], e_max);
 			l1 += l1_term(part[q], e_max);
+			window[q] += emu::exponent(part[q]) >= e_max - WINDOW_SPAN;
 		}
 	}
 	atomicAdd(&s_t[map.row_local], t);
 	atomicAdd(&s_l1[map.row_local], l1);
+	atomicAdd(&s_window[map.row_local][0], window[0]);
+	atomicAdd(&s_window[map.row_local][1], window[1]);
 	__syncthreads();
 	if (!live || map.lane != 0) return;
 	out.amax()[row] = amax;
@@ -116,6 +126,8 @@ __device__ void row_stats(const StatsJob& job, int block) {
 	out.t()[row] = s_t[map.row_local];
 	out.l1()[row] = s_l1[map.row_local];
 	out.nonfinite()[row] = s_bad[map.row_local][0];
+	out.window(0)[row] = s_window[map.row_local][0];
+	out.window(1)[row] = s_window[map.row_local][1];
 }
 
 }  // namespace

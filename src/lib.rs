@@ -114,6 +114,7 @@ mod routing;
 mod scalar;
 pub mod scheme1;
 pub mod scheme2;
+mod screen;
 mod settings;
 mod shape;
 mod stats;
@@ -139,6 +140,6 @@ pub use interop::emu_gemm;
 #[cfg(feature = "faer")]
 pub use interop::matmul;
 pub use precision::{Plan, Precision, Scaling, Scheme};
-pub use report::{PhaseTimes, Report, Route, last_report};
+pub use report::{NativeReason, PhaseTimes, Report, Route, last_report};
 pub use routing::HostRouting;
 pub use scalar::Scalar;

@@ -10,7 +10,9 @@ use crate::bound::{Bound, PartBounds, RowBound, bits};
 use crate::cost::{CostModel, NativeArithmetic};
 use crate::devices::GpuModel;
 use crate::precision::k_passes;
+use crate::report::NativeReason;
 use crate::shape::Shape;
+use crate::stats::RowStats;
 use crate::{Plan, Precision, Scaling, Scheme, scheme1, scheme2};
 
 /// the rows of `A` and columns of `B` of the screen of separately scaled parts
@@ -18,7 +20,7 @@ use crate::{Plan, Precision, Scaling, Scheme, scheme1, scheme2};
 pub(crate) const SCREEN: usize = 256;
 
 /// the largest share of the rows a candidate may leave to the native product
-const MAX_NATIVE_SHARE: usize = 8;
+pub(crate) const MAX_NATIVE_SHARE: usize = 8;
 
 /// the policy's decision: the plan, and the rows of the product it computes natively
 #[derive(Clone, Debug, PartialEq)]
@@ -26,14 +28,17 @@ pub(crate) struct Choice {
 	pub plan: Plan,
 	/// ascending
 	pub native_rows: Vec<usize>,
+	/// why the whole product is native, where it is
+	pub reason: Option<NativeReason>,
 }
 
 impl Choice {
-	/// the whole product of `m` rows computed natively
-	pub fn native(m: usize) -> Choice {
+	/// the whole product of `m` rows computed natively, for `reason`
+	pub fn native(m: usize, reason: NativeReason) -> Choice {
 		Choice {
 			plan: Plan::native(m),
 			native_rows: (0..m).collect(),
+			reason: Some(reason),
 		}
 	}
 }
@@ -104,6 +109,7 @@ impl<'a> PolicyInput<'a> {
 					separate_parts: false,
 				},
 				native_rows: Vec::new(),
+				reason: None,
 			};
 		}
 		let ranked = self.candidates(precision);
@@ -111,7 +117,10 @@ impl<'a> PolicyInput<'a> {
 			let Shape { m, n, k } = self.shape;
 			log::info!("emugemm: no emulated plan certifies {precision} for a {m}x{n}x{k} product: it is computed natively");
 		}
-		ranked.into_iter().next().unwrap_or_else(|| Choice::native(self.shape.m))
+		ranked
+			.into_iter()
+			.next()
+			.unwrap_or_else(|| Choice::native(self.shape.m, NativeReason::NoPlanCertifies))
 	}
 
 	/// whether a target `precision` goes native without its bound: the native product is a
@@ -128,22 +137,51 @@ impl<'a> PolicyInput<'a> {
 		self.native_seconds(precision) <= cheapest + self.model.bound(self.shape, self.complex)
 	}
 
+	/// the native choice for a target `precision` where the screen ([`crate::screen`]) finds, from
+	/// the row statistics `stats` of the operands the bound would read, that no plan certifies
+	/// the product: the bound is then not computed
+	pub fn screened(&self, precision: Precision, stats: (&[RowStats], &[RowStats])) -> Option<Choice> {
+		precision.target_bits(self.mantissa, self.shape.k)?;
+		crate::screen::screen(stats, self.shape, self.complex).map(|reason| Choice::native(self.shape.m, reason))
+	}
+
+	/// the choice for `precision` with plans of separately scaled parts (their bounds `parts`)
+	/// weighed after `first`; where it is still the native product, `first` (and its reason)
+	pub fn with_parts(&self, first: Choice, parts: &PartBounds, precision: Precision) -> Choice {
+		let choice = PolicyInput {
+			parts: Some(parts),
+			..*self
+		}
+		.choose(precision);
+		if choice.plan.scheme == Scheme::Native { first } else { choice }
+	}
+
 	/// the candidates for `precision`, cheapest first: the plans that meet its target on all but at
 	/// most an eighth of the rows, and the native product (where it competes by time). None for
-	/// explicit precisions or without a bound
+	/// explicit precisions or without any bound
 	pub fn candidates(&self, precision: Precision) -> Vec<Choice> {
-		let (Some(bound), Some(target)) = (self.bound, precision.target_bits(self.mantissa, self.shape.k)) else {
+		let Some(target) = precision.target_bits(self.mantissa, self.shape.k) else {
 			return Vec::new();
 		};
+		if self.bound.is_none() && self.parts.is_none() {
+			return Vec::new();
+		}
 		let threshold = |output: f64| (-target).exp2() - if matches!(precision, Precision::Bits(_)) { output } else { 0.0 };
-		let shared = self.schemes().filter_map(|scheme| self.evaluate(scheme, (bound, false), threshold));
+		// (no shared bound where the screen found that it certifies nothing)
+		let shared = self.bound.into_iter().flat_map(|bound| {
+			self.schemes()
+				.filter_map(move |scheme| self.evaluate(scheme, (bound, false), threshold))
+		});
 		let separate = self.parts.into_iter().flat_map(|parts| {
 			self.schemes()
 				.filter_map(move |scheme| self.evaluate(scheme, (parts, true), threshold))
 		});
 		let mut ranked: Vec<(f64, Choice)> = shared.chain(separate).map(|choice| (self.seconds(&choice), choice)).collect();
 		if self.native_candidate {
-			ranked.push((self.native_seconds(precision), Choice::native(self.shape.m)));
+			ranked.push((
+				self.native_seconds(precision),
+				Choice::native(self.shape.m, NativeReason::NoPlanCertifies),
+			));
 		}
 		ranked.sort_by(|x, y| x.0.total_cmp(&y.0));
 		ranked.into_iter().map(|(_, choice)| choice).collect()
@@ -197,6 +235,7 @@ impl<'a> PolicyInput<'a> {
 				separate_parts: separate,
 			},
 			native_rows,
+			reason: None,
 		})
 	}
 
@@ -375,7 +414,7 @@ mod tests {
 			pairs: [f64::INFINITY; 3],
 			floor: 0.0,
 		};
-		let native = Choice::native(8192);
+		let native = Choice::native(8192, NativeReason::NoPlanCertifies);
 		for native_candidate in [false, true] {
 			let p = input(N8192, true, 53, native_candidate);
 			assert!(p.weighs_separate_parts(&native, Precision::F64));

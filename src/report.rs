@@ -58,6 +58,70 @@ pub enum Route {
 	Portable,
 }
 
+/// why a product (or its rows) was computed natively
+///
+/// # example
+/// ```
+/// use emugemm::{Backend, Emulator, NativeReason, Precision};
+/// let a = emugemm::testing::random_matrix::<f64>(8, 8, 1.0, 1);
+/// let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap();
+/// let mut c = faer::Mat::<f64>::zeros(8, 8);
+/// emu.matmul(c.as_mut(), faer::Accum::Replace, a.as_ref(), a.as_ref(), 1.0, Precision::F64).unwrap();
+/// // a product this small is faster natively than any emulation with its bound
+/// assert_eq!(emu.last_report().unwrap().native_reason, Some(NativeReason::FasterNatively));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NativeReason {
+	/// the screen found, from the operands' row statistics alone, that more than an eighth of the
+	/// rows have an infinite error bound under every plan, and skipped the bound: `rows` rows whose
+	/// magnitude window (the parts within six binades of a row's largest) misses that of some
+	/// column of `B`, `certain` of them for certain (complex rows whose imaginary or real parts
+	/// all lie below the window, under one scale for both parts), the rest with probability at
+	/// least `1 - e^-16` where the entries' positions along K are unrelated; `median_window` is
+	/// the median count of window parts of the rows of `A` and of the columns of `B`
+	Screen {
+		/// rows of the product that no plan certifies
+		rows: usize,
+		/// of them, those that certainly none does
+		certain: usize,
+		/// the median number of parts in the window of a row of `A` and of a column of `B`
+		median_window: (u32, u32),
+	},
+	/// the error bound certified no emulated plan on all but an eighth of the rows, or the native
+	/// product was predicted faster than every plan it certified
+	NoPlanCertifies,
+	/// the native product was predicted no slower than any emulation plus its bound, which was
+	/// skipped (small products, `Tf32` of `f32` against a TF32 GEMM)
+	FasterNatively,
+	/// a dimension is below the context's native size ([`crate::Emulator::with_native_below`])
+	BelowNativeSize,
+	/// a [`Backend::Auto`] context computed a host product on the host's cores, predicted faster
+	/// than the GPU with its transfers ([`Report::host_routing`] has both predictions)
+	HostRouting,
+	/// the context does not emulate: [`Backend::Native`], or an empty inner dimension
+	NotEmulated,
+}
+
+impl fmt::Display for NativeReason {
+	fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+		match *self {
+			NativeReason::Screen {
+				rows,
+				certain,
+				median_window: (a, b),
+			} => write!(
+				f,
+				"the screen: {rows} rows no plan certifies ({certain} certainly, their imaginary or real parts below the bound's window; the others' window of a median {a} parts meets no part of some column's, of a median {b})"
+			),
+			NativeReason::NoPlanCertifies => write!(f, "the bound certified no plan faster than the native product"),
+			NativeReason::FasterNatively => write!(f, "predicted faster natively than any emulation with its bound"),
+			NativeReason::BelowNativeSize => write!(f, "below the context's native size"),
+			NativeReason::HostRouting => write!(f, "routed to the host's cores"),
+			NativeReason::NotEmulated => write!(f, "the context does not emulate it"),
+		}
+	}
+}
+
 /// what happened in one product
 ///
 /// # example
@@ -97,6 +161,9 @@ pub struct Report {
 	/// a product computed in tiles of the output, out of core ([`crate::Emulator::with_device_memory`]) or
 	/// over several GPUs ([`crate::Emulator::on_gpus`]): the grid of tiles, `(row tiles, column tiles)`
 	pub tiles: Option<(usize, usize)>,
+	/// why the product was computed natively, where it was (`None` where a plan ran, and for
+	/// explicit plans)
+	pub native_reason: Option<NativeReason>,
 }
 
 impl fmt::Display for Report {
@@ -122,6 +189,9 @@ impl fmt::Display for Report {
 		write!(f, " total {:.3?}", t.total)?;
 		if self.nonfinite_entries > 0 {
 			write!(f, " | {} non-finite entries computed natively", self.nonfinite_entries)?;
+		}
+		if let Some(reason) = self.native_reason {
+			write!(f, " | native: {reason}")?;
 		}
 		if let Some((rows, cols)) = self.tiles {
 			write!(f, " | in {rows} x {cols} tiles")?;

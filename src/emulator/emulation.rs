@@ -12,7 +12,7 @@ use crate::cpu::{self, Parts, Timer};
 use crate::fp::combine;
 use crate::operand::Operand;
 use crate::policy::{Choice, PolicyInput};
-use crate::report::{PhaseTimes, Report, Route};
+use crate::report::{NativeReason, PhaseTimes, Report, Route};
 use crate::scheme2::CoarseMaxima;
 use crate::shape::Shape;
 use crate::stats::{RowStats, row_stats};
@@ -67,7 +67,7 @@ impl Prepared {
 
 impl Emulator {
 	pub(super) fn report<T: Scalar>(&self, choice: Choice, shape: Shape, nonfinite_entries: usize, times: PhaseTimes) -> Report {
-		let Choice { plan, native_rows } = choice;
+		let Choice { plan, native_rows, reason } = choice;
 		let (backend, route) = if plan.scheme == Scheme::Native {
 			(Backend::Native, Route::Native)
 		} else {
@@ -84,6 +84,7 @@ impl Emulator {
 			times,
 			host_routing: None,
 			tiles: None,
+			native_reason: reason,
 		}
 	}
 
@@ -106,17 +107,16 @@ impl Emulator {
 		let (sa, sb) = (row_stats(&a), row_stats(&b));
 		let shape = Shape::new(a.len, b.len, a.k);
 		let start = Instant::now();
+		let screened = self.policy_input::<T>(None, shape).screened(precision, (&sa, &sb));
 		let coarse = self.coarse(&a, &b, precision);
-		let bound = self.bound::<T>((&a, &b), (&sa, &sb), coarse.as_ref(), precision);
+		let bound = self
+			.bound::<T>((&a, &b), (&sa, &sb), coarse.as_ref(), precision)
+			.filter(|_| screened.is_none());
 		let input = self.policy_input::<T>(bound.as_ref(), shape);
-		let mut choice = input.choose(precision);
+		let mut choice = screened.unwrap_or_else(|| input.choose(precision));
 		let mut parts = None;
 		if let Some((ops, bounds)) = self.separate_parts::<T>(&input, &choice, (&a, &b), precision) {
-			choice = PolicyInput {
-				parts: Some(&bounds),
-				..input
-			}
-			.choose(precision);
+			choice = input.with_parts(choice, &bounds, precision);
 			parts = choice.plan.separate_parts.then_some(ops);
 		}
 		let bound_time = start.elapsed();
@@ -168,11 +168,19 @@ impl Emulator {
 		routing.on_host().then_some(routing)
 	}
 
-	/// whether a product of `shape` at `precision` is computed natively before any bound: where
-	/// this context does not emulate it, where it is below the native size, or where the native product is predicted faster than any
-	/// emulation plus the bound ([`PolicyInput::skips_bound`])
-	pub(super) fn goes_native<T: Scalar>(&self, shape: Shape, precision: Precision) -> bool {
-		!self.emulates(shape.k) || self.below_native_size(shape) || self.policy_input::<T>(None, shape).skips_bound(precision)
+	/// why a product of `shape` at `precision` is computed natively before any bound, where it is:
+	/// this context does not emulate it, it is below the native size, or the native product is
+	/// predicted faster than any emulation plus the bound ([`PolicyInput::skips_bound`])
+	pub(super) fn goes_native<T: Scalar>(&self, shape: Shape, precision: Precision) -> Option<NativeReason> {
+		if !self.emulates(shape.k) {
+			Some(NativeReason::NotEmulated)
+		} else if self.below_native_size(shape) {
+			Some(NativeReason::BelowNativeSize)
+		} else {
+			self.policy_input::<T>(None, shape)
+				.skips_bound(precision)
+				.then_some(NativeReason::FasterNatively)
+		}
 	}
 
 	/// whether a dimension of `shape` is below [`Emulator::with_native_below`]'s size
@@ -221,9 +229,9 @@ impl Emulator {
 	) -> Report {
 		let mut timer = Timer::start();
 		let shape = Shape::new(lhs.nrows(), rhs.ncols(), lhs.ncols());
-		if self.goes_native::<T>(shape, precision) {
+		if let Some(reason) = self.goes_native::<T>(shape, precision) {
 			native_at(dst, accum, (lhs, rhs), alpha, (precision, par));
-			return self.report::<T>(Choice::native(shape.m), shape, 0, timer.times());
+			return self.report::<T>(Choice::native(shape.m, reason), shape, 0, timer.times());
 		}
 		let prepared = self.prepare(lhs, rhs, precision);
 		timer.bound_took(prepared.bound_time);

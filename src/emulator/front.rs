@@ -11,7 +11,7 @@ use crate::report::remember_on_thread;
 use crate::shape::{Shape, check_shapes};
 use crate::stats::row_stats;
 use crate::view::View;
-use crate::{Error, PhaseTimes, Plan, Precision, Report, Scalar};
+use crate::{Error, NativeReason, PhaseTimes, Plan, Precision, Report, Scalar};
 use faer::traits::Conjugate;
 use faer::{Accum, MatMut, MatRef, Par};
 use std::time::Instant;
@@ -46,7 +46,7 @@ impl Emulator {
 		check_shapes(lhs.shape(), rhs.shape(), None)?;
 		validate::<T>(precision).map_err(|reason| Error::InvalidPrecision { precision, reason })?;
 		let shape = Shape::new(lhs.nrows(), rhs.ncols(), lhs.ncols());
-		if self.goes_native::<T>(shape, precision) {
+		if self.goes_native::<T>(shape, precision).is_some() {
 			return Ok(Plan::native(shape.m));
 		}
 		Ok(self.prepare(lhs, rhs, precision).choice.plan)
@@ -81,23 +81,35 @@ impl Emulator {
 		check_shapes(lhs.shape(), rhs.shape(), None)?;
 		validate::<T>(precision).map_err(|reason| Error::InvalidPrecision { precision, reason })?;
 		let shape = Shape::new(lhs.nrows(), rhs.ncols(), lhs.ncols());
-		if self.emulates(shape.k) && self.goes_native::<T>(shape, precision) && precision.target_bits(T::MANTISSA_BITS, shape.k).is_some() {
+		if self.emulates(shape.k)
+			&& self.goes_native::<T>(shape, precision).is_some()
+			&& precision.target_bits(T::MANTISSA_BITS, shape.k).is_some()
+		{
 			return Ok(vec![Plan::native(shape.m)]);
 		}
 		let (a, b) = self.operands(lhs, rhs, precision);
 		let (sa, sb) = (row_stats(&a), row_stats(&b));
+		let shape = Shape::new(a.len, b.len, a.k);
+		let screened = self.policy_input::<T>(None, shape).screened(precision, (&sa, &sb));
 		let coarse = self.coarse(&a, &b, precision);
-		let Some(bound) = self.bound::<T>((&a, &b), (&sa, &sb), coarse.as_ref(), precision) else {
-			return Ok(Vec::new());
+		let bound = match screened {
+			None => self.bound::<T>((&a, &b), (&sa, &sb), coarse.as_ref(), precision),
+			Some(_) => None,
 		};
-		let input = self.policy_input::<T>(Some(&bound), Shape::new(a.len, b.len, a.k));
-		let first = input.choose(precision);
+		let input = self.policy_input::<T>(bound.as_ref(), shape);
+		let first = match (screened, &bound) {
+			(Some(native), _) => native,
+			(None, Some(_)) => input.choose(precision),
+			(None, None) => return Ok(Vec::new()),
+		};
 		let ranked = match self.separate_parts::<T>(&input, &first, (&a, &b), precision) {
 			Some((_, bounds)) => PolicyInput {
 				parts: Some(&bounds),
 				..input
 			}
 			.candidates(precision),
+			// the screen's choice is the native product's
+			None if bound.is_none() => vec![first].into_iter().filter(|_| input.native_candidate).collect(),
 			None => input.candidates(precision),
 		};
 		Ok(ranked.into_iter().map(|c| c.plan).collect())
@@ -148,24 +160,24 @@ impl Emulator {
 		let shape = Shape::new(lhs.nrows(), rhs.ncols(), lhs.ncols());
 		let dims = [lhs.shape(), rhs.shape(), dst.shape()];
 		// the native product on the host's cores, with the host routing that sent it there
-		let on_host = |dst: MatMut<'_, T>, host_routing| {
+		let on_host = |dst: MatMut<'_, T>, host_routing: Option<crate::HostRouting>, reason| {
 			native_at(dst, accum, (lhs, rhs), alpha, (precision, par));
 			Ok(Report {
 				host_routing,
-				..self.report::<T>(Choice::native(shape.m), shape, 0, PhaseTimes::default())
+				..self.report::<T>(Choice::native(shape.m, reason), shape, 0, PhaseTimes::default())
 			})
 		};
 		self.run::<T>(dims, precision, || {
 			parallel::within(par, || match self.backend {
 				Backend::CpuEmulation => Ok(self.emulate(dst, accum, (lhs, rhs), alpha, (precision, par))),
 				#[cfg(feature = "cuda")]
-				Backend::Gpu if self.below_native_size(shape) => on_host(dst, None),
+				Backend::Gpu if self.below_native_size(shape) => on_host(dst, None, NativeReason::BelowNativeSize),
 				#[cfg(feature = "cuda")]
 				Backend::Gpu => match self.host_route::<T>(shape, accum, precision) {
-					Some(routing) => on_host(dst, Some(routing)),
+					Some(routing) => on_host(dst, Some(routing), NativeReason::HostRouting),
 					None => crate::gpu::host_product(self.settings(), dst, accum, (lhs, rhs), alpha, precision),
 				},
-				_ => on_host(dst, None),
+				_ => on_host(dst, None, NativeReason::NotEmulated),
 			})
 		})
 	}

@@ -115,7 +115,7 @@ pub fn native_staged<T: Scalar>(
 			let _emulation = emulation::<T>(g, math, shape)?;
 			operand_gemm(g, (&a, &b), &out, T::from_parts(1.0, 0.0), math)?;
 			let download = g.download(out.ptr, dst, emu.staging_buffers())?;
-			Ok((Outcome::native(shape.m), download))
+			Ok((Outcome::native(shape.m, crate::NativeReason::NotEmulated), download))
 		},
 	)?;
 	Ok(start.elapsed())

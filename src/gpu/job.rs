@@ -40,17 +40,20 @@ pub(crate) struct Outcome {
 	/// ascending
 	pub native_rows: Vec<usize>,
 	pub times: PhaseTimes,
+	/// why the whole product ran natively, where it did
+	pub native_reason: Option<crate::NativeReason>,
 }
 
 impl Outcome {
-	/// the whole product of `m` rows computed natively
-	pub(super) fn native(m: usize) -> Outcome {
+	/// the whole product of `m` rows computed natively, for `reason`
+	pub(super) fn native(m: usize, reason: crate::NativeReason) -> Outcome {
 		Outcome {
 			plan: Plan::native(m),
 			route: Route::Native,
 			nonfinite_entries: 0,
 			native_rows: (0..m).collect(),
 			times: PhaseTimes::default(),
+			native_reason: Some(reason),
 		}
 	}
 
@@ -71,6 +74,7 @@ impl Outcome {
 			times,
 			host_routing: None,
 			tiles: None,
+			native_reason: self.native_reason,
 		}
 	}
 }

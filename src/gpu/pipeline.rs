@@ -18,7 +18,7 @@ use crate::policy::{Choice, PolicyInput, native_arithmetic};
 use crate::scheme2::CoarseMaxima;
 use crate::settings::Settings;
 use crate::shape::Shape;
-use crate::{Error, PhaseTimes, Plan, Precision, Route, Scalar, Scaling, Scheme};
+use crate::{Error, NativeReason, PhaseTimes, Plan, Precision, Route, Scalar, Scaling, Scheme};
 use cudarc::driver::CudaSlice;
 
 /// `dst = alpha A B (+ dst)` on the GPU (see [`How`])
@@ -53,12 +53,14 @@ fn compute<T: Scalar>(
 	let (m, n, k) = (a.rows, b.rows, a.k);
 	let empty = m == 0 || n == 0 || k == 0;
 	if empty || (given.is_none() && policy::<T>(Shape::new(m, n, k), settings, None).skips_bound(precision)) {
-		if empty {
+		let reason = if empty {
 			native::native::<T>(gpu, &a, &b, &out, alpha, precision)?;
+			NativeReason::NotEmulated
 		} else {
 			whole_native::<T>(gpu, (a, b), out, alpha, precision)?;
-		}
-		return Ok(Outcome::native(m));
+			NativeReason::FasterNatively
+		};
+		return Ok(Outcome::native(m, reason));
 	}
 	// a target precision reads the operands balanced along K (exact; kept statistics and splits
 	// are those of the unbalanced operands, so nothing is kept then)
@@ -163,12 +165,13 @@ impl Decision {
 				bound: self.bound_time,
 				..times
 			},
+			native_reason: self.choice.reason,
 		}
 	}
 }
 
 /// the plan of the product of `a` and `b`: a tile's from the whole product; otherwise from the
-/// error bound (target precisions), weighing separately scaled parts where one scale per row for
+/// screen or the error bound (target precisions), weighing separately scaled parts where one scale per row for
 /// both parts would leave rows native
 fn decide<T: Scalar>(
 	gpu: &Gpu,
@@ -187,22 +190,21 @@ fn decide<T: Scalar>(
 			bound_time: start.elapsed(),
 		});
 	}
-	let bound = target
+	let shape = Shape::new(a.rows, b.rows, a.k);
+	// the screen reads the statistics already downloaded: no launch, no transfer
+	let screened = policy::<T>(shape, settings, None).screened(precision, (&sa.rows, &sb.rows));
+	let bound = (target && screened.is_none())
 		.then(|| super::bound::bound::<T>(gpu, (a, b), (sa, sb), coarse, T::MANTISSA_BITS))
 		.transpose()?;
-	let input = policy::<T>(Shape::new(a.rows, b.rows, a.k), settings, bound.as_ref());
-	let mut choice = input.choose(precision);
+	let input = policy::<T>(shape, settings, bound.as_ref());
+	let mut choice = screened.unwrap_or_else(|| input.choose(precision));
 	let mut parts = None;
 	if input.weighs_separate_parts(&choice, precision) {
 		let screen = super::parts::screen::<T>(gpu, (a, b), T::MANTISSA_BITS, settings.scaling)?;
 		if input.separate_parts_pay(&choice, &screen, precision) {
 			let ops = super::parts::split::<T>(gpu, (a, b))?;
 			let bounds = ops.bounds(gpu, T::MANTISSA_BITS, settings.scaling)?;
-			choice = PolicyInput {
-				parts: Some(&bounds),
-				..input
-			}
-			.choose(precision);
+			choice = input.with_parts(choice, &bounds, precision);
 			parts = choice.plan.separate_parts.then_some(ops);
 		}
 	}

@@ -19,10 +19,10 @@ pub(super) struct OperandStats {
 	pub device: StatsRegion,
 }
 
-/// an operand's row statistics on the device: five arrays one after the other at `base`, `rows`
+/// an operand's row statistics on the device: seven arrays one after the other at `base`, `rows`
 /// entries each: largest magnitude (f64), norm bound (u64, 0 for a zero row), L1 bound (u64), the
-/// largest magnitude's exponent, non-finite flag (i32 each), as `StatsArrays` in `cuda/stats.cu`
-/// lays them out
+/// largest magnitude's exponent, non-finite flag, window counts of the real and of the imaginary
+/// parts (i32 each), as `StatsArrays` in `cuda/stats.cu` lays them out
 #[derive(Clone, Copy, Debug)]
 pub(super) struct StatsRegion {
 	pub base: DevPtr<u8>,
@@ -30,7 +30,7 @@ pub(super) struct StatsRegion {
 }
 
 impl StatsRegion {
-	pub(super) const ROW_BYTES: usize = 8 + 8 + 8 + 4 + 4;
+	pub(super) const ROW_BYTES: usize = 8 + 8 + 8 + 4 + 4 + 4 + 4;
 
 	/// the bytes of a region of `rows` rows, rounded up to 16 so that the next region is aligned
 	pub(super) fn bytes(rows: usize) -> usize {
@@ -54,12 +54,15 @@ impl StatsRegion {
 		let t: &[u64] = bytemuck::cast_slice(&raw[8 * n..16 * n]);
 		let l1: &[u64] = bytemuck::cast_slice(&raw[16 * n..24 * n]);
 		let narrow: &[i32] = bytemuck::cast_slice(&raw[24 * n..Self::ROW_BYTES * n]);
-		let (e_max, nonfinite) = narrow.split_at(n);
+		let (e_max, rest) = narrow.split_at(n);
+		let (nonfinite, window) = rest.split_at(n);
+		let (window_re, window_im) = window.split_at(n);
 		let rows = (0..n)
 			.map(|i| RowStats {
 				e_max: e_max[i],
 				norm: (t[i] > 0).then_some((e_max[i], t[i])),
 				l1: l1[i],
+				window: [window_re[i] as u32, window_im[i] as u32],
 			})
 			.collect();
 		OperandStats {

@@ -38,7 +38,8 @@ use crate::bound::{Bound, RowMaxima};
 use crate::policy::{Choice, PolicyInput};
 use crate::settings::Settings;
 use crate::shape::Shape;
-use crate::{Accum, Error, PhaseTimes, Precision, Scalar, Scaling};
+use crate::stats::RowStats;
+use crate::{Accum, Error, NativeReason, PhaseTimes, Precision, Scalar, Scaling};
 use faer::MatMut;
 use std::ops::Range as Span;
 use std::time::Instant;
@@ -73,8 +74,10 @@ fn without_bound<T: Scalar>(shape: Shape, (precision, settings): (Precision, Set
 	let Shape { m, n, k } = shape;
 	let input = PolicyInput::of::<T>(shape, (settings.scaling, settings.native_candidate), None).on(settings.model);
 	let given = |choice| Ok(Given { balance: None, choice });
-	if m == 0 || n == 0 || k == 0 || input.skips_bound(precision) {
-		given(Choice::native(m))
+	if m == 0 || n == 0 || k == 0 {
+		given(Choice::native(m, NativeReason::NotEmulated))
+	} else if input.skips_bound(precision) {
+		given(Choice::native(m, NativeReason::FasterNatively))
 	} else if precision.target_bits(T::MANTISSA_BITS, k).is_none() {
 		given(input.choose(precision))
 	} else {
@@ -94,7 +97,8 @@ impl<'a> Tiles<'a> {
 	fn new(m: usize, given: &'a Given) -> Self {
 		Tiles {
 			given,
-			last: Outcome::native(m),
+			// (replaced by the first tile's)
+			last: Outcome::native(m, NativeReason::NotEmulated),
 			nonfinite_entries: 0,
 			times: PhaseTimes::default(),
 		}
@@ -113,6 +117,7 @@ impl<'a> Tiles<'a> {
 					.filter(|i| rows.contains(i))
 					.map(|i| i - rows.start)
 					.collect(),
+				reason: choice.reason,
 			},
 		}
 	}
@@ -132,6 +137,7 @@ impl<'a> Tiles<'a> {
 			native_rows: self.given.choice.native_rows.clone(),
 			nonfinite_entries: self.nonfinite_entries,
 			times: self.times,
+			native_reason: self.given.choice.reason,
 			..self.last
 		}
 	}
@@ -384,6 +390,9 @@ fn decide<T: Scalar>(gpu: &Gpu, job: &Tiled<'_, T>, me: usize, panels: &mut Pane
 	let balance = shifts(&a_ranges, &b_ranges, normal_exponents(T::MANTISSA_BITS));
 	let first = mine.first().map_or(0, |r| r.start);
 	let mut maxima = vec![RowMaxima::default(); mine.last().map_or(0, |r| r.end) - first];
+	// the row statistics of the whole product, which its tiles' are, for the screen
+	let mut row_stats: Vec<Option<RowStats>> = vec![None; maxima.len()];
+	let mut col_stats: Vec<Option<RowStats>> = vec![None; job.shape.n];
 	for (local, r) in mine.iter().enumerate() {
 		for c in serpentine(local, job.cols.len()).map(|j| &job.cols[j]) {
 			let b = panels.b(gpu, k, c, (meeting, me))?;
@@ -397,6 +406,11 @@ fn decide<T: Scalar>(gpu: &Gpu, job: &Tiled<'_, T>, me: usize, panels: &mut Pane
 				.transpose()?;
 			let (a, b) = balanced.as_ref().map_or((a, b), |x| (x.a, x.b));
 			let (sa, sb) = operand_stats::<T>(gpu, (&a, &b), (None, None))?;
+			row_stats[r.start - first..r.end - first]
+				.iter_mut()
+				.zip(&sa.rows)
+				.for_each(|(x, y)| *x = Some(*y));
+			col_stats[c.clone()].iter_mut().zip(&sb.rows).for_each(|(x, y)| *x = Some(*y));
 			let tile = super::bound::bound::<T>(gpu, (&a, &b), (&sa, &sb), None, T::MANTISSA_BITS)?;
 			panels.read(gpu)?;
 			maxima[r.start - first..r.end - first]
@@ -411,11 +425,24 @@ fn decide<T: Scalar>(gpu: &Gpu, job: &Tiled<'_, T>, me: usize, panels: &mut Pane
 		complex: T::IS_COMPLEX,
 		mantissa: T::MANTISSA_BITS,
 	};
-	let choice = PolicyInput {
-		bound: Some(&bound),
-		..input
-	}
-	.choose(job.precision);
+	let stats = meeting.exchange(me, (row_stats, col_stats))?;
+	let all = |stats: &mut dyn Iterator<Item = Option<RowStats>>| -> Vec<RowStats> { stats.flatten().collect() };
+	let sa = all(&mut stats.iter().flat_map(|(a, _)| a.iter().copied()));
+	// every pipeline with rows read every column panel
+	let sb = stats
+		.iter()
+		.map(|(_, b)| all(&mut b.iter().copied()))
+		.find(|b| b.len() == job.shape.n)
+		.unwrap_or_default();
+	// the tiles screen as the pipeline does, here after the bound (the statistics come with it), so
+	// that a tiled product takes the plan an in-core product takes
+	let choice = input.screened(job.precision, (&sa, &sb)).unwrap_or_else(|| {
+		PolicyInput {
+			bound: Some(&bound),
+			..input
+		}
+		.choose(job.precision)
+	});
 	Ok(Given { balance, choice })
 }
 
