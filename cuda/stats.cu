@@ -82,7 +82,7 @@ __device__ void row_stats(const StatsJob& job, int block) {
 	const bool live = row < rows;
 	double amax = 0.0;
 	int bad = 0;
-#pragma unroll 4
+#pragma unroll 1
 	for (int h = map.lane; live && h < k; h += LANES) {
 		double re, im;
 		E::load(x, (long long)row * rs + (long long)h * cs, re, im);
@@ -103,7 +103,7 @@ __device__ void row_stats(const StatsJob& job, int block) {
 	const int e_max = amax == 0.0 ? 0 : emu::exponent(amax);
 	unsigned long long t = 0, l1 = 0;
 	int window[2] = {0, 0};
-#pragma unroll 2
+#pragma unroll 1
 	for (int h = map.lane; live && amax != 0.0 && h < k; h += LANES) {
 		double part[2];
 		E::load(x, (long long)row * rs + (long long)h * cs, part[0], part[1]);
