@@ -112,12 +112,20 @@ pub(crate) fn screen((a, b): (&[RowStats], &[RowStats]), shape: Shape, complex: 
 		return None;
 	}
 	let (mut certain, mut probable) = (0usize, 0usize);
+	// per class of rows, judged at its largest window (fewer misses than any of its rows): a few
+	// dozen judgements, not one per row and column class
+	let mut judged: Vec<Option<bool>> = Vec::new();
 	for row in a.iter().filter(|s| !s.is_zero()) {
 		if complex && columns.misses_a_part(row) {
 			certain += 1;
-		} else if columns.expected_misses(row.window[0] + row.window[1], shape.k) >= EXPECTED_MISSES {
-			probable += 1;
+			continue;
 		}
+		let class = class_of(row.window[0] + row.window[1]);
+		if judged.len() <= class {
+			judged.resize(class + 1, None);
+		}
+		let marked = *judged[class].get_or_insert_with(|| columns.expected_misses(largest_of(class) as u32, shape.k) >= EXPECTED_MISSES);
+		probable += usize::from(marked);
 	}
 	if (certain + probable) * MAX_NATIVE_SHARE <= m {
 		return None;
