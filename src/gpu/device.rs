@@ -101,20 +101,6 @@ impl Gpu {
 			return Err(Error::gpu("no NVIDIA driver (libcuda) found"));
 		}
 		let start = std::time::Instant::now();
-		// the cuBLAS libraries load (hundreds of MB mapped and relocated) while the driver creates
-		// the context, instead of after it
-		let libraries = std::thread::spawn(|| {
-			// SAFETY: only dlopens the libraries, once per process; a missing one is reported when
-			// the handles are created
-			unsafe {
-				if cudarc::cublaslt::sys::is_culib_present() {
-					cudarc::cublaslt::sys::culib();
-				}
-				if cudarc::cublas::sys::is_culib_present() {
-					cudarc::cublas::sys::culib();
-				}
-			}
-		});
 		let count = CudaContext::device_count().map_err(|e| Error::gpu(format!("cannot count devices: {e:?}")))?;
 		if count as usize <= ordinal {
 			return Err(Error::gpu("no CUDA device present"));
@@ -145,10 +131,9 @@ impl Gpu {
 			.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
 			.map_err(driver)? as usize;
 		let stream = ctx.default_stream();
-		libraries.join().map_err(|_| Error::gpu("loading the cuBLAS libraries panicked"))?;
 		let handles = super::blas::Handles::new(stream.clone())?;
 		log::debug!(
-			"emugemm: GPU {ordinal} ({name}) ready in {:.1?}: driver and context {context:.1?} (the cuBLAS libraries loaded meanwhile), kernel index {:.1?}, the rest of the libraries' load and the cuBLAS handles and workspace {:.1?}",
+			"emugemm: GPU {ordinal} ({name}) ready in {:.1?}: driver and context {context:.1?}, kernel index {:.1?}, cuBLAS handles and workspace {:.1?}",
 			start.elapsed(),
 			indexed - context,
 			start.elapsed() - indexed,
