@@ -95,6 +95,7 @@ mod devices;
 mod emulator;
 mod error;
 mod fp;
+#[cfg(any(feature = "faer", feature = "nalgebra", feature = "cuda"))]
 mod fresh;
 #[cfg(feature = "cuda")]
 mod gpu;
