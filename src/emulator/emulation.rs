@@ -108,10 +108,12 @@ impl Emulator {
 		let shape = Shape::new(a.len, b.len, a.k);
 		let start = Instant::now();
 		let screened = self.policy_input::<T>(None, shape).screened(precision, (&sa, &sb));
-		let coarse = self.coarse(&a, &b, precision);
-		let bound = self
-			.bound::<T>((&a, &b), (&sa, &sb), coarse.as_ref(), precision)
-			.filter(|_| screened.is_none());
+		// a product the screen leaves native needs neither the coarse maxima nor the bound
+		let coarse = screened.is_none().then(|| self.coarse(&a, &b, precision)).flatten();
+		let bound = screened
+			.is_none()
+			.then(|| self.bound::<T>((&a, &b), (&sa, &sb), coarse.as_ref(), precision))
+			.flatten();
 		let input = self.policy_input::<T>(bound.as_ref(), shape);
 		let mut choice = screened.unwrap_or_else(|| input.choose(precision));
 		let mut parts = None;

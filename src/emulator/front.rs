@@ -91,9 +91,8 @@ impl Emulator {
 		let (sa, sb) = (row_stats(&a), row_stats(&b));
 		let shape = Shape::new(a.len, b.len, a.k);
 		let screened = self.policy_input::<T>(None, shape).screened(precision, (&sa, &sb));
-		let coarse = self.coarse(&a, &b, precision);
 		let bound = match screened {
-			None => self.bound::<T>((&a, &b), (&sa, &sb), coarse.as_ref(), precision),
+			None => self.bound::<T>((&a, &b), (&sa, &sb), self.coarse(&a, &b, precision).as_ref(), precision),
 			Some(_) => None,
 		};
 		let input = self.policy_input::<T>(bound.as_ref(), shape);

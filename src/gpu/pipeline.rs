@@ -77,11 +77,17 @@ fn compute<T: Scalar>(
 		(keep_a, keep_b) = (None, None);
 	}
 	let (sa, sb) = operand_stats::<T>(gpu, (&a, &b), (keep_a.as_deref_mut(), keep_b.as_deref_mut()))?;
+	// the screen reads the statistics already downloaded (no launch, no transfer); a product it
+	// leaves native pays neither the coarse maxima nor the bound
+	let start = std::time::Instant::now();
+	let screened = (given.is_none() && target)
+		.then(|| policy::<T>(Shape::new(m, n, k), settings, None).screened(precision, (&sa.rows, &sb.rows)))
+		.flatten();
 	let accurate = settings.scaling == Scaling::Accurate && (target || matches!(precision, Precision::SchemeII { .. }));
-	let coarse = (given.is_none() && accurate)
+	let coarse = (given.is_none() && accurate && screened.is_none())
 		.then(|| coarse_maxima::<T>(gpu, (&a, &b), (&sa, &sb)))
 		.transpose()?;
-	let decision = decide::<T>(gpu, (&a, &b), (&sa, &sb), coarse.as_ref(), how, target)?;
+	let decision = decide::<T>(gpu, (&a, &b), (&sa, &sb), (coarse.as_ref(), screened), how, (target, start))?;
 	let plan = decision.choice.plan;
 	if plan.scheme == Scheme::Native {
 		whole_native::<T>(gpu, (a, b), out, alpha, precision)?;
@@ -170,19 +176,19 @@ impl Decision {
 	}
 }
 
-/// the plan of the product of `a` and `b`: a tile's from the whole product; otherwise from the
-/// screen or the error bound (target precisions), weighing separately scaled parts where one scale per row for
-/// both parts would leave rows native
+/// the plan of the product of `a` and `b`: a tile's from the whole product; otherwise the
+/// screen's native choice where it `screened` the product, or the error bound's (target
+/// precisions), weighing separately scaled parts where one scale per row for both parts would
+/// leave rows native; its host time counted from `start`
 fn decide<T: Scalar>(
 	gpu: &Gpu,
 	(a, b): (&DeviceOperand<T>, &DeviceOperand<T>),
 	(sa, sb): (&OperandStats, &OperandStats),
-	coarse: Option<&CoarseMaxima>,
+	(coarse, screened): (Option<&CoarseMaxima>, Option<Choice>),
 	how: &How<'_>,
-	target: bool,
+	(target, start): (bool, std::time::Instant),
 ) -> Result<Decision, Error> {
 	let (precision, settings) = (how.precision, how.settings);
-	let start = std::time::Instant::now();
 	if let Some(given) = how.given {
 		return Ok(Decision {
 			choice: given.choice.clone(),
@@ -191,8 +197,6 @@ fn decide<T: Scalar>(
 		});
 	}
 	let shape = Shape::new(a.rows, b.rows, a.k);
-	// the screen reads the statistics already downloaded: no launch, no transfer
-	let screened = policy::<T>(shape, settings, None).screened(precision, (&sa.rows, &sb.rows));
 	let bound = (target && screened.is_none())
 		.then(|| super::bound::bound::<T>(gpu, (a, b), (sa, sb), coarse, T::MANTISSA_BITS))
 		.transpose()?;
