@@ -14,6 +14,16 @@
 //! one warm-up; effective TF/s = 2n^3/t (complex 8n^3/t); the kernel-alone rows give INT8 TOPS =
 //! p(p+1)/2 2n^3/t in that column.
 //!
+//! The plan rows, per size: f64, c64, f32 and c32 plans against the type's cuBLAS GEMM (DGEMM,
+//! ZGEMM, SGEMM, CGEMM), the route that ran in brackets after the plan. `emugemm` rows run on the
+//! default context, scheme I on the route the cost model predicts faster; `emugemm fused` rows
+//! force scheme I onto the fused kernel (`Emulator::with_priced_routes(false)`), `emugemm unfused`
+//! rows onto the unfused pipeline, `emugemm portable` rows onto the portable path. Scheme I with 1
+//! to 4 slices runs on all three for f64 and f32 (`f32 SchemeI { slices: 2 }` selects its three
+//! rows), so that the chosen route can be checked to be the faster; c32 runs `F32`,
+//! `SchemeI { slices: 3 }`, `SchemeI { slices: 4 }` (also unfused) and `SchemeII { moduli: 12 }`
+//! (`c32 SchemeI { slices: 4 }`, `c32 F32`).
+//!
 //! The picture (`EMUGEMM_BENCH_SVG=bits.svg`, drawn by `examples/bench/plot.rs`): accuracy in bits
 //! against effective TF/s of every plan row (`emugemm`, `emugemm unfused`) and every cuBLAS row
 //! measured on the plans' inputs (native, TF32, its FP64 emulation) at n = 8192, the phi = 1 inputs
@@ -25,23 +35,23 @@
 //! cargo test --features bench --example bench` draws a synthetic set there (no GPU needed).
 //!
 //! The policy table (`Bench::policy`): for `Tf32`, `F32`, `F64`, `Bits(16)`, `Bits(32)`,
-//! `Bits(40)` on f32 and f64 (those the type can hold) and `F64` on c64, at phi = 1 and phi = 4:
-//! the plan the policy chooses (`policy phi=.. chosen`, run through the precision itself), the
+//! `Bits(40)` on f32 and f64 (those the type can hold), `F64` on c64 and `F32` on c32, at phi = 1
+//! and phi = 4: the plan the policy chooses (`policy phi=.. chosen`, run through the precision itself), the
 //! cheapest scheme I and the cheapest scheme II plan whose predicted bits meet the target (by
 //! the cost model, `Scheme::cost`), each timed on the inputs of that phi, with the model's time
 //! and predicted bits in the first column and `chosen time / this time` in the `x native`
 //! column; then a `fastest` row: the fastest of them, and whether it is the chosen plan. For
 //! example `EMUGEMM_BENCH_ONLY=policy EMUGEMM_BENCH_SIZES=4096,8192 ./bench`.
 //!
-//! The bound table (`Bench::bound`, selected by `bound`, or `bound f64`, `bound c64`): `F64` against
-//! the native product and the explicit scheme II plans around its choice on phi = 0.5, 1, 4, 8 and
-//! on an inner-scaled input, with the error bound's time, for example
+//! The bound table (`Bench::bound`, selected by `bound`, or `bound f64`, `bound c64`, `bound c32`):
+//! `F64` (c32: `F32`) against the native product and the explicit scheme II plans around its choice
+//! on phi = 0.5, 1, 4, 8 and on an inner-scaled input, with the error bound's time, for example
 //! `EMUGEMM_BENCH_ONLY=bound EMUGEMM_BENCH_SIZES=8192 ./bench`; `bound kernels f64` (`c64`) times
 //! the bound's stages alone.
 //!
-//! The host rows (`Bench::host`, selected by `host`, or `host f64`, `host c64`, `host f32`): host
-//! matrices in and out, f64 and c64 at `F64`, f32 at `F32`, against faer on all host cores, the same
-//! staging with cuBLAS as the product, and the transfer floor at the page-locked rates measured
+//! The host rows (`Bench::host`, selected by `host`, or `host f64`, `host c64`, `host f32`, `host
+//! c32`): host matrices in and out, f64 and c64 at `F64`, f32 and c32 at `F32`, against faer on all
+//! host cores, the same staging with cuBLAS as the product, and the transfer floor at the page-locked rates measured
 //! first (`profile::transfer_rates`); the first rows give the process's cold start (context,
 //! kernels, first 64 x 64 product). For example `EMUGEMM_BENCH_ONLY=host ./bench`. The routing
 //! rows (`routing`, once, before the sizes): f64 `F64` host products from 64^3 to 8192^3 and two
@@ -56,7 +66,7 @@
 use emugemm::baseline::{self, EmulationMantissa, NativeMath};
 use emugemm::testing::{ExactProduct, Sampling};
 use emugemm::{Accum, Backend, DeviceMatrix, EmuMatMul, Emulator, Error, Precision, Report, Scalar, Scheme, profile};
-use faer::{Mat, c64};
+use faer::{Mat, c32, c64};
 use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
 use std::io::Write;
@@ -106,12 +116,16 @@ struct Natives {
 	f64: Duration,
 	f32: Duration,
 	c64: Duration,
+	c32: Duration,
 	/// cuBLASLt INT8, TOPS
 	int8: f64,
 }
 
 struct Bench {
+	/// the default context: scheme I on the route the cost model predicts faster
 	emu: Emulator,
+	/// the same GPU with scheme I on the fused kernel wherever it takes the product
+	fused: Emulator,
 	/// the same GPU with the fused products off
 	unfused: Emulator,
 	/// the portable path (the generic kernels' PTX, cuBLASLt INT8 products), forced on this GPU
@@ -149,8 +163,8 @@ impl Bench {
 		(0..runs).map(|_| f()).collect::<Result<Vec<_>, _>>().map(median)
 	}
 
-	/// the cuBLAS baselines on phi = 1 inputs: DGEMM, SGEMM, TF32, ZGEMM and cuBLASLt INT8 rows;
-	/// returns the native times (DGEMM, SGEMM, ZGEMM) the plans are compared with
+	/// the cuBLAS baselines on phi = 1 inputs: DGEMM, SGEMM, TF32, ZGEMM, CGEMM and cuBLASLt INT8
+	/// rows; returns the native times (DGEMM, SGEMM, ZGEMM, CGEMM) the plans are compared with
 	fn baselines(&mut self, n: usize) -> Natives {
 		let d = generate::<f64>(n, 1.0, 1);
 		let f = Mat::<f32>::from_fn(n, n, |i, j| d[(i, j)] as f32);
@@ -158,13 +172,14 @@ impl Bench {
 		let f32 = self.native(&f, "cuBLAS SGEMM", NativeMath::Exact);
 		self.native(&f, "cuBLAS TF32", NativeMath::Tf32);
 		let c64 = self.native(&generate::<c64>(n, 1.0, 2), "cuBLAS ZGEMM", NativeMath::Exact);
+		let c32 = self.native(&generate::<c32>(n, 1.0, 2), "cuBLAS CGEMM", NativeMath::Exact);
 		let t = self.time(|| baseline::int8_matmul(&self.emu, n, n, n)).unwrap();
 		let int8 = 2.0 * (n as f64).powi(3) / t.as_secs_f64() / 1e12;
 		self.row(format!(
 			"| baseline | i8 | cuBLASLt INT8 (TOPS) | {n} | {:.3} | {int8:.1} | | | | | | |",
 			ms(t)
 		));
-		Natives { f64, f32, c64, int8 }
+		Natives { f64, f32, c64, c32, int8 }
 	}
 
 	/// one cuBLAS product `a a` timed and printed as a baseline row (`x native` 1.00 for the exact
@@ -216,12 +231,14 @@ impl Bench {
 	}
 
 	/// one plan: median time on phi = 1 inputs, bits on phi = 1 and 4 (sampled exact reference),
-	/// through `route` (the unfused pipeline and the portable path for comparison; the portable
-	/// path's rows stay out of the picture)
+	/// through `route` (the default, or a route forced for comparison: the fused kernel, the
+	/// unfused pipeline, the portable path; the forced fused and portable rows stay out of the
+	/// picture)
 	fn plan<T: Scalar>(&mut self, n: usize, precision: Precision, native: Duration, inputs: &Inputs<T>, route: Route) {
 		if self.selected(&format!("{} {precision:?}", T::NAME)) {
 			let what = match route {
-				Route::Fused => "emugemm",
+				Route::Chosen => "emugemm",
+				Route::Fused => "emugemm fused",
 				Route::Unfused => "emugemm unfused",
 				Route::Portable => "emugemm portable",
 			};
@@ -232,9 +249,9 @@ impl Bench {
 				_ => format!("{precision:?} → {scheme}"),
 			};
 			let (label, source) = match route {
-				Route::Fused => (label, plot::Source::Emugemm),
+				Route::Chosen => (label, plot::Source::Emugemm),
 				Route::Unfused => (format!("{label} unfused"), plot::Source::Unfused),
-				Route::Portable => return,
+				Route::Fused | Route::Portable => return,
 			};
 			let point = plot::Point {
 				label,
@@ -259,7 +276,8 @@ impl Bench {
 		(what, route): (&str, Route),
 	) -> (Duration, Report, Vec<f64>) {
 		let emu = match route {
-			Route::Fused => &self.emu,
+			Route::Chosen => &self.emu,
+			Route::Fused => &self.fused,
 			Route::Unfused => &self.unfused,
 			Route::Portable => &self.portable,
 		};
@@ -273,10 +291,11 @@ impl Bench {
 		let total = compute_time(&r).as_secs_f64();
 		let pct = |d: Duration| 100.0 * d.as_secs_f64() / total;
 		self.row(format!(
-			"| {what} | {} | {:?} -> {} | {n} | {:.3} | {:.1} | {:.2} | {:.1} | {:.1} | {:.0}% | {:.0}% | {:.0}% |",
+			"| {what} | {} | {:?} -> {} ({:?}) | {n} | {:.3} | {:.1} | {:.2} | {:.1} | {:.1} | {:.0}% | {:.0}% | {:.0}% |",
 			T::NAME,
 			precision,
 			r.plan.scheme,
+			r.route,
 			ms(t),
 			tflops::<T>(n, t),
 			reference.unwrap_or(t).as_secs_f64() / t.as_secs_f64(),
@@ -287,6 +306,17 @@ impl Bench {
 			pct(r.times.reconstruct)
 		));
 		(t, r, bits)
+	}
+
+	/// scheme I with 1 to 4 slices on the route the cost model picks (`emugemm`, the report's
+	/// route in the plan column), then forced onto the fused kernel (`emugemm fused`) and onto
+	/// the unfused pipeline (`emugemm unfused`): the chosen route should be the faster of the two
+	fn scheme1_routes<T: Scalar>(&mut self, n: usize, native: Duration, inputs: &Inputs<T>) {
+		for route in [Route::Chosen, Route::Fused, Route::Unfused] {
+			for slices in 1..=4 {
+				self.plan(n, Precision::SchemeI { slices }, native, inputs, route);
+			}
+		}
 	}
 
 	/// the policy table for `T`: for each of `precisions` (those `T` can hold) and phi = 1 and 4,
@@ -330,7 +360,7 @@ impl Bench {
 				for (role, run, plan) in runs {
 					let model = 1e3 * plan.scheme.cost((n, n, n), T::IS_COMPLEX);
 					let what = format!("{head} {role} (model {model:.3} ms, {:.1} bits)", plan.predicted_bits);
-					let (t, r, _) = self.plan_row(n, run, times.first().map(|c| c.0), (&inputs, timed), (&what, Route::Fused));
+					let (t, r, _) = self.plan_row(n, run, times.first().map(|c| c.0), (&inputs, timed), (&what, Route::Chosen));
 					times.push((t, r.plan.scheme));
 				}
 				let (chosen_t, fastest) = (times[0].0, times.iter().min_by_key(|c| c.0).expect("the chosen plan"));
@@ -351,13 +381,15 @@ impl Bench {
 		}
 	}
 
-	/// the bound table for `T`: on phi = 0.5, 1, 4, 8, on an inner-scaled input (`A D`, `D^-1 B`,
-	/// D of random powers of two in 2^[-20, 20]) and, complex, on imaginary parts 2^-40 of the real
-	/// ones (`Pair::SmallImaginary`), the native product and `F64` (its plan, the rows it
-	/// leaves native, the bound's share of its time), then the explicit scheme II plans around its
-	/// choice; the last row names the fastest explicit plan that measures >= native - 1 bits and the
-	/// ratio of `F64`'s time to it. Bits on a sampled exact reference. Selected by `bound <type>`
-	fn bound<T: Scalar>(&mut self, n: usize) {
+	/// the bound table for `T` at the target `precision` (`F64` for f64 and c64, `F32` for c32): on
+	/// phi = 0.5, 1, 4, 8, on an inner-scaled input (`A D`, `D^-1 B`, D of random powers of two in
+	/// 2^[-20, 20]) and, complex, on imaginary parts 2^-40 of the real ones
+	/// (`Pair::SmallImaginary`), the native product and `precision` (its plan, the rows it leaves
+	/// native, the bound's share of its time), then the explicit scheme II plans around its choice
+	/// (around 20 moduli for f64 and c64, 12 for c32, where it went native);
+	/// the last row names the fastest explicit plan that measures >= native - 1 bits and the ratio of
+	/// `precision`'s time to it. Bits on a sampled exact reference. Selected by `bound <type>`
+	fn bound<T: Scalar>(&mut self, n: usize, precision: Precision) {
 		let head = format!("bound {}", T::NAME);
 		if !self.selected(&head) {
 			return;
@@ -415,27 +447,28 @@ impl Bench {
 				})
 				.unwrap()
 			};
-			let (t_f64, r, bits) = run(self, Precision::F64);
+			let (t_target, r, bits) = run(self, precision);
 			self.row(format!(
-				"| {head} {family} | {} | F64 -> {} | {n} | {:.3} | {:.1} | {:.2} | {:.1} | bound and policy {:.3} ms ({:.1}%) | {:.3} | {:.3} | {:.3} |",
+				"| {head} {family} | {} | {precision:?} -> {} | {n} | {:.3} | {:.1} | {:.2} | {:.1} | bound and policy {:.3} ms ({:.1}%) | {:.3} | {:.3} | {:.3} |",
 				T::NAME,
 				r.plan,
-				ms(t_f64),
-				tflops::<T>(n, t_f64),
-				t_native.as_secs_f64() / t_f64.as_secs_f64(),
+				ms(t_target),
+				tflops::<T>(n, t_target),
+				t_native.as_secs_f64() / t_target.as_secs_f64(),
 				bits[0],
 				ms(r.times.bound),
-				100.0 * r.times.bound.as_secs_f64() / t_f64.as_secs_f64(),
+				100.0 * r.times.bound.as_secs_f64() / t_target.as_secs_f64(),
 				ms(r.times.split),
 				ms(r.times.products),
 				ms(r.times.reconstruct)
 			));
 			let chosen = match r.plan.scheme {
 				Scheme::SchemeII { moduli, .. } => moduli,
-				_ => 20,
+				_ if T::MANTISSA_BITS == 53 => 20,
+				_ => 12,
 			};
 			let mut best: Option<(Duration, u32)> = None;
-			for moduli in (chosen.saturating_sub(5).max(10)..=chosen).rev() {
+			for moduli in (chosen.saturating_sub(5).max(2)..=chosen).rev() {
 				let (t, _, bits) = run(self, Precision::SchemeII { moduli });
 				let keeps = bits[0] >= native_bits - 1.0;
 				self.row(format!(
@@ -453,9 +486,9 @@ impl Bench {
 			}
 			if let Some((t, moduli)) = best {
 				self.row(format!(
-					"| {head} {family} fastest | {} | SchemeII {{ moduli: {moduli} }} keeps native - 1; F64 takes {:.2}x its time | {n} | {:.3} | | | | | | | |",
+					"| {head} {family} fastest | {} | SchemeII {{ moduli: {moduli} }} keeps native - 1; {precision:?} takes {:.2}x its time | {n} | {:.3} | | | | | | | |",
 					T::NAME,
-					t_f64.as_secs_f64() / t.as_secs_f64(),
+					t_target.as_secs_f64() / t.as_secs_f64(),
 					ms(t)
 				));
 			}
@@ -916,7 +949,9 @@ impl log::Log for Stderr {
 /// the pipeline a plan row runs through (the bench's own: `emugemm::Route` names what a report says)
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Route {
-	/// the default: the fused sm_90a kernels
+	/// the default: the fused sm_90a kernels, scheme I on the route the cost model predicts faster
+	Chosen,
+	/// the fused sm_90a kernels, scheme I too wherever the fused kernel takes the product
 	Fused,
 	/// the unfused pipeline (cuBLASLt INT8 products, separate reductions)
 	Unfused,
@@ -1006,6 +1041,7 @@ fn main() {
 	println!("device: {}", emu.gpu_name().unwrap());
 	let mut bench = Bench {
 		emu,
+		fused: Emulator::with_backend(Backend::Gpu).unwrap().with_priced_routes(false),
 		unfused: Emulator::with_backend(Backend::Gpu).unwrap().with_fused_products(false),
 		portable: Emulator::with_backend(Backend::Gpu).unwrap().with_portable_path(true),
 		runs: env_list("EMUGEMM_BENCH_RUNS", "30")[0],
@@ -1051,10 +1087,12 @@ fn main() {
 		bench.host::<f64>(n, Precision::F64, rates);
 		bench.host::<c64>(n, Precision::F64, rates);
 		bench.host::<f32>(n, Precision::F32, rates);
+		bench.host::<c32>(n, Precision::F32, rates);
 		if bench.selected("host fresh process") {
 			fresh_process::<f64>(n, Precision::F64, &mut |row| bench.row(row));
 			fresh_process::<c64>(n, Precision::F64, &mut |row| bench.row(row));
 			fresh_process::<f32>(n, Precision::F32, &mut |row| bench.row(row));
+			fresh_process::<c32>(n, Precision::F32, &mut |row| bench.row(row));
 		}
 		bench.chassis(n);
 		let policy = [
@@ -1068,8 +1106,10 @@ fn main() {
 		bench.policy::<f32>(n, &policy);
 		bench.policy::<f64>(n, &policy);
 		bench.policy::<c64>(n, &[Precision::F64]);
-		bench.bound::<f64>(n);
-		bench.bound::<c64>(n);
+		bench.policy::<c32>(n, &[Precision::F32]);
+		bench.bound::<f64>(n, Precision::F64);
+		bench.bound::<c64>(n, Precision::F64);
+		bench.bound::<c32>(n, Precision::F32);
 		bench.bound_kernels::<f64>(n);
 		bench.bound_kernels::<c64>(n);
 		if bench.sections_only() {
@@ -1091,24 +1131,15 @@ fn main() {
 		// the largest size keeps to the plans the targets name (time)
 		let moduli: &[u32] = if n >= 16384 { &[15, 16] } else { &[8, 12, 14, 15, 16, 18, 20] };
 		let mut plans: Vec<Precision> = moduli.iter().map(|&moduli| Precision::SchemeII { moduli }).collect();
-		plans.extend([
-			Precision::SchemeI { slices: 2 },
-			Precision::SchemeI { slices: 4 },
-			Precision::SchemeI { slices: 8 },
-			Precision::F64,
-			Precision::F32,
-		]);
+		plans.extend([Precision::SchemeI { slices: 8 }, Precision::F64, Precision::F32]);
 		for precision in plans {
-			bench.plan(n, precision, natives.f64, &f, Route::Fused);
+			bench.plan(n, precision, natives.f64, &f, Route::Chosen);
 		}
 		let unfused: &[u32] = if n >= 16384 { &[15] } else { &[8, 15, 20] };
 		for &moduli in unfused {
 			bench.plan(n, Precision::SchemeII { moduli }, natives.f64, &f, Route::Unfused);
 		}
-		// scheme I unfused (cuBLASLt diagonals + shift_reduce), against the fused rows above
-		for slices in [2, 4] {
-			bench.plan(n, Precision::SchemeI { slices }, natives.f64, &f, Route::Unfused);
-		}
+		bench.scheme1_routes(n, natives.f64, &f);
 		// the portable path, as non-Hopper GPUs run it, against the fused rows above
 		for precision in [Precision::SchemeII { moduli: 15 }, Precision::SchemeI { slices: 4 }, Precision::F64] {
 			bench.plan(n, precision, natives.f64, &f, Route::Portable);
@@ -1117,7 +1148,7 @@ fn main() {
 		let z = Bench::inputs::<c64>(n);
 		bench.cublas(n, NativeMath::Exact, natives.c64, &z);
 		for precision in [Precision::SchemeII { moduli: 15 }, Precision::F64] {
-			bench.plan(n, precision, natives.c64, &z, Route::Fused);
+			bench.plan(n, precision, natives.c64, &z, Route::Chosen);
 		}
 		bench.plan(n, Precision::SchemeII { moduli: 15 }, natives.c64, &z, Route::Unfused);
 		bench.plan(n, Precision::SchemeII { moduli: 15 }, natives.c64, &z, Route::Portable);
@@ -1125,18 +1156,25 @@ fn main() {
 		let s = Bench::inputs::<f32>(n);
 		bench.cublas(n, NativeMath::Exact, natives.f32, &s);
 		bench.cublas(n, NativeMath::Tf32, natives.f32, &s);
-		for precision in [
-			Precision::SchemeI { slices: 2 },
-			Precision::SchemeI { slices: 4 },
-			Precision::Tf32,
-			Precision::F32,
-		] {
-			bench.plan(n, precision, natives.f32, &s, Route::Fused);
+		for precision in [Precision::Tf32, Precision::F32] {
+			bench.plan(n, precision, natives.f32, &s, Route::Chosen);
 		}
-		for slices in [2, 4] {
-			bench.plan(n, Precision::SchemeI { slices }, natives.f32, &s, Route::Unfused);
-		}
+		bench.scheme1_routes(n, natives.f32, &s);
 		bench.plan(n, Precision::SchemeI { slices: 4 }, natives.f32, &s, Route::Portable);
+		drop(s);
+		// c32: F32, scheme I with 3 and 4 slices (4M; 4 slices is the published CGEMM point, 2.4x
+		// native), and the scheme II plan F32 takes at phi = 1 (12 moduli, as for f32)
+		let cs = Bench::inputs::<c32>(n);
+		bench.cublas(n, NativeMath::Exact, natives.c32, &cs);
+		for precision in [
+			Precision::F32,
+			Precision::SchemeI { slices: 3 },
+			Precision::SchemeI { slices: 4 },
+			Precision::SchemeII { moduli: 12 },
+		] {
+			bench.plan(n, precision, natives.c32, &cs, Route::Chosen);
+		}
+		bench.plan(n, Precision::SchemeI { slices: 4 }, natives.c32, &cs, Route::Unfused);
 		if let Some(path) = &svg {
 			bench.picture(path);
 		}

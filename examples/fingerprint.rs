@@ -78,7 +78,11 @@ fn main() {
 			.expect("a Hopper GPU and the cuda feature")
 			.with_native_candidate(false)
 	};
-	let emus = [("fused", gpu()), ("unfused", gpu().with_fused_products(false))];
+	// "fused": scheme I on the fused kernel for every plan, not only where it is priced faster
+	let emus = [
+		("fused", gpu().with_priced_routes(false)),
+		("unfused", gpu().with_fused_products(false)),
+	];
 	let precisions = [
 		Precision::F64,
 		Precision::F32,

@@ -1,8 +1,9 @@
 //! the policy's cost model: the predicted time of a plan, from constants measured on a GPU
 //!
 //! a plan's time is modelled phase by phase, as the GPU pipeline runs it (the default routes: fused
-//! products for both schemes; complex scheme II with K > 8,192 priced as the unfused route, whose
-//! products the three launches of the real kernel that run there beat by 4% on an H200), with
+//! products for scheme II, complex scheme II with K > 8,192 priced as the unfused route, whose
+//! products the three launches of the real kernel that run there beat by 4% on an H200; scheme I
+//! on the route predicted faster, below), with
 //! `E = (m + n)·k` operand elements, `C = m·n` output entries, `c = 2` for complex products (two
 //! parts to read, split and write) and `1` otherwise, and `N` = [`Scheme::int8_products`] INT8
 //! products of `2·m·n·k` operations each:
@@ -19,6 +20,12 @@
 //!   kernel of complex scheme II
 //! - `r`: scheme I reconstructs in its kernel's epilogue, `r = ε × (K passes)`; scheme II writes
 //!   `p` residue planes of the output and rebuilds it in a CRT pass, `r = r_0 + r_1·p`
+//!
+//! scheme I also has the unfused pipeline on Hopper ([`UnfusedScheme1`]): the same split, its
+//! `N` products by cuBLASLt at the rate `R_u` into `p` INT32 planes per K pass, and a shift-reduce
+//! pass that reads them, `r = u_0 + u_1·p·(K passes)`. Where the fused kernel's epilogue weighs
+//! most (few slices, moderate sizes) that pipeline is faster, and a plan is priced, and run, on the
+//! route predicted faster ([`CostModel::scheme1_unfused`]).
 //!
 //! the element type matters only as real or complex: `f32` and `f64` runs of the same plan differ
 //! by 1-7% in the measurements, in the same direction for both schemes.
@@ -73,7 +80,27 @@ pub(crate) struct CostModel {
 	/// the native products' rates, real floating-point operations per second (`2·m·n·k` real,
 	/// `8·m·n·k` complex), and a launch's seconds
 	pub native: NativeRates,
+	/// scheme I on the unfused pipeline, where the GPU also has the fused kernel (Hopper); `None`
+	/// where the scheme I terms above already price the unfused pipeline (the portable path)
+	pub unfused_scheme1: Option<UnfusedScheme1>,
 }
+
+/// scheme I on the unfused pipeline of a GPU that also runs the fused kernel: the split as the
+/// fused route's, then cuBLASLt's INT8 products and a separate shift-reduce
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct UnfusedScheme1 {
+	/// cuBLASLt's INT8 rate in the pipeline's products (INT32 planes written and accumulated
+	/// included), operations per second
+	pub rate: f64,
+	/// shift-reduce: `(u_0, u_1)`, seconds per output entry and per entry and INT32 plane read
+	pub reduce: (f64, f64),
+}
+
+/// the unfused pipeline runs a scheme I product only where the model predicts it at least this
+/// much faster than the fused kernel: cuBLASLt's INT8 rate varies with the size more than the
+/// fused kernel's (on the H200 1,475 TOPS at n = 8192, 1,209 at 16384, where the fitted rate
+/// overestimates the unfused products by 9%), so a closer prediction is within the model's error
+const UNFUSED_MARGIN: f64 = 0.95;
 
 /// the rates of the native products on one device
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -130,6 +157,10 @@ pub(crate) const H200: CostModel = CostModel {
 		wide: 1e12,
 		launch: 10e-6,
 	},
+	unfused_scheme1: Some(UnfusedScheme1 {
+		rate: 1330e12,
+		reduce: (5.0e-12, 1.7e-12),
+	}),
 };
 
 impl CostModel {
@@ -159,9 +190,47 @@ impl CostModel {
 	}
 
 	/// the predicted seconds of `scheme`'s phases (split, products, reconstruction) for an
-	/// `m x k` by `k x n` product; infinite for the native product (which the policy never weighs
-	/// against the emulation by time) and for slice counts outside `1..=8`
-	pub(crate) fn phases(&self, scheme: Scheme, Shape { m, n, k }: Shape, complex: bool) -> [f64; 3] {
+	/// `m x k` by `k x n` product, scheme I on the route it takes ([`CostModel::scheme1_unfused`]);
+	/// infinite for the native product (which the policy never weighs against the emulation by
+	/// time) and for slice counts outside `1..=8`
+	pub(crate) fn phases(&self, scheme: Scheme, shape: Shape, complex: bool) -> [f64; 3] {
+		match scheme {
+			Scheme::SchemeI { slices } if self.scheme1_unfused(slices, shape, complex) => {
+				self.scheme1_phases(slices, shape, complex, false)
+			},
+			_ => self.fused_phases(scheme, shape, complex),
+		}
+	}
+
+	/// whether a scheme I product of `slices` slices and `shape` runs on the unfused pipeline
+	/// where the fused kernel could take it: where this model prices both routes (Hopper) and
+	/// predicts the unfused one [`UNFUSED_MARGIN`] of the fused one's time or less
+	pub(crate) fn scheme1_unfused(&self, slices: u32, shape: Shape, complex: bool) -> bool {
+		let total = |fused| self.scheme1_phases(slices, shape, complex, fused).iter().sum::<f64>();
+		let fused = total(true);
+		self.unfused_scheme1.is_some() && fused.is_finite() && total(false) <= UNFUSED_MARGIN * fused
+	}
+
+	/// scheme I's phases on the fused kernel (`fused`; on the portable path, the only route) or on
+	/// the unfused pipeline (infinite where the model has none)
+	fn scheme1_phases(&self, slices: u32, shape: Shape, complex: bool, fused: bool) -> [f64; 3] {
+		let scheme = Scheme::SchemeI { slices };
+		match self.unfused_scheme1 {
+			Some(unfused) if !fused => {
+				let [split, ..] = self.fused_phases(scheme, shape, complex);
+				let Shape { m, n, k } = shape;
+				let entries = if complex { 2.0 } else { 1.0 } * m as f64 * n as f64;
+				let work = 2.0 * m as f64 * n as f64 * k as f64 * scheme.int8_products(complex) as f64;
+				let planes = (slices as usize * k.div_ceil(pass_len(slices, complex)).max(1)) as f64;
+				[split, work / unfused.rate, entries * (unfused.reduce.0 + unfused.reduce.1 * planes)]
+			},
+			None if !fused => [f64::INFINITY; 3],
+			_ => self.fused_phases(scheme, shape, complex),
+		}
+	}
+
+	/// the phases of `scheme` on the fused kernels (the portable path's own on other GPUs)
+	fn fused_phases(&self, scheme: Scheme, Shape { m, n, k }: Shape, complex: bool) -> [f64; 3] {
 		let c = if complex { 2.0 } else { 1.0 };
 		let (elements, entries) = (c * (m + n) as f64 * k as f64, c * m as f64 * n as f64);
 		let products = scheme.int8_products(complex) as f64;
@@ -303,8 +372,88 @@ mod tests {
 		[3.550, 27.810, 249.474],
 	];
 
+	/// the predicted ms of `scheme` on the fused kernels, the route of the rows of [`MEASURED`]
 	fn predicted_ms(ty: &str, n: usize, scheme: Scheme) -> f64 {
-		1e3 * H200.phases(scheme, Shape::new(n, n, n), ty == "c64").iter().sum::<f64>()
+		1e3 * H200.fused_phases(scheme, Shape::new(n, n, n), ty == "c64").iter().sum::<f64>()
+	}
+
+	/// scheme I on both routes in one process, `n x n x n`, ms: `(GPU, type, n, slices, fused,
+	/// unfused)`. The H200's rows are those the unfused constants were fitted to (2026-11-22);
+	/// the H100's come from later builds, whose split and products ran 5-15% faster on both
+	/// routes (2026-11-25; p = 4 at n = 8192 from the portable-path table of
+	/// docs/PERFORMANCE.md, f32 p = 2 at 8192 from a later run)
+	const BOTH_ROUTES: &[(&str, &str, usize, u32, f64, f64)] = &[
+		("H200", "f64", 4096, 2, 1.598, 1.290),
+		("H200", "f64", 4096, 4, 1.959, 2.053),
+		("H200", "f32", 4096, 2, 1.533, 1.439),
+		("H200", "f32", 4096, 4, 1.892, 2.127),
+		("H200", "f64", 8192, 2, 5.629, 4.945),
+		("H200", "f64", 8192, 4, 9.341, 11.447),
+		("H200", "f32", 8192, 2, 5.610, 4.675),
+		("H200", "f32", 8192, 4, 9.077, 11.187),
+		("H200", "f64", 16384, 2, 28.516, 30.927),
+		("H200", "f64", 16384, 4, 65.466, 83.832),
+		("H200", "f32", 16384, 2, 27.956, 30.617),
+		("H200", "f32", 16384, 4, 64.714, 83.238),
+		("H100", "f64", 4096, 2, 1.249, 1.080),
+		("H100", "f64", 4096, 4, 1.656, 2.030),
+		("H100", "f32", 4096, 2, 1.210, 1.005),
+		("H100", "f32", 4096, 4, 1.831, 1.950),
+		("H100", "f64", 8192, 2, 5.388, 4.909),
+		("H100", "f64", 8192, 4, 8.860, 11.830),
+		("H100", "f32", 8192, 2, 4.960, 4.450),
+		("H100", "f32", 8192, 4, 8.500, 11.440),
+	];
+
+	/// the unfused scheme I rows of the H200 within 25% of the model (at n = 4096 the split of
+	/// that run took 20-40% longer than the model on both routes)
+	#[test]
+	fn predicts_the_unfused_scheme1_rows() {
+		for &(gpu, ty, n, slices, _, ms) in BOTH_ROUTES.iter().filter(|r| r.0 == "H200") {
+			let shape = Shape::new(n, n, n);
+			let phases = H200.scheme1_phases(slices, shape, false, false);
+			let predicted = 1e3 * phases.iter().sum::<f64>();
+			assert!(
+				(predicted / ms - 1.0).abs() < 0.25,
+				"{gpu} {ty} n={n} p={slices}: measured {ms} ms unfused, predicted {predicted:.3} ms"
+			);
+			assert!(phases[2] > 0.0, "the unfused pipeline's shift-reduce is a pass of its own");
+		}
+	}
+
+	/// wherever the two routes of a measured scheme I plan differ by more than 5%, the model
+	/// runs the plan on the faster one
+	#[test]
+	fn routes_scheme1_as_measured() {
+		let mut compared = 0;
+		for &(gpu, ty, n, slices, fused, unfused) in BOTH_ROUTES {
+			if (fused / unfused - 1.0).abs() <= 0.05 {
+				continue;
+			}
+			let chosen = H200.scheme1_unfused(slices, Shape::new(n, n, n), false);
+			assert_eq!(
+				chosen,
+				unfused < fused,
+				"{gpu} {ty} n={n} p={slices}: fused {fused} ms, unfused {unfused} ms"
+			);
+			compared += 1;
+		}
+		assert!(compared >= 18, "{compared} compared");
+	}
+
+	/// the portable path's model has one scheme I route, the unfused pipeline its terms describe
+	#[test]
+	fn one_scheme1_route_without_the_fused_kernel() {
+		let portable = CostModel {
+			unfused_scheme1: None,
+			..H200
+		};
+		let shape = Shape::new(8192, 8192, 8192);
+		assert!(!portable.scheme1_unfused(2, shape, false));
+		assert_eq!(portable.phases(one(2), shape, false), portable.fused_phases(one(2), shape, false));
+		assert!(H200.scheme1_unfused(2, shape, false) && H200.phases(one(2), shape, false) != H200.fused_phases(one(2), shape, false));
+		assert!(!H200.scheme1_unfused(4, shape, false), "p = 4 stays fused");
+		assert_eq!(H200.seconds(one(9), shape, false), f64::INFINITY);
 	}
 
 	/// wherever two measured plans of one type and size differ by more than the run-to-run spread
@@ -347,7 +496,7 @@ mod tests {
 	fn predicts_the_fused_scheme1_kernel() {
 		for (slices, times) in (1..).zip(KERNEL_ALONE) {
 			for (n, ms) in [4096, 8192, 16384].into_iter().zip(times) {
-				let predicted = 1e3 * H200.phases(one(slices), Shape::new(n, n, n), false)[1];
+				let predicted = 1e3 * H200.fused_phases(one(slices), Shape::new(n, n, n), false)[1];
 				assert!(
 					(predicted / ms - 1.0).abs() < 0.2,
 					"p={slices} n={n}: measured {ms} ms, predicted {predicted:.3} ms"

@@ -201,6 +201,8 @@ impl DataSheet {
 				wide: n.wide / memory,
 				..H200.native
 			},
+			// the scheme I terms above are the unfused pipeline's: it has no other route
+			unfused_scheme1: None,
 			..H200
 		}
 	}

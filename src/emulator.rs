@@ -70,6 +70,7 @@ impl Emulator {
 			settings: Settings {
 				scaling: Scaling::Fast,
 				fused: true,
+				priced_routes: true,
 				native_candidate: true,
 				staging_bytes: DEFAULT_STAGING,
 				host_routing: auto && environment::host_routing().unwrap_or(true),
@@ -103,7 +104,9 @@ impl Emulator {
 	/// products through cuBLASLt (one INT32 plane per diagonal and pass) and a separate
 	/// shift-reduce kernel, the unfused pipeline, for comparisons; the results are the same bit
 	/// for bit. On, complex scheme II products with K above 8,192 or more than 8192 x 8192 entries
-	/// run their three products in three launches of the real kernel instead of one
+	/// run their three products in three launches of the real kernel instead of one, and scheme I
+	/// products still take the unfused pipeline where the cost model predicts it faster (few
+	/// slices, moderate sizes; see [`Emulator::with_priced_routes`])
 	///
 	/// # example
 	/// ```
@@ -119,6 +122,37 @@ impl Emulator {
 	/// whether the GPU products are fused (see [`Emulator::with_fused_products`])
 	pub fn fused_products(&self) -> bool {
 		self.settings.fused
+	}
+
+	/// the same context with each scheme I product on the route the cost model predicts faster
+	/// (on, the default: the unfused pipeline where it is predicted at least 5% faster than the
+	/// fused kernel, as for 1 or 2 slices up to n = 8192 on a Hopper GPU), or off on the fused
+	/// kernel wherever fused products are on, to measure or test that kernel. The plan, and so the
+	/// result bit for bit, is the same on either route; [`Report::route`](crate::Report::route)
+	/// says which ran
+	///
+	/// # example
+	/// ```
+	/// use emugemm::{Backend, Emulator};
+	/// let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap();
+	/// assert!(emu.priced_routes());
+	/// assert!(!emu.with_priced_routes(false).priced_routes());
+	/// ```
+	pub fn with_priced_routes(mut self, priced: bool) -> Self {
+		self.settings.priced_routes = priced;
+		self
+	}
+
+	/// whether scheme I products take the route the cost model predicts faster (see
+	/// [`Emulator::with_priced_routes`])
+	///
+	/// # example
+	/// ```
+	/// let emu = emugemm::Emulator::with_backend(emugemm::Backend::CpuEmulation).unwrap();
+	/// assert!(emu.priced_routes());
+	/// ```
+	pub fn priced_routes(&self) -> bool {
+		self.settings.priced_routes
 	}
 
 	/// the same context with the portable path on a Hopper GPU too (off, the default: Hopper GPUs
@@ -453,6 +487,7 @@ impl std::fmt::Debug for Emulator {
 			.field("backend", &self.backend)
 			.field("scaling", &self.settings.scaling)
 			.field("fused_products", &self.settings.fused)
+			.field("priced_routes", &self.settings.priced_routes)
 			.field("portable_path", &self.settings.portable)
 			.field("native_candidate", &self.settings.native_candidate)
 			.field("staging_buffers", &self.settings.staging_bytes)

@@ -1,8 +1,9 @@
 //! what a context has set that the policy and the engines read: the scaling rule, the routes
 //! allowed, the staging buffers, the device memory and the GPUs
 
-use crate::Scaling;
 use crate::devices::GpuModel;
+use crate::shape::Shape;
+use crate::{Route, Scaling};
 
 /// the default size of each page-locked staging buffer: 24 MiB, 192 MiB in all (two sets of four)
 pub(crate) const DEFAULT_STAGING: usize = 24 << 20;
@@ -49,6 +50,9 @@ impl Devices {
 pub(crate) struct Settings {
 	pub scaling: Scaling,
 	pub fused: bool,
+	/// whether a scheme I product takes the route its cost model predicts faster (off: the fused
+	/// kernel wherever `fused` is on)
+	pub priced_routes: bool,
 	pub native_candidate: bool,
 	/// the size of each page-locked staging buffer of host products on the GPU
 	pub staging_bytes: usize,
@@ -66,4 +70,82 @@ pub(crate) struct Settings {
 	/// the cost model the policy prices plans with: the GPU's, or on the CPU backends the Hopper
 	/// one (so that the CPU oracle picks the plans a Hopper GPU picks)
 	pub model: GpuModel,
+}
+
+impl Settings {
+	/// the route a scheme I product of `slices` slices and `shape` takes on a Hopper GPU: the
+	/// unfused pipeline where fused products are off, on the portable path, or where the routes
+	/// are priced and the cost model predicts the unfused pipeline faster
+	/// ([`crate::cost::CostModel::scheme1_unfused`]); the fused kernel otherwise (which the GPU
+	/// then takes where its coordinates fit)
+	pub fn scheme1_route(&self, slices: u32, shape: Shape, complex: bool) -> Route {
+		let unfused = self.priced_routes && self.model.model().scheme1_unfused(slices, shape, complex);
+		if self.fused && !self.portable && !unfused {
+			Route::Fused
+		} else {
+			Route::Unfused
+		}
+	}
+}
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+
+	fn hopper() -> Settings {
+		Settings {
+			scaling: Scaling::Fast,
+			fused: true,
+			priced_routes: true,
+			native_candidate: true,
+			staging_bytes: DEFAULT_STAGING,
+			host_routing: false,
+			device_memory: None,
+			devices: Devices::FIRST,
+			portable: false,
+			model: GpuModel::named("NVIDIA H100 80GB HBM3").expect("in the table"),
+		}
+	}
+
+	/// scheme I runs where its cost model prices it cheaper: few slices on the unfused pipeline
+	/// up to n = 8192, the fused kernel from 4 slices on and for 2 slices at 16384; the user's
+	/// choices override the model
+	#[test]
+	fn scheme1_takes_the_route_the_model_prices_cheaper() {
+		let square = |n| Shape::new(n, n, n);
+		let settings = hopper();
+		let model = settings.model.model();
+		for (slices, n, route) in [
+			(1, 8192, Route::Unfused),
+			(2, 4096, Route::Unfused),
+			(2, 8192, Route::Unfused),
+			(2, 16384, Route::Fused),
+			(4, 4096, Route::Fused),
+			(4, 8192, Route::Fused),
+			(8, 8192, Route::Fused),
+		] {
+			assert_eq!(settings.scheme1_route(slices, square(n), false), route, "p={slices} n={n}");
+			assert_eq!(model.scheme1_unfused(slices, square(n), false), route == Route::Unfused);
+		}
+		let forced = Settings { fused: false, ..settings };
+		assert_eq!(
+			forced.scheme1_route(4, square(8192), false),
+			Route::Unfused,
+			"with_fused_products(false)"
+		);
+		let fused_kernel = Settings {
+			priced_routes: false,
+			..settings
+		};
+		assert_eq!(
+			fused_kernel.scheme1_route(2, square(8192), false),
+			Route::Fused,
+			"with_priced_routes(false)"
+		);
+		let portable = Settings {
+			portable: true,
+			..settings
+		};
+		assert_eq!(portable.scheme1_route(4, square(8192), false), Route::Unfused);
+	}
 }

@@ -1,4 +1,5 @@
-//! the fused scheme I kernel (`cuda/scheme1.cu`, the default scheme I route on the GPU) against
+//! the fused scheme I kernel (`cuda/scheme1.cu`, the default scheme I route on the GPU where the
+//! cost model does not price the unfused pipeline cheaper) against
 //! the CPU oracle and the unfused GPU route, bit for bit: every slice count, every type, odd
 //! shapes, K passes, alpha and accumulation, adversarial and non-finite inputs
 //!
@@ -13,9 +14,12 @@ use emugemm::testing::{Adversarial, adversarial_matrix, random_matrix};
 use emugemm::{Accum, Backend, Emulator, Precision, Route, Scalar, Scheme};
 use faer::{Mat, MatRef, c32, c64};
 
-/// the fused route (the default) and the unfused one
+/// the fused route (for every product, not only where the cost model prices it faster) and the
+/// unfused one
 fn gpus() -> (Emulator, Emulator) {
-	let fused = Emulator::with_backend(Backend::Gpu).unwrap_or_else(|e| panic!("these tests need a Hopper GPU and the cuda feature: {e}"));
+	let fused = Emulator::with_backend(Backend::Gpu)
+		.unwrap_or_else(|e| panic!("these tests need a Hopper GPU and the cuda feature: {e}"))
+		.with_priced_routes(false);
 	assert!(fused.fused_products());
 	(fused, Emulator::with_backend(Backend::Gpu).unwrap().with_fused_products(false))
 }
@@ -222,4 +226,23 @@ fn fused_scheme1_nonfinite_rows_and_columns() {
 		product(&g.0, a.as_ref().subrows(3, 100), b.as_ref().subcols(2, 50), 4, 1.0, None).as_ref(),
 		product(&cpu(), a.as_ref().subrows(3, 100), b.as_ref().subcols(2, 50), 4, 1.0, None).as_ref()
 	));
+}
+
+/// the default context runs each scheme I plan on the route the cost model prices cheaper (on
+/// Hopper at n = 2048: 1 and 2 slices unfused, 4 fused), says so in the report, and gives the
+/// bits of the fused kernel
+#[test]
+#[ignore = "needs a Hopper GPU"]
+fn scheme1_default_route_is_the_priced_one() {
+	let g = gpus();
+	let priced = Emulator::with_backend(Backend::Gpu).unwrap();
+	let a = random_matrix::<f32>(2048, 2048, 1.0, 1);
+	let b = random_matrix::<f32>(2048, 2048, 1.0, 2);
+	for (p, route) in [(1, Route::Unfused), (2, Route::Unfused), (4, Route::Fused)] {
+		let c = product(&priced, a.as_ref(), b.as_ref(), p, 1.0, None);
+		assert_eq!(priced.last_report().unwrap().route, route, "p={p}");
+		let fused = product(&g.0, a.as_ref(), b.as_ref(), p, 1.0, None);
+		assert_eq!(g.0.last_report().unwrap().route, Route::Fused, "p={p}");
+		assert_eq!(differing(&c, &fused), 0, "p={p}");
+	}
 }

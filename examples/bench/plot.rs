@@ -18,7 +18,8 @@ pub const N: usize = 8192;
 /// where a point's product came from (the marker)
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Source {
-	/// an emugemm plan through the fused products (filled circle)
+	/// an emugemm plan on its default route: the fused products, scheme I on the route the cost
+	/// model predicts faster (filled circle)
 	Emugemm,
 	/// an emugemm plan through the unfused pipeline (hollow circle)
 	Unfused,
@@ -41,7 +42,7 @@ impl Source {
 pub struct Point {
 	/// what the label beside the marker says, e.g. `II p=15` or `F64 → II p=14`
 	pub label: String,
-	/// the scalar type, `f64`, `c64`, `f32` (the colour)
+	/// the scalar type, `f64`, `c64`, `f32`, `c32` (the colour)
 	pub kind: String,
 	pub source: Source,
 	/// effective TF/s: 2n^3/t, complex 8n^3/t
@@ -314,6 +315,12 @@ mod tests {
 			point("F32 → I p=4", "f32", e, 168.0, [23.9, 21.4]),
 			point("I p=2 unfused", "f32", u, 190.0, [14.1, 6.2]),
 			point("I p=4 unfused", "f32", u, 85.0, [23.8, 21.5]),
+			point("CGEMM", "c32", c, 53.0, [22.9, 20.1]),
+			point("I p=3", "c32", e, 160.0, [17.9, 10.2]),
+			point("I p=4", "c32", e, 128.0, [24.0, 18.0]),
+			point("II p=12", "c32", e, 90.0, [27.4, 19.5]),
+			point("F32 → II p=12", "c32", e, 86.0, [27.4, 20.1]),
+			point("I p=4 unfused", "c32", u, 100.0, [24.0, 18.0]),
 			point("not measured", "f32", e, 200.0, [f64::NAN, f64::NAN]),
 		];
 		let path = std::env::var_os("EMUGEMM_BENCH_SVG")

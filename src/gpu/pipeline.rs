@@ -316,8 +316,9 @@ impl NativeRows {
 	}
 }
 
-/// the emulation of `job` by `plan` (scheme I or II, fused where `settings` and the kernels allow),
-/// and its native rows; returns the route it took. Scheme II computes in column tiles where
+/// the emulation of `job` by `plan` (scheme I or II, fused where `settings` and the kernels allow,
+/// scheme I where its cost model does not price the unfused pipeline cheaper), and its native
+/// rows; returns the route it took. Scheme II computes in column tiles where
 /// `how` asks (and nothing is kept of B), the native rows and entries first: the reconstruction
 /// skips them, so the order does not matter
 #[allow(clippy::too_many_arguments)]
@@ -339,7 +340,7 @@ fn emulate<T: Scalar>(
 	};
 	let tile_n = tiles.as_ref().map_or(n, |c| n.div_ceil(c.tiles));
 	let route = match plan.scheme {
-		Scheme::SchemeI { slices } if fused && scheme1_fused::supported(job, slices) => Route::Fused,
+		Scheme::SchemeI { slices } if scheme1_fused::supported(job, slices) => settings.scheme1_route(slices, job.dims(), T::IS_COMPLEX),
 		Scheme::SchemeII { .. } if fused && T::IS_COMPLEX && Route3m::for_shape(m, tile_n, pad16(k)) == Route3m::ThreeLaunches => {
 			Route::FusedThreeLaunches
 		},
@@ -348,7 +349,7 @@ fn emulate<T: Scalar>(
 	};
 	match plan.scheme {
 		Scheme::SchemeI { slices } => {
-			scheme_one::product(job, (sa, sb), (slices, fused), plan, (keep_a, keep_b), clock)?;
+			scheme_one::product(job, (sa, sb), (slices, route == Route::Fused), plan, (keep_a, keep_b), clock)?;
 			natives.compute(job)?;
 		},
 		Scheme::SchemeII { moduli, .. } => {

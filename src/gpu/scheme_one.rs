@@ -15,8 +15,9 @@ use crate::shape::Shape;
 use crate::{Error, Plan, Scalar, Scheme, scheme1};
 use cudarc::driver::CudaSlice;
 
-/// scheme I: the fused kernel (`fused`, see [`scheme1_fused`]), or unfused: digit planes,
-/// `p(p+1)/2` exact products per term and pass into INT32 diagonals, shift-reduce
+/// scheme I: the fused kernel (`fused`, see [`scheme1_fused`]; the caller checked that it takes
+/// the product), or unfused: digit planes, `p(p+1)/2` exact products per term and pass into INT32
+/// diagonals, shift-reduce
 pub(super) fn product<T: Scalar>(
 	job: &Job<'_, T>,
 	(sa, sb): (&OperandStats, &OperandStats),
@@ -30,7 +31,7 @@ pub(super) fn product<T: Scalar>(
 	let shifts_a: Vec<i32> = sa.amax.iter().map(|&x| scheme1::shift(x, p)).collect();
 	let shifts_b: Vec<i32> = sb.amax.iter().map(|&x| scheme1::shift(x, p)).collect();
 	let (da, db) = (upload_i32(gpu, &shifts_a)?, upload_i32(gpu, &shifts_b)?);
-	if fused && scheme1_fused::supported(job, p) {
+	if fused {
 		return scheme1_fused::product(job, (&da, &db), p, keep, clock);
 	}
 	let (kpad, complex) = (pad16(k), T::IS_COMPLEX);
