@@ -112,15 +112,12 @@ impl<'a> PolicyInput<'a> {
 				reason: None,
 			};
 		}
-		let ranked = self.candidates(precision);
-		if ranked.iter().all(|c| c.plan.scheme == Scheme::Native) {
+		let first = self.ranked(precision, true).into_iter().next();
+		if first.as_ref().is_none_or(|c| c.plan.scheme == Scheme::Native) {
 			let Shape { m, n, k } = self.shape;
 			log::info!("emugemm: no emulated plan certifies {precision} for a {m}x{n}x{k} product: it is computed natively");
 		}
-		ranked
-			.into_iter()
-			.next()
-			.unwrap_or_else(|| Choice::native(self.shape.m, NativeReason::NoPlanCertifies))
+		first.unwrap_or_else(|| Choice::native(self.shape.m, NativeReason::NoPlanCertifies))
 	}
 
 	/// whether a target `precision` goes native without its bound: the native product is a
@@ -160,6 +157,15 @@ impl<'a> PolicyInput<'a> {
 	/// most an eighth of the rows, and the native product (where it competes by time). None for
 	/// explicit precisions or without any bound
 	pub fn candidates(&self, precision: Precision) -> Vec<Choice> {
+		self.ranked(precision, false)
+	}
+
+	/// [`PolicyInput::candidates`], or where `first_only` its first: the candidates are evaluated
+	/// against the bound cheapest first by their plan's own predicted time (a lower bound of the
+	/// choice's, which adds its native rows), until a choice is predicted faster than the next
+	/// plan alone. Ties rank in one order (the shared bound's plans, the separate parts', the
+	/// native product), so the first is the same either way
+	fn ranked(&self, precision: Precision, first_only: bool) -> Vec<Choice> {
 		let Some(target) = precision.target_bits(self.mantissa, self.shape.k) else {
 			return Vec::new();
 		};
@@ -168,23 +174,45 @@ impl<'a> PolicyInput<'a> {
 		}
 		let threshold = |output: f64| (-target).exp2() - if matches!(precision, Precision::Bits(_)) { output } else { 0.0 };
 		// (no shared bound where the screen found that it certifies nothing)
-		let shared = self.bound.into_iter().flat_map(|bound| {
-			self.schemes()
-				.filter_map(move |scheme| self.evaluate(scheme, (bound, false), threshold))
-		});
-		let separate = self.parts.into_iter().flat_map(|parts| {
-			self.schemes()
-				.filter_map(move |scheme| self.evaluate(scheme, (parts, true), threshold))
-		});
-		let mut ranked: Vec<(f64, Choice)> = shared.chain(separate).map(|choice| (self.seconds(&choice), choice)).collect();
-		if self.native_candidate {
-			ranked.push((
-				self.native_seconds(precision),
-				Choice::native(self.shape.m, NativeReason::NoPlanCertifies),
-			));
+		let shared = self.bound.iter().flat_map(|_| self.schemes().map(Candidate::Shared));
+		let separate = self.parts.iter().flat_map(|_| self.schemes().map(Candidate::Separate));
+		let native = self.native_candidate.then_some(Candidate::Native);
+		// each candidate with its order and a lower bound of its predicted time, cheapest first
+		let mut pending: Vec<(f64, usize, Candidate)> = shared
+			.chain(separate)
+			.chain(native)
+			.enumerate()
+			.map(|(order, candidate)| {
+				let at_least = match candidate {
+					Candidate::Shared(scheme) => self.model.seconds(scheme, self.shape, self.complex),
+					Candidate::Separate(scheme) => 4.0 * self.model.seconds(scheme, self.shape, false),
+					Candidate::Native => self.native_seconds(precision),
+				};
+				(at_least, order, candidate)
+			})
+			.collect();
+		pending.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
+		let mut ranked: Vec<(f64, usize, Choice)> = Vec::new();
+		for (at_least, order, candidate) in pending {
+			if first_only && ranked.iter().any(|x| x.0 < at_least) {
+				break;
+			}
+			let choice = match candidate {
+				Candidate::Shared(scheme) => self.bound.and_then(|bound| self.evaluate(scheme, (bound, false), threshold)),
+				Candidate::Separate(scheme) => self.parts.and_then(|parts| self.evaluate(scheme, (parts, true), threshold)),
+				Candidate::Native => Some(Choice::native(self.shape.m, NativeReason::NoPlanCertifies)),
+			};
+			if let Some(choice) = choice {
+				let seconds = if candidate == Candidate::Native {
+					at_least
+				} else {
+					self.seconds(&choice)
+				};
+				ranked.push((seconds, order, choice));
+			}
 		}
-		ranked.sort_by(|x, y| x.0.total_cmp(&y.0));
-		ranked.into_iter().map(|(_, choice)| choice).collect()
+		ranked.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
+		ranked.into_iter().map(|(_, _, choice)| choice).collect()
 	}
 
 	/// the emulated plans a target precision weighs
@@ -221,10 +249,10 @@ impl<'a> PolicyInput<'a> {
 				worst = worst.max(e);
 			} else {
 				native_rows.push(i);
+				if native_rows.len() * MAX_NATIVE_SHARE > m {
+					return None;
+				}
 			}
-		}
-		if native_rows.len() * MAX_NATIVE_SHARE > m {
-			return None;
 		}
 		Some(Choice {
 			plan: Plan {
@@ -304,6 +332,15 @@ impl<'a> PolicyInput<'a> {
 	}
 }
 
+/// a candidate of the policy before it is evaluated: an emulated plan under the shared bound or
+/// under the separately scaled parts' bounds, or the native product
+#[derive(Clone, Copy, PartialEq)]
+enum Candidate {
+	Shared(Scheme),
+	Separate(Scheme),
+	Native,
+}
+
 /// the arithmetic of the native product at `precision` for an output of `mantissa` bits: a TF32
 /// GEMM for `f32`/`c32` at [`Precision::Tf32`], the type's own GEMM up to FP32 level, and the
 /// native entries' kernel (`f64` sums) for `f32`/`c32` above it
@@ -332,6 +369,54 @@ mod tests {
 			native_candidate,
 			model: GpuModel::MEASURED.model(),
 		}
+	}
+
+	/// `choose` evaluates only the plans that can still rank first, and picks what ranking every
+	/// candidate picks: on bounds whose rows spread over 60 binades, so that plans certify all,
+	/// some or too few of the rows, real and complex, with and without the native product
+	#[test]
+	fn choose_picks_the_first_candidate() {
+		use rand::{Rng, SeedableRng};
+		let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+		let mut compared = 0;
+		for trial in 0..200 {
+			let (m, k) = ([1, 7, 64, 500][trial % 4], [16, 1000, 8192][trial % 3]);
+			let (centre, spread) = (rng.random_range(-30.0..30.0), rng.random_range(0.0..30.0));
+			let mut binades = || 2f64.powf(centre + spread * rng.random_range(-1.0..1.0));
+			let rows = (0..m)
+				.map(|_| RowMaxima {
+					grid: [binades(), binades(), binades()],
+					pairs: [binades(), binades(), binades()],
+					floor: if trial % 5 == 0 { binades() * 1e-20 } else { 0.0 },
+				})
+				.collect();
+			let complex = trial % 2 == 1;
+			let (mantissa, precision) = [
+				(53, Precision::F64),
+				(24, Precision::F32),
+				(24, Precision::Tf32),
+				(53, Precision::Bits(40)),
+			][trial % 4];
+			let bound = Bound {
+				rows,
+				shape: Shape::new(m, 300, k),
+				complex,
+				mantissa,
+			};
+			let input = PolicyInput {
+				bound: Some(&bound),
+				..input(bound.shape, complex, mantissa, trial % 3 != 0)
+			};
+			let all = input.candidates(precision);
+			let first = input.choose(precision);
+			match all.first() {
+				// (as printed: a native plan predicts NaN bits)
+				Some(c) => assert_eq!(format!("{c:?}"), format!("{first:?}"), "trial {trial}"),
+				None => assert_eq!(first.plan.scheme, Scheme::Native, "trial {trial}"),
+			}
+			compared += usize::from(all.len() > 1);
+		}
+		assert!(compared > 50, "{compared} trials with plans to rank");
 	}
 
 	/// the plan the policy picks for an `n`-cubed `f64` product at `F64` on `gpu`, before any bound
