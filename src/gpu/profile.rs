@@ -117,8 +117,8 @@ pub fn memory_kernels<T: Scalar>(emu: &Emulator, a: &DeviceMatrix<T>, moduli: u3
 }
 
 /// the error bound's stages alone, with device events (medians of `runs`), on the square device
-/// matrix `a` as both operands (`A` rows contiguous, `B` K contiguous, fast scaling): the
-/// statistics, the window magnitudes of each operand (`split_window`), their exact INT8 products
+/// matrix `a` as both operands (`A` rows contiguous, `B` K contiguous, fast scaling): the inner
+/// balancing's exponent ranges (their downloads and the shifts included), the statistics, the window magnitudes of each operand (`split_window`), their exact INT8 products
 /// (cuBLASLt), the per-row maxima (`bound_maxima`), and the whole bound as a product computes it
 /// (its host work and transfers included, the statistics not)
 ///
@@ -138,6 +138,9 @@ pub fn bound_kernels<T: Scalar>(emu: &Emulator, a: &DeviceMatrix<T>, runs: usize
 	let size = (n * n * size_of::<T>()) as u64;
 	let parts = if T::IS_COMPLEX { 2 } else { 1 };
 	let mut timings = Timings::new(&g, runs);
+	timings.record(format!("balance: inner exponent ranges of both operands ({})", T::NAME), 2 * size, &mut || {
+		super::balance::balance_shifts::<T>(&g, (&lhs, &rhs)).map(|_| ())
+	})?;
 	let regions = stats::launch_stats::<T>(&g, &[&lhs, &rhs])?;
 	let stats = stats::download_stats(&g, &regions)?;
 	timings.record(format!("bound: statistics of both operands ({})", T::NAME), 4 * size, &mut || {
