@@ -8,27 +8,52 @@
 
 namespace {
 
-// a block of inner_ranges: 32 inner indices by 8 lanes over ROWS rows
+// a block of inner_ranges: 32 inner indices by 8 warps over ROWS rows
 constexpr int INNER = 32, LANES = 8, ROWS = 256;
 
+// the exponent range of the nonzero finite parts of element `at` of x, merged into [lo, hi]
+template <typename T>
+__device__ __forceinline__ void merge_range(const T* x, long long at, int& hi, int& lo) {
+	double part[2];
+	emu::Elem<T>::load(x, at, part[0], part[1]);
+	if (!(emu::finite(part[0]) && emu::finite(part[1]))) return;
+	for (int q = 0; q < 2; ++q) {
+		if (part[q] == 0.0) continue;
+		const int e = emu::exponent(part[q]);
+		hi = max(hi, e);
+		lo = min(lo, e);
+	}
+}
+
+// the loads coalesce along the operand's contiguous dimension: where the rows are contiguous
+// (rs == 1, the rows of A), the 32 lanes of a warp take 32 consecutive rows of one inner index
+// and reduce them by shuffles, each warp a quarter of the block's inner indices; otherwise (the
+// columns of B, K contiguous) the lanes take 32 consecutive inner indices of one row
 template <typename T>
 __device__ void inner_ranges(const T* x, int rows, int k, long long rs, long long cs, int* out_max, int* out_min) {
-	using E = emu::Elem<T>;
+	const int r_begin = blockIdx.y * ROWS, r_end = min(rows, (int)(blockIdx.y + 1) * ROWS);
+	if (rs == 1) {
+		for (int q = threadIdx.y; q < INNER; q += LANES) {
+			const int h = blockIdx.x * INNER + q;
+			if (h >= k) return;
+			int hi = INT_MIN, lo = INT_MAX;
+#pragma unroll 4
+			for (int r = r_begin + threadIdx.x; r < r_end; r += 32) merge_range(x, (long long)r + (long long)h * cs, hi, lo);
+			for (int offset = 16; offset > 0; offset /= 2) {
+				hi = max(hi, __shfl_xor_sync(0xffffffffu, hi, offset));
+				lo = min(lo, __shfl_xor_sync(0xffffffffu, lo, offset));
+			}
+			if (threadIdx.x == 0 && hi != INT_MIN) {
+				atomicMax(out_max + h, hi);
+				atomicMin(out_min + h, lo);
+			}
+		}
+		return;
+	}
 	__shared__ int s_max[LANES][INNER], s_min[LANES][INNER];
 	const int h = blockIdx.x * INNER + threadIdx.x;
-	const int r_end = min(rows, (int)(blockIdx.y + 1) * ROWS);
 	int hi = INT_MIN, lo = INT_MAX;
-	for (int r = blockIdx.y * ROWS + threadIdx.y; h < k && r < r_end; r += LANES) {
-		double part[2];
-		E::load(x, (long long)r * rs + (long long)h * cs, part[0], part[1]);
-		if (!(emu::finite(part[0]) && emu::finite(part[1]))) continue;
-		for (int q = 0; q < 2; ++q) {
-			if (part[q] == 0.0) continue;
-			const int e = emu::exponent(part[q]);
-			hi = max(hi, e);
-			lo = min(lo, e);
-		}
-	}
+	for (int r = r_begin + threadIdx.y; h < k && r < r_end; r += LANES) merge_range(x, (long long)r * rs + (long long)h * cs, hi, lo);
 	s_max[threadIdx.y][threadIdx.x] = hi;
 	s_min[threadIdx.y][threadIdx.x] = lo;
 	__syncthreads();

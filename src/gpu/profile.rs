@@ -138,9 +138,11 @@ pub fn bound_kernels<T: Scalar>(emu: &Emulator, a: &DeviceMatrix<T>, runs: usize
 	let size = (n * n * size_of::<T>()) as u64;
 	let parts = if T::IS_COMPLEX { 2 } else { 1 };
 	let mut timings = Timings::new(&g, runs);
-	timings.record(format!("balance: inner exponent ranges of both operands ({})", T::NAME), 2 * size, &mut || {
-		super::balance::balance_shifts::<T>(&g, (&lhs, &rhs)).map(|_| ())
-	})?;
+	timings.record(
+		format!("balance: inner exponent ranges of both operands ({})", T::NAME),
+		2 * size,
+		&mut || super::balance::balance_shifts::<T>(&g, (&lhs, &rhs)).map(|_| ()),
+	)?;
 	let regions = stats::launch_stats::<T>(&g, &[&lhs, &rhs])?;
 	let stats = stats::download_stats(&g, &regions)?;
 	timings.record(format!("bound: statistics of both operands ({})", T::NAME), 4 * size, &mut || {

@@ -171,6 +171,51 @@ hopper_tests!(stats_match:
 	row_statistics_match_the_oracle_c32 => c32,
 );
 
+/// the inner balancing's exponent ranges equal the CPU operand's in both orientations (rows of A:
+/// a warp's lanes take consecutive rows of one inner index; columns of B: consecutive inner
+/// indices of one row), over several blocks of rows, on wide-range values with zeros, subnormals
+/// and non-finite entries (which count as zero), and an inner index with nothing finite
+fn ranges_match<T: Scalar>() {
+	for (m, k, used) in [(37, 45, 37), (40, 300, 39), (272, 600, 272), (600, 70, 517)] {
+		let mut host = random_matrix::<T>(m, k, 8.0, 11);
+		let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
+		for j in 0..k {
+			for i in 0..m {
+				let tiny = if T::MANTISSA_BITS > 24 { 1e-310 } else { 1e-40 };
+				let x = host[(i, j)];
+				host[(i, j)] = match (j == 5, next() % 16) {
+					(true, r) => T::from_parts(if r % 2 == 0 { f64::NAN } else { 0.0 }, 0.0),
+					(_, 0) => T::from_parts(0.0, 0.0),
+					(_, 1) => T::from_parts(f64::NAN, 1.0),
+					(_, 2) => T::from_parts(1.0, f64::INFINITY),
+					(_, 3) => T::from_parts(tiny, 0.0),
+					(_, 4) => T::from_parts(0.0, -tiny * 3.0),
+					_ => x,
+				};
+			}
+		}
+		let dev = DeviceMatrix::upload(&[0], host.as_ref(), crate::settings::DEFAULT_STAGING).expect("these tests need a Hopper GPU");
+		let g = gpu().unwrap();
+		let host = host.subrows(0, used).to_owned();
+		for (op, what) in operands(&g, &dev, used) {
+			let what = format!("{} {m} x {k} ({used} rows used), {what}", T::NAME);
+			let expected = cpu_operand(&host, &what).inner_ranges();
+			assert_eq!(super::balance::ranges::<T>(&g, &op).unwrap(), expected, "{what}");
+			assert!(
+				expected.iter().any(|r| *r == crate::balance::Range::EMPTY) == (what.ends_with("rows of A")),
+				"{what}"
+			);
+		}
+	}
+}
+
+hopper_tests!(ranges_match:
+	inner_ranges_match_the_oracle_f64 => f64,
+	inner_ranges_match_the_oracle_f32 => f32,
+	inner_ranges_match_the_oracle_c64 => c64,
+	inner_ranges_match_the_oracle_c32 => c32,
+);
+
 fn planes_match<T: Scalar>() {
 	for_each_split_case::<T>(|g, op, cpu_op, what| {
 		for p in [1u32, 3, 8] {
