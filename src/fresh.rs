@@ -316,7 +316,7 @@ mod tests {
 					#[cfg(not(feature = "cuda"))]
 					let _ = dst;
 				}
-				Err(Error::gpu("failed"))
+				Err(Error::Gpu { reason: "failed".into() })
 			});
 			assert!(matches!(r, Err(Error::Gpu { .. })), "{r:?}");
 		}
