@@ -892,13 +892,28 @@ fn routing(emu: &Emulator, shapes: &[(usize, usize, usize)], rows: &mut dyn FnMu
 		let [t_auto, t_gpu, t_faer] = times.map(median);
 		let where_auto = auto.last_report().unwrap().host_routing.map_or("GPU", |_| "host");
 		let best = t_gpu.min(t_faer);
+		// the last call's phases on both contexts, where they ran on the GPU: upload, bound,
+		// products, download and the total the report measured
+		let phases = |emu: &Emulator| {
+			let t = emu.last_report().unwrap().times;
+			format!(
+				"{:.2}/{:.2}/{:.2}/{:.2} of {:.2}",
+				ms(t.upload),
+				ms(t.bound),
+				ms(t.products),
+				ms(t.download),
+				ms(t.total)
+			)
+		};
 		rows(format!(
-			"| routing | f64 | F64 {m}x{n}x{k}: Auto on the {where_auto} {:.3} ms, GPU {:.3} ms, faer {:.3} ms | {m} | {:.3} | | {:.2}x the faster | | | | | |",
+			"| routing | f64 | F64 {m}x{n}x{k}: Auto on the {where_auto} {:.3} ms, GPU {:.3} ms, faer {:.3} ms | {m} | {:.3} | | {:.2}x the faster | | | upload/bound/products/download ms, Auto {}, GPU {} | | |",
 			ms(t_auto),
 			ms(t_gpu),
 			ms(t_faer),
 			ms(t_auto),
-			t_auto.as_secs_f64() / best.as_secs_f64()
+			t_auto.as_secs_f64() / best.as_secs_f64(),
+			phases(&auto),
+			phases(&forced)
 		));
 	}
 }
