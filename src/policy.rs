@@ -135,11 +135,28 @@ impl<'a> PolicyInput<'a> {
 	}
 
 	/// the native choice for a target `precision` where the screen ([`crate::screen`]) finds, from
-	/// the row statistics `stats` of the operands the bound would read, that no plan certifies
-	/// the product: the bound is then not computed
-	pub fn screened(&self, precision: Precision, stats: (&[RowStats], &[RowStats])) -> Option<Choice> {
+	/// the row statistics of the operands the bound would read (`a` of the rows of `A`, `b` of the
+	/// columns of `B`), that no plan certifies the product: the bound is then not computed. The
+	/// sampled screen on their sampled rows decides first
+	pub fn screened(&self, precision: Precision, (a, b): (&[RowStats], &[RowStats])) -> Option<Choice> {
+		use crate::screen::{sample, sample_stride};
+		let sampled = match (sample_stride(a.len()), sample_stride(b.len())) {
+			(Some(sa), Some(sb)) => self.screened_sample(precision, (&sample(a, sa), &sample(b, sb))),
+			_ => None,
+		};
+		sampled.or_else(|| {
+			precision.target_bits(self.mantissa, self.shape.k)?;
+			crate::screen::screen((a, b), self.shape, self.complex).map(|reason| Choice::native(self.shape.m, reason))
+		})
+	}
+
+	/// the native choice for a target `precision` where the sampled screen
+	/// ([`crate::screen::sampled`]) finds, from the statistics of the sampled rows `a` of `A` and
+	/// columns `b` of `B` alone, that no plan certifies the product; [`PolicyInput::screened`]
+	/// asks it first
+	pub fn screened_sample(&self, precision: Precision, (a, b): (&[RowStats], &[RowStats])) -> Option<Choice> {
 		precision.target_bits(self.mantissa, self.shape.k)?;
-		crate::screen::screen(stats, self.shape, self.complex).map(|reason| Choice::native(self.shape.m, reason))
+		crate::screen::sampled((a, b), self.shape, self.complex).map(|reason| Choice::native(self.shape.m, reason))
 	}
 
 	/// the choice for `precision` with plans of separately scaled parts (their bounds `parts`)

@@ -78,7 +78,10 @@ pub enum NativeReason {
 	/// column of `B`, `certain` of them for certain (complex rows whose imaginary or real parts
 	/// all lie below the window, under one scale for both parts), the rest with probability at
 	/// least `1 - e^-16` where the entries' positions along K are unrelated; `median_window` is
-	/// the median count of window parts of the rows of `A` and of the columns of `B`
+	/// the median count of window parts of the rows of `A` and of the columns of `B`. Where
+	/// `sampled` holds the sample's sizes, the screen read evenly spaced rows of `A` and columns
+	/// of `B` only, before the statistics of the whole operands, and found more than a quarter of
+	/// the sampled rows infinite (the counts are the sample's)
 	Screen {
 		/// rows of the product that no plan certifies
 		rows: usize,
@@ -86,6 +89,8 @@ pub enum NativeReason {
 		certain: usize,
 		/// the median number of parts in the window of a row of `A` and of a column of `B`
 		median_window: (u32, u32),
+		/// the rows of `A` and columns of `B` the screen read where it read a sample
+		sampled: Option<(usize, usize)>,
 	},
 	/// the error bound certified no emulated plan on all but an eighth of the rows, or the native
 	/// product was predicted faster than every plan it certified
@@ -109,10 +114,17 @@ impl fmt::Display for NativeReason {
 				rows,
 				certain,
 				median_window: (a, b),
-			} => write!(
-				f,
-				"the screen: {rows} rows no plan certifies ({certain} certainly, their imaginary or real parts below the bound's window; the others' window of a median {a} parts meets no part of some column's, of a median {b})"
-			),
+				sampled,
+			} => {
+				write!(
+					f,
+					"the screen: {rows} rows no plan certifies ({certain} certainly, their imaginary or real parts below the bound's window; the others' window of a median {a} parts meets no part of some column's, of a median {b})"
+				)?;
+				match sampled {
+					Some((rows, columns)) => write!(f, ", on a sample of {rows} rows and {columns} columns"),
+					None => Ok(()),
+				}
+			},
 			NativeReason::NoPlanCertifies => write!(f, "the bound certified no plan faster than the native product"),
 			NativeReason::FasterNatively => write!(f, "predicted faster natively than any emulation with its bound"),
 			NativeReason::BelowNativeSize => write!(f, "below the context's native size"),

@@ -39,13 +39,17 @@ struct Columns {
 	empty: [[bool; 2]; 2],
 	/// per class `t`: the nonzero columns whose window holds at most [`largest_of`]`(t)` parts
 	classes: Vec<usize>,
+	/// how many columns of the product each of them stands for
+	weight: f64,
 }
 
 impl Columns {
-	fn of(stats: &[RowStats]) -> Columns {
+	/// the columns `stats`, each standing for `weight` columns of the product
+	fn of(stats: &[RowStats], weight: f64) -> Columns {
 		let mut columns = Columns {
 			empty: [[false; 2]; 2],
 			classes: Vec::new(),
+			weight,
 		};
 		for s in stats.iter().filter(|s| !s.is_zero()) {
 			let [re, im] = s.window;
@@ -75,7 +79,7 @@ impl Columns {
 			.iter()
 			.enumerate()
 			.filter(|&(_, &count)| count > 0)
-			.map(|(class, &count)| count as f64 * miss(c as usize, largest_of(class), k))
+			.map(|(class, &count)| self.weight * count as f64 * miss(c as usize, largest_of(class), k))
 			.sum()
 	}
 }
@@ -103,11 +107,54 @@ fn miss(c: usize, d: usize, k: usize) -> f64 {
 	(1.0 - d as f64 / (k - c + 1) as f64).powi(c as i32)
 }
 
+/// the rows the sampled screen reads: about this many, evenly spaced
+const SAMPLE: usize = 256;
+
+/// the share of the sampled rows that the sampled screen must find infinite (more than a quarter:
+/// twice the full screen's eighth, so that a sample's spread rarely sends to the native product
+/// an input the full screen leaves to the bound)
+const SAMPLED_SHARE: usize = 4;
+
+/// the stride of the sampled screen's rows of an operand of `len` rows (of `A`) or columns (of
+/// `B`): rows `0, s, 2s, ...`; `None` where the sample would hold more than half of them
+pub(crate) fn sample_stride(len: usize) -> Option<usize> {
+	let stride = len / SAMPLE;
+	(stride >= 2).then_some(stride)
+}
+
+/// the sampled rows of `stats`, every `stride`-th from the first
+pub(crate) fn sample(stats: &[RowStats], stride: usize) -> Vec<RowStats> {
+	stats.iter().step_by(stride).copied().collect()
+}
+
+/// the screen on a sample ([`sample_stride`], [`sample`]) of the rows of `A` and the columns of
+/// `B` of a `shape` product, before the statistics of the whole operands: each sampled column
+/// counts for the columns between it and the next, and the product goes native where more than
+/// a quarter of the sampled rows are infinite (`None` otherwise, and where either operand is too
+/// small to sample: the full screen decides)
+pub(crate) fn sampled((a, b): (&[RowStats], &[RowStats]), shape: Shape, complex: bool) -> Option<NativeReason> {
+	let weight = shape.n as f64 / b.len() as f64;
+	judge((a, b), shape.k, complex, (weight, SAMPLED_SHARE), Some((a.len(), b.len())))
+}
+
 /// why the screen finds that no plan certifies a product: how many of its rows are infinite under
 /// every plan, and of them how many certainly; `None` where it cannot tell (the bound decides)
 pub(crate) fn screen((a, b): (&[RowStats], &[RowStats]), shape: Shape, complex: bool) -> Option<NativeReason> {
-	let m = shape.m;
-	let columns = Columns::of(b);
+	judge((a, b), shape.k, complex, (1.0, MAX_NATIVE_SHARE), None)
+}
+
+/// the screen of the rows `a` against the columns `b` along `k`, each column counted `weight`
+/// times: native where more than `1 / share` of the rows are infinite (`sampled`: the sample's
+/// sizes, for the report)
+fn judge(
+	(a, b): (&[RowStats], &[RowStats]),
+	k: usize,
+	complex: bool,
+	(weight, share): (f64, usize),
+	sampled: Option<(usize, usize)>,
+) -> Option<NativeReason> {
+	let m = a.len();
+	let columns = Columns::of(b, weight);
 	if columns.classes.is_empty() {
 		return None;
 	}
@@ -124,10 +171,10 @@ pub(crate) fn screen((a, b): (&[RowStats], &[RowStats]), shape: Shape, complex: 
 		if judged.len() <= class {
 			judged.resize(class + 1, None);
 		}
-		let marked = *judged[class].get_or_insert_with(|| columns.expected_misses(largest_of(class) as u32, shape.k) >= EXPECTED_MISSES);
+		let marked = *judged[class].get_or_insert_with(|| columns.expected_misses(largest_of(class) as u32, k) >= EXPECTED_MISSES);
 		probable += usize::from(marked);
 	}
-	if (certain + probable) * MAX_NATIVE_SHARE <= m {
+	if (certain + probable) * share <= m {
 		return None;
 	}
 	let median = |stats: &[RowStats]| {
@@ -140,6 +187,7 @@ pub(crate) fn screen((a, b): (&[RowStats], &[RowStats]), shape: Shape, complex: 
 		rows: certain + probable,
 		certain,
 		median_window: (median(a), median(b)),
+		sampled,
 	})
 }
 
@@ -182,7 +230,11 @@ mod tests {
 	/// with small imaginary parts on some rows only, and inner-scaled inputs that the balancing
 	/// rescues
 	fn families<T: Scalar>(seed: u64) -> Vec<(String, Mat<T>, Mat<T>)> {
-		let (m, k, n) = (64, 4096, 64);
+		families_of((64, 4096, 64), seed)
+	}
+
+	/// [`families`] of `m x k` by `k x n` products
+	fn families_of<T: Scalar>((m, k, n): (usize, usize, usize), seed: u64) -> Vec<(String, Mat<T>, Mat<T>)> {
 		let mut out = Vec::new();
 		for phi in [0.5, 1.0, 2.0, 3.0, 4.0, 8.0] {
 			out.push((
@@ -252,6 +304,54 @@ mod tests {
 		check::<f64>(&[Precision::F64, Precision::Bits(30)]);
 		check::<f32>(&[Precision::F32]);
 		check::<c64>(&[Precision::F64]);
+	}
+
+	/// the sampled screen never says native where the full bound certifies a plan, on products
+	/// large enough to sample (every other row of `A` and column of `B`), and it does catch the
+	/// widest ranges. In the dev profile only the f64 families run (the bound takes long there)
+	#[test]
+	fn sampled_never_native_where_the_bound_certifies() {
+		fn check<T: Scalar>(precision: Precision) -> usize {
+			let mut caught = 0;
+			for (what, a, b) in families_of::<T>((600, 2048, 520), 13) {
+				let (mut oa, mut ob) = (Operand::lhs(View::of(a.as_ref())), Operand::rhs(View::of(b.as_ref())));
+				if let Some(d) = balance::shifts(&oa.inner_ranges(), &ob.inner_ranges(), balance::normal_exponents(T::MANTISSA_BITS)) {
+					oa.scale_inner(&d, 1);
+					ob.scale_inner(&d, -1);
+				}
+				let (sa, sb) = (row_stats(&oa), row_stats(&ob));
+				let shape = Shape::new(oa.len, ob.len, oa.k);
+				let (xa, xb) = (sample_stride(sa.len()).unwrap(), sample_stride(sb.len()).unwrap());
+				let Some(reason) = sampled((&sample(&sa, xa), &sample(&sb, xb)), shape, T::IS_COMPLEX) else {
+					continue;
+				};
+				assert!(
+					matches!(
+						reason,
+						NativeReason::Screen {
+							sampled: Some((300, 260)),
+							..
+						}
+					),
+					"{reason:?}"
+				);
+				let bound: Bound = crate::cpu::bound::compute((&oa, &ob), (&sa, &sb), None, T::MANTISSA_BITS);
+				let input = PolicyInput::of::<T>(shape, (Scaling::Fast, false), Some(&bound));
+				assert_eq!(
+					input.choose(precision).plan.scheme,
+					Scheme::Native,
+					"{} {what} {precision}: the sampled screen says {reason:?}, the bound certifies",
+					T::NAME
+				);
+				caught += 1;
+			}
+			caught
+		}
+		assert!(check::<f64>(Precision::F64) >= 2, "phi 4 and 8 caught");
+		if cfg!(not(debug_assertions)) {
+			check::<f32>(Precision::F32);
+			check::<c64>(Precision::F64);
+		}
 	}
 
 	/// the screen decides wide-range inputs and small imaginary parts under one scale natively, the
@@ -341,6 +441,14 @@ mod tests {
 						screen((&stats.0, &stats.1), Shape::new(m, n, k), T::IS_COMPLEX),
 						None,
 						"{} {m}x{k}x{n}",
+						T::NAME
+					);
+					let (xa, xb) = (sample_stride(m).unwrap(), sample_stride(n).unwrap());
+					let samples = (sample(&stats.0, xa), sample(&stats.1, xb));
+					assert_eq!(
+						sampled((&samples.0, &samples.1), Shape::new(m, n, k), T::IS_COMPLEX),
+						None,
+						"{} {m}x{k}x{n}, sampled",
 						T::NAME
 					);
 				}

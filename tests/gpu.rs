@@ -289,6 +289,55 @@ fn nonfinite_inputs() {
 	}
 }
 
+/// the screens decide on the GPU as in the oracle: wide-range inputs large enough to sample go
+/// native on the sampled screen's word (real ones before their balanced copies and statistics),
+/// with the same reason in both reports; inputs with an inner scaling that the balancing undoes
+/// and ordinary ones stay emulated, with the oracle's plan and bits
+#[test]
+#[ignore = "needs a Hopper GPU"]
+fn screens_as_the_oracle() {
+	fn check<T: Scalar>(precision: Precision) {
+		let (g, o) = (gpu(), cpu());
+		let (m, k, n) = (700, 1024, 600);
+		for phi in [4.0, 8.0] {
+			let (a, b) = (random_matrix::<T>(m, k, phi, 3), random_matrix::<T>(k, n, phi, 4));
+			let _ = emulated(&g, a.as_ref(), b.as_ref(), precision);
+			let _ = emulated(&o, a.as_ref(), b.as_ref(), precision);
+			let (gr, or) = (g.last_report().unwrap(), o.last_report().unwrap());
+			assert_eq!(gr.plan.scheme, Scheme::Native, "{} phi {phi}: {gr}", T::NAME);
+			assert_eq!(gr.native_reason, or.native_reason, "{} phi {phi}: {gr} / {or}", T::NAME);
+			assert!(
+				matches!(
+					gr.native_reason,
+					Some(emugemm::NativeReason::Screen {
+						sampled: Some((350, 300)),
+						..
+					})
+				),
+				"{} phi {phi}: {gr}",
+				T::NAME
+			);
+		}
+		let inner = pair::<T>(
+			Pair::InnerScaled {
+				pattern: InnerPattern::Blocks,
+				range: 40,
+			},
+			m,
+			k,
+			n,
+			5,
+		);
+		for (a, b) in [inner, (random_matrix::<T>(m, k, 1.0, 6), random_matrix::<T>(k, n, 1.0, 7))] {
+			same_as_oracle(&g, &o, a.as_ref(), b.as_ref(), precision);
+			assert_ne!(g.last_report().unwrap().plan.scheme, Scheme::Native, "{}", T::NAME);
+		}
+	}
+	check::<f64>(Precision::F64);
+	check::<f32>(Precision::F32);
+	check::<c64>(Precision::F64);
+}
+
 /// device-resident operands: repeated products without transfers give the staged result
 #[test]
 #[ignore = "needs a Hopper GPU"]

@@ -60,13 +60,6 @@ pub(super) fn balance_shifts<T: Scalar>(gpu: &Gpu, (a, b): (&DeviceOperand<T>, &
 	))
 }
 
-/// `A D` and `D^-1 B` (`crate::balance`), or `None` when no inner index moves
-pub(super) fn balance<T: Scalar>(gpu: &Gpu, (a, b): (&DeviceOperand<T>, &DeviceOperand<T>)) -> Result<Option<Balanced<T>>, Error> {
-	balance_shifts::<T>(gpu, (a, b))?
-		.map(|d| balanced::<T>(gpu, (a, b), &d))
-		.transpose()
-}
-
 /// `A D` and `D^-1 B` for the shifts `d` of a whole product (one per inner index), of which `a`
 /// may hold some rows and `b` some columns
 pub(super) fn balanced<T: Scalar>(gpu: &Gpu, (a, b): (&DeviceOperand<T>, &DeviceOperand<T>), d: &[i32]) -> Result<Balanced<T>, Error> {

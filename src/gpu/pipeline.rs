@@ -3,7 +3,7 @@
 //! from the same Rust functions as the CPU oracle's
 
 use super::device::Gpu;
-use super::job::{Clock, DeviceOperand, Given, How, Job, Outcome, Output, Phase, pad16};
+use super::job::{Clock, DeviceOperand, How, Job, Outcome, Output, Phase, pad16};
 use super::kept::{Kept, operand_stats};
 use super::launch::{ptr, upload_i32};
 use super::native::{self, fixup, whole_native};
@@ -16,6 +16,7 @@ use crate::bound::Bound;
 use crate::cost::NativeArithmetic;
 use crate::policy::{Choice, PolicyInput, native_arithmetic};
 use crate::scheme2::CoarseMaxima;
+use crate::screen;
 use crate::settings::Settings;
 use crate::shape::Shape;
 use crate::{Error, NativeReason, PhaseTimes, Plan, Precision, Route, Scalar, Scaling, Scheme};
@@ -65,12 +66,23 @@ fn compute<T: Scalar>(
 	// a target precision reads the operands balanced along K (exact; kept statistics and splits
 	// are those of the unbalanced operands, so nothing is kept then)
 	let target = precision.target_bits(T::MANTISSA_BITS, k).is_some();
-	let balanced = match given {
-		Some(Given { balance: Some(d), .. }) => Some(super::balance::balanced::<T>(gpu, (&a, &b), d)?),
-		Some(_) => None,
-		None if target => super::balance::balance::<T>(gpu, (&a, &b))?,
-		None => None,
-	};
+	let computed = (given.is_none() && target)
+		.then(|| super::balance::balance_shifts::<T>(gpu, (&a, &b)))
+		.transpose()?
+		.flatten();
+	let shifts = given.and_then(|g| g.balance.as_deref()).or(computed.as_deref());
+	// a real product the sampled screen leaves native runs natively on the operands as given,
+	// before the balanced copies and the statistics (complex ones weigh separately scaled parts
+	// after it, from the balanced operands)
+	if given.is_none()
+		&& target
+		&& !T::IS_COMPLEX
+		&& let Some(screened) = sampled_screen::<T>(gpu, (&a, &b), shifts, how)?
+	{
+		whole_native::<T>(gpu, (a, b), out, alpha, precision)?;
+		return Ok(screened.outcome(Route::Native, 0, PhaseTimes::default()));
+	}
+	let balanced = shifts.map(|d| super::balance::balanced::<T>(gpu, (&a, &b), d)).transpose()?;
 	let (a, b) = balanced.as_ref().map_or((a, b), |x| (x.a, x.b));
 	// (but the tiles of one product balance alike, and keep only among themselves)
 	if balanced.is_some() && given.is_none() {
@@ -174,6 +186,38 @@ impl Decision {
 			native_reason: self.choice.reason,
 		}
 	}
+}
+
+/// the sampled screen's native decision ([`crate::screen::sampled`]) for a product of `a` and
+/// `b` at `how`'s target precision: from the statistics of evenly spaced rows of `A` and
+/// columns of `B` (strided views of the operands, balanced by `shifts` in small copies), `None`
+/// where it leaves the product to the full statistics or the operands are too small to sample
+fn sampled_screen<T: Scalar>(
+	gpu: &Gpu,
+	(a, b): (&DeviceOperand<T>, &DeviceOperand<T>),
+	shifts: Option<&[i32]>,
+	how: &How<'_>,
+) -> Result<Option<Decision>, Error> {
+	let start = std::time::Instant::now();
+	let (Some(stride_a), Some(stride_b)) = (screen::sample_stride(a.rows), screen::sample_stride(b.rows)) else {
+		return Ok(None);
+	};
+	let view = |op: &DeviceOperand<T>, stride: usize| DeviceOperand {
+		rows: op.rows.div_ceil(stride),
+		rs: op.rs * stride as i64,
+		..*op
+	};
+	let (va, vb) = (view(a, stride_a), view(b, stride_b));
+	let balanced = shifts.map(|d| super::balance::balanced::<T>(gpu, (&va, &vb), d)).transpose()?;
+	let (va, vb) = balanced.as_ref().map_or((va, vb), |x| (x.a, x.b));
+	let (sa, sb) = operand_stats::<T>(gpu, (&va, &vb), (None, None))?;
+	let shape = Shape::new(a.rows, b.rows, a.k);
+	let choice = policy::<T>(shape, how.settings, None).screened_sample(how.precision, (&sa.rows, &sb.rows));
+	Ok(choice.map(|choice| Decision {
+		choice,
+		parts: None,
+		bound_time: start.elapsed(),
+	}))
 }
 
 /// the plan of the product of `a` and `b`: a tile's from the whole product; otherwise the
