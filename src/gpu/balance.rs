@@ -21,15 +21,26 @@ pub(super) struct Balanced<T> {
 
 /// the exponent range of the nonzero finite parts at each inner index of `op`
 pub(super) fn ranges<T: Scalar>(gpu: &Gpu, op: &DeviceOperand<T>) -> Result<Vec<Range>, Error> {
-	let k = op.k;
-	let (max, min) = (upload_i32(gpu, &vec![i32::MIN; k])?, upload_i32(gpu, &vec![i32::MAX; k])?);
-	if op.rows > 0 && k > 0 {
+	Ok(ranges_of::<T>(gpu, &[op])?.pop().expect("one operand"))
+}
+
+/// [`ranges`] of each of `ops` (of one inner dimension), in one buffer that one download brings
+/// back: per operand `k` maxima, then `k` minima
+fn ranges_of<T: Scalar>(gpu: &Gpu, ops: &[&DeviceOperand<T>]) -> Result<Vec<Vec<Range>>, Error> {
+	let k = ops.first().map_or(0, |op| op.k);
+	if k == 0 {
+		return Ok(vec![Vec::new(); ops.len()]);
+	}
+	let empty = [vec![i32::MIN; k], vec![i32::MAX; k]].concat();
+	let buffer = upload_i32(gpu, &empty.repeat(ops.len()))?;
+	for (t, op) in ops.iter().enumerate().filter(|(_, op)| op.rows > 0) {
 		let cfg = LaunchConfig {
 			grid_dim: (k.div_ceil(32) as u32, op.rows.div_ceil(256) as u32, 1),
 			block_dim: (32, 8, 1),
 			shared_mem_bytes: 0,
 		};
 		let (rows, kk) = (op.rows as i32, k as i32);
+		let max = ptr(gpu, &buffer).add(2 * k * t);
 		launch!(
 			gpu,
 			format!("inner_ranges_{}", T::NAME),
@@ -39,25 +50,25 @@ pub(super) fn ranges<T: Scalar>(gpu: &Gpu, op: &DeviceOperand<T>) -> Result<Vec<
 			kk,
 			op.rs,
 			op.cs,
-			ptr(gpu, &max),
-			ptr(gpu, &min)
+			max,
+			max.add(k)
 		)?;
 	}
-	let (max, min) = (
-		gpu.stream.clone_dtoh(&max).map_err(driver)?,
-		gpu.stream.clone_dtoh(&min).map_err(driver)?,
-	);
-	Ok(max.into_iter().zip(min).map(|(max, min)| Range { max, min }).collect())
+	let all = gpu.stream.clone_dtoh(&buffer).map_err(driver)?;
+	Ok(all
+		.chunks(2 * k)
+		.map(|x| {
+			let (max, min) = x.split_at(k);
+			max.iter().zip(min).map(|(&max, &min)| Range { max, min }).collect()
+		})
+		.collect())
 }
 
 /// the inner balancing's shifts of `A B` (`crate::balance::shifts`), or `None` when no inner index
 /// moves
 pub(super) fn balance_shifts<T: Scalar>(gpu: &Gpu, (a, b): (&DeviceOperand<T>, &DeviceOperand<T>)) -> Result<Option<Vec<i32>>, Error> {
-	Ok(shifts(
-		&ranges::<T>(gpu, a)?,
-		&ranges::<T>(gpu, b)?,
-		normal_exponents(T::MANTISSA_BITS),
-	))
+	let [ra, rb]: [Vec<Range>; 2] = ranges_of::<T>(gpu, &[a, b])?.try_into().expect("two operands");
+	Ok(shifts(&ra, &rb, normal_exponents(T::MANTISSA_BITS)))
 }
 
 /// `A D` and `D^-1 B` for the shifts `d` of a whole product (one per inner index), of which `a`
