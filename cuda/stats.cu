@@ -82,7 +82,9 @@ __device__ void row_stats(const StatsJob& job, int block) {
 	const bool live = row < rows;
 	double amax = 0.0;
 	int bad = 0;
-#pragma unroll 1
+	// (unrolled, so that a thread has several loads in flight: the first pass is latency-bound
+	// where few rows give few blocks)
+#pragma unroll 4
 	for (int h = map.lane; live && h < k; h += LANES) {
 		double re, im;
 		E::load(x, (long long)row * rs + (long long)h * cs, re, im);
