@@ -204,14 +204,20 @@ mod tests {
 	use crate::{Backend, Emulator, Precision, Scalar, Scaling, Scheme};
 	use faer::{Mat, c64};
 
-	/// the screen's verdict and whether the full bound certifies no plan (the native product
-	/// reserved for that), on the operands balanced as every backend balances them
-	fn verdicts<T: Scalar>(a: &Mat<T>, b: &Mat<T>, precision: Precision) -> (Option<NativeReason>, bool) {
+	/// the operands of `a b` balanced as every backend balances them
+	fn balanced<T: Scalar>(a: &Mat<T>, b: &Mat<T>) -> (Operand, Operand) {
 		let (mut oa, mut ob) = (Operand::lhs(View::of(a.as_ref())), Operand::rhs(View::of(b.as_ref())));
 		if let Some(d) = balance::shifts(&oa.inner_ranges(), &ob.inner_ranges(), balance::normal_exponents(T::MANTISSA_BITS)) {
 			oa.scale_inner(&d, 1);
 			ob.scale_inner(&d, -1);
 		}
+		(oa, ob)
+	}
+
+	/// the screen's verdict and whether the full bound certifies no plan (the native product
+	/// reserved for that), on the operands balanced as every backend balances them
+	fn verdicts<T: Scalar>(a: &Mat<T>, b: &Mat<T>, precision: Precision) -> (Option<NativeReason>, bool) {
+		let (oa, ob) = balanced(a, b);
 		let (sa, sb) = (row_stats(&oa), row_stats(&ob));
 		let shape = Shape::new(oa.len, ob.len, oa.k);
 		let bound: Bound = crate::cpu::bound::compute((&oa, &ob), (&sa, &sb), None, T::MANTISSA_BITS);
@@ -314,11 +320,7 @@ mod tests {
 		fn check<T: Scalar>(precision: Precision) -> usize {
 			let mut caught = 0;
 			for (what, a, b) in families_of::<T>((600, 2048, 520), 13) {
-				let (mut oa, mut ob) = (Operand::lhs(View::of(a.as_ref())), Operand::rhs(View::of(b.as_ref())));
-				if let Some(d) = balance::shifts(&oa.inner_ranges(), &ob.inner_ranges(), balance::normal_exponents(T::MANTISSA_BITS)) {
-					oa.scale_inner(&d, 1);
-					ob.scale_inner(&d, -1);
-				}
+				let (oa, ob) = balanced(&a, &b);
 				let (sa, sb) = (row_stats(&oa), row_stats(&ob));
 				let shape = Shape::new(oa.len, ob.len, oa.k);
 				let (xa, xb) = (sample_stride(sa.len()).unwrap(), sample_stride(sb.len()).unwrap());
@@ -431,11 +433,7 @@ mod tests {
 					3,
 				);
 				for (a, b) in [(random_matrix::<T>(m, k, 1.0, 1), random_matrix::<T>(k, n, 1.0, 2)), inner] {
-					let (mut oa, mut ob) = (Operand::lhs(View::of(a.as_ref())), Operand::rhs(View::of(b.as_ref())));
-					if let Some(d) = balance::shifts(&oa.inner_ranges(), &ob.inner_ranges(), balance::normal_exponents(T::MANTISSA_BITS)) {
-						oa.scale_inner(&d, 1);
-						ob.scale_inner(&d, -1);
-					}
+					let (oa, ob) = balanced(&a, &b);
 					let stats = (row_stats(&oa), row_stats(&ob));
 					assert_eq!(
 						screen((&stats.0, &stats.1), Shape::new(m, n, k), T::IS_COMPLEX),
