@@ -1,9 +1,10 @@
 //! what a context has set that the policy and the engines read: the scaling rule, the routes
 //! allowed, the staging buffers, the device memory and the GPUs
 
+use crate::Scaling;
 use crate::devices::GpuModel;
-use crate::shape::Shape;
-use crate::{Route, Scaling};
+#[cfg(any(feature = "cuda", test))]
+use crate::{Route, shape::Shape};
 
 /// the default size of each page-locked staging buffer: 24 MiB, 192 MiB in all (two sets of four)
 pub(crate) const DEFAULT_STAGING: usize = 24 << 20;
@@ -72,6 +73,8 @@ pub(crate) struct Settings {
 	pub model: GpuModel,
 }
 
+// (the route serves the GPU engine only)
+#[cfg(any(feature = "cuda", test))]
 impl Settings {
 	/// the route a scheme I product of `slices` slices and `shape` takes on a Hopper GPU: the
 	/// unfused pipeline where fused products are off, on the portable path, or where the routes

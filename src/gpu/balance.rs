@@ -64,11 +64,18 @@ fn ranges_of<T: Scalar>(gpu: &Gpu, ops: &[&DeviceOperand<T>]) -> Result<Vec<Vec<
 		.collect())
 }
 
-/// the inner balancing's shifts of `A B` (`crate::balance::shifts`), or `None` when no inner index
-/// moves
-pub(super) fn balance_shifts<T: Scalar>(gpu: &Gpu, (a, b): (&DeviceOperand<T>, &DeviceOperand<T>)) -> Result<Option<Vec<i32>>, Error> {
+/// what the inner balancing of `A B` found: both operands' exponent ranges per inner index, and
+/// the shifts (`crate::balance::shifts`, `None` when no inner index moves)
+pub(super) struct InnerBalance {
+	pub ranges: [Vec<Range>; 2],
+	pub shifts: Option<Vec<i32>>,
+}
+
+/// the inner balancing of `A B` ([`InnerBalance`])
+pub(super) fn balance_shifts<T: Scalar>(gpu: &Gpu, (a, b): (&DeviceOperand<T>, &DeviceOperand<T>)) -> Result<InnerBalance, Error> {
 	let [ra, rb]: [Vec<Range>; 2] = ranges_of::<T>(gpu, &[a, b])?.try_into().expect("two operands");
-	Ok(shifts(&ra, &rb, normal_exponents(T::MANTISSA_BITS)))
+	let shifts = shifts(&ra, &rb, normal_exponents(T::MANTISSA_BITS));
+	Ok(InnerBalance { ranges: [ra, rb], shifts })
 }
 
 /// `A D` and `D^-1 B` for the shifts `d` of a whole product (one per inner index), of which `a`

@@ -66,17 +66,17 @@ fn compute<T: Scalar>(
 	// a target precision reads the operands balanced along K (exact; kept statistics and splits
 	// are those of the unbalanced operands, so nothing is kept then)
 	let target = precision.target_bits(T::MANTISSA_BITS, k).is_some();
-	let computed = (given.is_none() && target)
+	let inner = (given.is_none() && target)
 		.then(|| super::balance::balance_shifts::<T>(gpu, (&a, &b)))
-		.transpose()?
-		.flatten();
-	let shifts = given.and_then(|g| g.balance.as_deref()).or(computed.as_deref());
+		.transpose()?;
+	let computed = inner.as_ref().and_then(|x| x.shifts.as_deref());
+	let shifts = given.and_then(|g| g.balance.as_deref()).or(computed);
 	// a real product the sampled screen leaves native runs natively on the operands as given,
 	// before the balanced copies and the statistics (complex ones weigh separately scaled parts
-	// after it, from the balanced operands)
-	if given.is_none()
-		&& target
-		&& !T::IS_COMPLEX
+	// after it, from the balanced operands). It runs here only where the ranges are wide; the
+	// screen after the statistics asks it again, so that every product is decided alike
+	if !T::IS_COMPLEX
+		&& inner.as_ref().is_some_and(|x| wide_ranges(&x.ranges))
 		&& let Some(screened) = sampled_screen::<T>(gpu, (&a, &b), shifts, how)?
 	{
 		whole_native::<T>(gpu, (a, b), out, alpha, precision)?;
@@ -186,6 +186,22 @@ impl Decision {
 			native_reason: self.choice.reason,
 		}
 	}
+}
+
+/// the span, in binades, of the parts at a typical inner index from which the sampled screen
+/// runs before the whole operands' statistics: the inputs it sends natively span more (phi = 4:
+/// about 55 binades along an inner index of 8192 entries), ordinary ones less (phi = 1: about
+/// 25), which then do not pay its launches twice
+const WIDE_SPAN: i32 = 32;
+
+/// whether the parts at the median inner index of either operand (`ranges`: per operand, per
+/// inner index) span [`WIDE_SPAN`] binades or more
+fn wide_ranges(ranges: &[Vec<crate::balance::Range>]) -> bool {
+	ranges.iter().any(|r| {
+		let mut spans: Vec<i32> = r.iter().filter(|x| x.max >= x.min).map(|x| x.max - x.min).collect();
+		let mid = spans.len() / 2;
+		!spans.is_empty() && *spans.select_nth_unstable(mid).1 >= WIDE_SPAN
+	})
 }
 
 /// the sampled screen's native decision ([`crate::screen::sampled`]) for a product of `a` and
