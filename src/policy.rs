@@ -220,12 +220,7 @@ impl<'a> PolicyInput<'a> {
 				Candidate::Native => Some(Choice::native(self.shape.m, NativeReason::NoPlanCertifies)),
 			};
 			if let Some(choice) = choice {
-				let seconds = if candidate == Candidate::Native {
-					at_least
-				} else {
-					self.seconds(&choice)
-				};
-				ranked.push((seconds, order, choice));
+				ranked.push((self.choice_seconds(&choice, precision), order, choice));
 			}
 		}
 		ranked.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
@@ -351,7 +346,7 @@ impl<'a> PolicyInput<'a> {
 
 /// a candidate of the policy before it is evaluated: an emulated plan under the shared bound or
 /// under the separately scaled parts' bounds, or the native product
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, Copy)]
 enum Candidate {
 	Shared(Scheme),
 	Separate(Scheme),

@@ -130,25 +130,28 @@ mod tests {
 			assert_eq!(settings.scheme1_route(slices, square(n), false), route, "p={slices} n={n}");
 			assert_eq!(model.scheme1_unfused(slices, square(n), false), route == Route::Unfused);
 		}
-		let forced = Settings { fused: false, ..settings };
-		assert_eq!(
-			forced.scheme1_route(4, square(8192), false),
-			Route::Unfused,
-			"with_fused_products(false)"
-		);
-		let fused_kernel = Settings {
-			priced_routes: false,
-			..settings
-		};
-		assert_eq!(
-			fused_kernel.scheme1_route(2, square(8192), false),
-			Route::Fused,
-			"with_priced_routes(false)"
-		);
-		let portable = Settings {
-			portable: true,
-			..settings
-		};
-		assert_eq!(portable.scheme1_route(4, square(8192), false), Route::Unfused);
+		// the user's choices: with_fused_products(false), with_priced_routes(false), the portable path
+		let overrides = [
+			(Settings { fused: false, ..settings }, 4, Route::Unfused),
+			(
+				Settings {
+					priced_routes: false,
+					..settings
+				},
+				2,
+				Route::Fused,
+			),
+			(
+				Settings {
+					portable: true,
+					..settings
+				},
+				4,
+				Route::Unfused,
+			),
+		];
+		for (i, (chosen, slices, route)) in overrides.into_iter().enumerate() {
+			assert_eq!(chosen.scheme1_route(slices, square(8192), false), route, "override {i}");
+		}
 	}
 }

@@ -109,11 +109,14 @@ impl Emulator {
 		let start = Instant::now();
 		let screened = self.policy_input::<T>(None, shape).screened(precision, (&sa, &sb));
 		// a product the screen leaves native needs neither the coarse maxima nor the bound
-		let coarse = screened.is_none().then(|| self.coarse(&a, &b, precision)).flatten();
-		let bound = screened
-			.is_none()
-			.then(|| self.bound::<T>((&a, &b), (&sa, &sb), coarse.as_ref(), precision))
-			.flatten();
+		let (coarse, bound) = match screened {
+			Some(_) => (None, None),
+			None => {
+				let coarse = self.coarse(&a, &b, precision);
+				let bound = self.bound::<T>((&a, &b), (&sa, &sb), coarse.as_ref(), precision);
+				(coarse, bound)
+			},
+		};
 		let input = self.policy_input::<T>(bound.as_ref(), shape);
 		let mut choice = screened.unwrap_or_else(|| input.choose(precision));
 		let mut parts = None;

@@ -72,7 +72,7 @@ pub(super) struct InnerBalance {
 }
 
 /// the inner balancing of `A B` ([`InnerBalance`])
-pub(super) fn balance_shifts<T: Scalar>(gpu: &Gpu, (a, b): (&DeviceOperand<T>, &DeviceOperand<T>)) -> Result<InnerBalance, Error> {
+pub(super) fn inner_balance<T: Scalar>(gpu: &Gpu, (a, b): (&DeviceOperand<T>, &DeviceOperand<T>)) -> Result<InnerBalance, Error> {
 	let [ra, rb]: [Vec<Range>; 2] = ranges_of::<T>(gpu, &[a, b])?.try_into().expect("two operands");
 	let shifts = shifts(&ra, &rb, normal_exponents(T::MANTISSA_BITS));
 	Ok(InnerBalance { ranges: [ra, rb], shifts })

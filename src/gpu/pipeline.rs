@@ -67,7 +67,7 @@ fn compute<T: Scalar>(
 	// are those of the unbalanced operands, so nothing is kept then)
 	let target = precision.target_bits(T::MANTISSA_BITS, k).is_some();
 	let inner = (given.is_none() && target)
-		.then(|| super::balance::balance_shifts::<T>(gpu, (&a, &b)))
+		.then(|| super::balance::inner_balance::<T>(gpu, (&a, &b)))
 		.transpose()?;
 	let computed = inner.as_ref().and_then(|x| x.shifts.as_deref());
 	let shifts = given.and_then(|g| g.balance.as_deref()).or(computed);

@@ -141,7 +141,7 @@ pub fn bound_kernels<T: Scalar>(emu: &Emulator, a: &DeviceMatrix<T>, runs: usize
 	timings.record(
 		format!("balance: inner exponent ranges of both operands ({})", T::NAME),
 		2 * size,
-		&mut || super::balance::balance_shifts::<T>(&g, (&lhs, &rhs)).map(|_| ()),
+		&mut || super::balance::inner_balance::<T>(&g, (&lhs, &rhs)).map(|_| ()),
 	)?;
 	let regions = stats::launch_stats::<T>(&g, &[&lhs, &rhs])?;
 	let stats = stats::download_stats(&g, &regions)?;
