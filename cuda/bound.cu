@@ -4,13 +4,14 @@
 // operation as src/bound.rs `RowMaxima::add` performs it, in the same order.
 //
 // thread i of a block takes row i of the block's rows (the L loads are coalesced along the rows)
-// over the block's COLUMNS columns, whose sides every thread reads (a broadcast); the running
-// maxima are non-negative doubles, merged into the output by atomicMax on their bits.
+// over the block's COLUMNS columns, whose sides the block copies to shared memory first and every
+// thread reads (a broadcast); the running maxima are non-negative doubles, merged into the output
+// by atomicMax on their bits.
 #include "common.cuh"
 
 namespace {
 
-constexpr int FAMILIES = 3, MAXIMA = 2 * FAMILIES + 1, ROWS = 128, COLUMNS = 64;
+constexpr int FAMILIES = 3, MAXIMA = 2 * FAMILIES + 1, ROWS = 128, COLUMNS = 64, UNROLL = 4;
 
 // one row of A or column of B (`Side` in src/bound.rs, the same layout)
 struct BoundSide {
@@ -18,6 +19,7 @@ struct BoundSide {
 	int e_max, zero;
 };
 static_assert(sizeof(BoundSide) == 56, "Side in src/bound.rs has this layout");
+constexpr int SIDE_WORDS = sizeof(BoundSide) / 8;
 
 // RowMaxima::add
 __device__ __forceinline__ void add(double (&acc)[MAXIMA], const BoundSide& a, const BoundSide& b, int l, int bits, int floor_exp) {
@@ -38,17 +40,37 @@ __device__ __forceinline__ void add(double (&acc)[MAXIMA], const BoundSide& a, c
 extern "C" __global__ void __launch_bounds__(ROWS) bound_maxima(const int* l_re, const int* l_im, int m, int n, const BoundSide* side_a,
                                                                 const BoundSide* side_b, int bits, int floor_exp,
                                                                 unsigned long long* out) {
+	__shared__ BoundSide sides_b[COLUMNS];
 	const int i = blockIdx.x * ROWS + threadIdx.x;
+	const int j0 = blockIdx.y * COLUMNS, count = min(COLUMNS, n - j0);
+	// the block's sides of B, copied as words (BoundSide is 7 of them)
+	const auto* src = reinterpret_cast<const unsigned long long*>(side_b + j0);
+	auto* dst = reinterpret_cast<unsigned long long*>(sides_b);
+	for (int w = threadIdx.x; w < SIDE_WORDS * count; w += ROWS) dst[w] = src[w];
+	__syncthreads();
 	if (i >= m) return;
 	const BoundSide a = side_a[i];
 	if (a.zero != 0) return;
 	double acc[MAXIMA] = {};
-	const int j_end = min(n, (int)(blockIdx.y + 1) * COLUMNS);
-	for (int j = blockIdx.y * COLUMNS; j < j_end; ++j) {
-		const BoundSide b = side_b[j];
-		const long long idx = i + (long long)j * m;
-		add(acc, a, b, l_re[idx], bits, floor_exp);
-		if (l_im != nullptr) add(acc, a, b, l_im[idx], bits, floor_exp);
+	const long long row = i + (long long)j0 * m;
+	int j = 0;
+	// UNROLL entries' loads ahead of their arithmetic: the loop waits on memory once per UNROLL
+	for (; j + UNROLL <= count; j += UNROLL) {
+		int re[UNROLL], im[UNROLL];
+#pragma unroll
+		for (int u = 0; u < UNROLL; ++u) {
+			re[u] = l_re[row + (long long)(j + u) * m];
+			im[u] = l_im != nullptr ? l_im[row + (long long)(j + u) * m] : 0;
+		}
+#pragma unroll
+		for (int u = 0; u < UNROLL; ++u) {
+			add(acc, a, sides_b[j + u], re[u], bits, floor_exp);
+			if (l_im != nullptr) add(acc, a, sides_b[j + u], im[u], bits, floor_exp);
+		}
+	}
+	for (; j < count; ++j) {
+		add(acc, a, sides_b[j], l_re[row + (long long)j * m], bits, floor_exp);
+		if (l_im != nullptr) add(acc, a, sides_b[j], l_im[row + (long long)j * m], bits, floor_exp);
 	}
 #pragma unroll
 	for (int q = 0; q < MAXIMA; ++q) atomicMax(out + (long long)i * MAXIMA + q, (unsigned long long)__double_as_longlong(acc[q]));

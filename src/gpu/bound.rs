@@ -32,16 +32,18 @@ pub(super) fn bound<T: Scalar>(
 ) -> Result<Bound, Error> {
 	let (m, n, k) = (a.rows, b.rows, a.k);
 	let bits = window_bits::<T>(k);
-	let (offsets_a, offsets_b) = offsets((&sa.rows, &sb.rows), coarse);
-	let side_a = sides(&sa.rows, |i| sa.amax[i], &offsets_a, bits);
-	let side_b = sides(&sb.rows, |j| sb.amax[j], &offsets_b, bits);
-	let upload = |v: &[Side]| gpu.stream.clone_htod(bytemuck::cast_slice::<_, u8>(v)).map_err(driver);
-	let (dev_a, dev_b) = (upload(&side_a)?, upload(&side_b)?);
+	// the windows and their products need only the statistics: the GPU computes them while the
+	// host computes the sides
 	let (qa, qb) = (
 		window::<T>(gpu, Slot::WindowA, a, sa, bits)?,
 		window::<T>(gpu, Slot::WindowB, b, sb, bits)?,
 	);
 	let l = magnitude_products::<T>(gpu, (qa, qb), Shape::new(m, n, pad16(k)))?;
+	let (offsets_a, offsets_b) = offsets((&sa.rows, &sb.rows), coarse);
+	let side_a = sides(&sa.rows, |i| sa.amax[i], &offsets_a, bits);
+	let side_b = sides(&sb.rows, |j| sb.amax[j], &offsets_b, bits);
+	let upload = |v: &[Side]| gpu.stream.clone_htod(bytemuck::cast_slice::<_, u8>(v)).map_err(driver);
+	let (dev_a, dev_b) = (upload(&side_a)?, upload(&side_b)?);
 	let sides = (ptr(gpu, &dev_a).cast::<Side>(), ptr(gpu, &dev_b).cast::<Side>());
 	let maxima = launch_maxima(gpu, l, (m, n), sides, (bits, floor_exponent(mantissa)))?;
 	let raw = gpu.stream.clone_dtoh(&maxima).map_err(driver)?;
