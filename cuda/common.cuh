@@ -185,8 +185,8 @@ template <> struct Elem<c32> {
 
 __device__ __forceinline__ bool finite(double x) { return isfinite(x); }
 
-// a x, or 0 where a is 0: a zero part of alpha contributes nothing, even against an infinite part of
-// the product, as in the native product (src/emulator.rs `scaled_part`)
+// a x, or 0 where a is 0: a zero alpha of a real product contributes nothing, even against an
+// infinite product (src/fp.rs `scaled_part`)
 __device__ __forceinline__ double scaled_part(double a, double x) { return a == 0.0 ? 0.0 : __dmul_rn(a, x); }
 
 // alpha c (+ old when accumulating), each operation rounded in f64 (src/emulator.rs `combine`)
@@ -194,8 +194,9 @@ template <typename T>
 __device__ __forceinline__ T combined(const T& old, double cre, double cim, double ar, double ai, int accumulate) {
 	double re, im;
 	if (Elem<T>::complex) {
-		re = __dsub_rn(scaled_part(ar, cre), scaled_part(ai, cim));
-		im = __dadd_rn(scaled_part(ar, cim), scaled_part(ai, cre));
+		// the full complex product, as cuBLAS scales its own (src/fp.rs `combine`)
+		re = __dsub_rn(__dmul_rn(ar, cre), __dmul_rn(ai, cim));
+		im = __dadd_rn(__dmul_rn(ar, cim), __dmul_rn(ai, cre));
 	} else {
 		re = scaled_part(ar, cre);
 		im = 0.0;

@@ -14,8 +14,8 @@
 #        BENCH_ARGS    extra arguments for the benchmarks
 #        SKIP_BENCH=1  run the tests only
 #        SKIP_TESTS=1  accept a bundle without test binaries (a benchmark-only bundle)
-# Exits non-zero when any test binary failed, or when there is none to run (a failed benchmark is
-# reported, not fatal).
+# Exits non-zero when any test binary failed or ran no test, or when there is none to run (a failed
+# benchmark is reported, not fatal). `test-concurrency*` binaries run with parallel test threads.
 set -uo pipefail
 
 results="${1:-${OUT:-}}"
@@ -61,8 +61,21 @@ for test in ./test-*; do
 	[ -x "$test" ] || continue
 	tests_run=$((tests_run + 1))
 	name="${test#./}"
-	run_logged "$results/tests.log" "$name" timeout "${TEST_TIMEOUT:-0}" "$test" --include-ignored --test-threads=1 "${test_args[@]}" ||
+	# the concurrency tests run in parallel threads, the others one at a time
+	threads=(--test-threads=1)
+	[[ "$name" == test-concurrency* ]] && threads=()
+	log="$(mktemp)"
+	if run_logged "$log" "$name" timeout "${TEST_TIMEOUT:-0}" "$test" --include-ignored "${threads[@]}" "${test_args[@]}"; then
+		# a binary that passes must have run a test (unless TEST_ARGS filters the tests)
+		[ -n "${TEST_ARGS:-}" ] || grep -Eq '^test result: ok\. [1-9][0-9]* passed' "$log" || {
+			echo "--- $name: ran no test" | tee -a "$log"
+			failed+=("$name (no test ran)")
+		}
+	else
 		failed+=("$name")
+	fi
+	cat "$log" >>"$results/tests.log"
+	rm -f "$log"
 done
 
 bench_failed=()

@@ -39,6 +39,8 @@ pub struct Emulator {
 	precision_override: Option<Precision>,
 	/// products with a dimension below this are computed natively
 	native_below: usize,
+	/// the error every product returns: the global context's where the environment cannot be used
+	refusal: Option<Error>,
 	last: Mutex<Option<Report>>,
 }
 
@@ -65,7 +67,13 @@ impl Emulator {
 			},
 			other => other,
 		};
-		Ok(Emulator {
+		let host_routing = auto && environment::host_routing()?.unwrap_or(true);
+		Ok(Emulator::on(backend, host_routing, model_of(backend, 0)?))
+	}
+
+	/// a context on a resolved `backend` with the default settings
+	fn on(backend: Backend, host_routing: bool, model: GpuModel) -> Emulator {
+		Emulator {
 			backend,
 			settings: Settings {
 				scaling: Scaling::Fast,
@@ -73,17 +81,32 @@ impl Emulator {
 				priced_routes: true,
 				native_candidate: true,
 				staging_bytes: DEFAULT_STAGING,
-				host_routing: auto && environment::host_routing().unwrap_or(true),
+				host_routing,
 				device_memory: None,
 				devices: Devices::FIRST,
 				portable: false,
-				model: model_of(backend, 0)?,
+				model,
 			},
 			par: Par::rayon(0),
 			precision_override: None,
 			native_below: 0,
+			refusal: None,
 			last: Mutex::new(None),
-		})
+		}
+	}
+
+	/// the context the environment sets (the global context's, see [`Emulator::global`]), or the
+	/// error that names the first variable it cannot use
+	///
+	/// # example
+	/// ```
+	/// match emugemm::Emulator::from_env() {
+	///     Ok(emu) => println!("{emu:?}"),
+	///     Err(e) => eprintln!("{e}"), // e.g. environment variable EMUGEMM_PRECISION="scheme2=0": ...
+	/// }
+	/// ```
+	pub fn from_env() -> Result<Emulator, Error> {
+		environment::context_from_env()
 	}
 
 	/// the same context with another scheme II scaling rule
@@ -358,7 +381,8 @@ impl Emulator {
 
 	/// the report of this context's last product
 	pub fn last_report(&self) -> Option<Report> {
-		self.last.lock().expect("report lock").clone()
+		// a report is whole or absent, so a lock a panicking thread left behind still holds one
+		self.last.lock().unwrap_or_else(|e| e.into_inner()).clone()
 	}
 
 	/// the same context with every product at `precision`, whatever precision the call asks for
@@ -417,8 +441,10 @@ impl Emulator {
 	/// | `EMUGEMM_NATIVE_BELOW` | a size: products whose `m`, `n` or `k` is below it are computed natively | `0` |
 	/// | `EMUGEMM_HOST_ROUTING` | `on`, `off` (see [`Emulator::with_host_routing`]) | `on` |
 	///
-	/// a value that cannot be read, or a backend that cannot run here, is said once through `log`
-	/// (warning) and left at its default
+	/// A value that cannot be read, or a backend that cannot run here, makes every product of the
+	/// global context return [`Error::Environment`], which names the variable (`emu_mul` panics with
+	/// it); [`Emulator::from_env`] gives that error directly. Where `EMUGEMM_PRECISION` replaces a
+	/// target precision that a call asks for, a warning goes to `log` once per process.
 	///
 	/// # example
 	/// ```
@@ -429,7 +455,13 @@ impl Emulator {
 		let global = GLOBAL.read().unwrap_or_else(|e| e.into_inner()).clone();
 		global.unwrap_or_else(|| {
 			let mut slot = GLOBAL.write().unwrap_or_else(|e| e.into_inner());
-			slot.get_or_insert_with(|| Arc::new(environment::global_from_env())).clone()
+			slot.get_or_insert_with(|| {
+				Arc::new(environment::context_from_env().unwrap_or_else(|e| Emulator {
+					refusal: Some(e),
+					..Emulator::on(Backend::Native, false, GpuModel::MEASURED)
+				}))
+			})
+			.clone()
 		})
 	}
 
@@ -475,6 +507,7 @@ impl Clone for Emulator {
 			par: self.par,
 			precision_override: self.precision_override,
 			native_below: self.native_below,
+			refusal: self.refusal.clone(),
 			last: Mutex::new(self.last_report()),
 		}
 	}

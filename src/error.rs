@@ -26,7 +26,7 @@ pub enum Error {
 		/// rows and columns of the destination, when there is one
 		dst: Option<(usize, usize)>,
 	},
-	/// an explicit plan with parameters out of range, or more bits than the output type holds
+	/// an explicit plan with parameters out of range, or [`Precision::Bits`] above 52
 	InvalidPrecision {
 		/// what was asked for
 		precision: Precision,
@@ -34,8 +34,8 @@ pub enum Error {
 		reason: &'static str,
 	},
 	/// the crate was built with the `cuda` feature but without nvcc, so no GPU kernel is embedded:
-	/// install the CUDA 13.0 compiler (or `pip install nvidia-cuda-nvcc==13.0.88 ...`, see the
-	/// README) and rebuild
+	/// install the CUDA 13.0 compiler (`scripts/install-nvcc.sh` prints the path of a pinned one;
+	/// the README's section "GPU") and rebuild
 	NoKernels,
 	/// the GPU ran out of memory for this product: use smaller operands, or free device memory
 	OutOfMemory {
@@ -51,6 +51,17 @@ pub enum Error {
 	/// same context (or one over the same GPUs) uploaded
 	Placement {
 		/// which matrix, where it lies, and where the context runs
+		reason: String,
+	},
+	/// an environment variable that configures the global context (see
+	/// [`crate::Emulator::global`]) holds a value that cannot be read, or names a backend that
+	/// cannot run here: every product of the global context returns this error until it is fixed
+	Environment {
+		/// the variable
+		variable: &'static str,
+		/// its value, as set
+		value: String,
+		/// why it cannot be used
 		reason: String,
 	},
 	/// the backend asked for cannot run here
@@ -78,11 +89,12 @@ impl fmt::Display for Error {
 			Error::InvalidPrecision { precision, reason } => write!(f, "invalid precision {precision:?}: {reason}"),
 			Error::NoKernels => write!(
 				f,
-				"no GPU kernels: emugemm was built with the `cuda` feature but without nvcc; install the CUDA 13.0 compiler (set NVCC, CUDA_HOME or PATH) and rebuild"
+				"no GPU kernels: emugemm was built with the `cuda` feature but without nvcc; install the CUDA 13.0 compiler (set NVCC, CUDA_HOME or PATH; scripts/install-nvcc.sh in the repository installs one, see the README's section \"GPU\") and rebuild"
 			),
 			Error::OutOfMemory { what } => write!(f, "out of memory: {what}"),
 			Error::Gpu { reason } => write!(f, "GPU error: {reason}"),
 			Error::Placement { reason } => write!(f, "device matrices on the wrong GPUs: {reason}"),
+			Error::Environment { variable, value, reason } => write!(f, "environment variable {variable}={value:?}: {reason}"),
 			Error::BackendUnavailable { backend, reason } => write!(f, "backend {backend:?} unavailable: {reason}"),
 		}
 	}

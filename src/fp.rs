@@ -64,11 +64,10 @@ pub(crate) fn ceil_log2(v: u64) -> i32 {
 #[inline]
 pub(crate) fn combine<T: crate::Scalar>(c: (f64, f64), alpha: T, old: Option<T>) -> T {
 	let (ar, ai) = (alpha.re(), alpha.im());
+	// complex: the full product, as cuBLAS and faer scale theirs, so that an infinite part meets
+	// alpha's zero part and gives NaN as it does there
 	let (re, im) = if T::IS_COMPLEX {
-		(
-			scaled_part(ar, c.0) - scaled_part(ai, c.1),
-			scaled_part(ar, c.1) + scaled_part(ai, c.0),
-		)
+		(ar * c.0 - ai * c.1, ar * c.1 + ai * c.0)
 	} else {
 		(scaled_part(ar, c.0), 0.0)
 	};
@@ -78,9 +77,8 @@ pub(crate) fn combine<T: crate::Scalar>(c: (f64, f64), alpha: T, old: Option<T>)
 	}
 }
 
-/// `a x`, or 0 where `a` is 0: a zero part of `alpha` contributes nothing, even against an infinite
-/// part of the product (`alpha = 1 + 0i` keeps `(inf, 0)` from turning into `(inf, NaN)`, as in the
-/// native product)
+/// `a x`, or 0 where `a` is 0: a zero `alpha` of a real product contributes nothing, even against
+/// an infinite product
 #[inline]
 fn scaled_part(a: f64, x: f64) -> f64 {
 	if a == 0.0 { 0.0 } else { a * x }

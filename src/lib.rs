@@ -4,18 +4,19 @@
 //! Ozaki schemes, for the faer and nalgebra ecosystem, with an accuracy promise that an error
 //! bound certifies for every product.
 //!
-//! - **how fast**: on one NVIDIA H100, device-resident `f64` at n = 8192, `SchemeII { moduli: 15
-//!   }` (53-54 bits) runs at 1.39x cuBLAS's DGEMM and `Precision::F64` (certified) at 1.19x;
-//!   complex products at 2.1x ZGEMM. Small products, wide-range inputs and machines without a
-//!   Hopper GPU are computed natively. The numbers, their hardware and how to reproduce them:
-//!   `docs/PERFORMANCE.md` in the repository.
+//! - **how fast**: on one NVIDIA H200, device-resident `f64` at n = 8192, `SchemeII { moduli: 15
+//!   }` (54 bits) runs at 1.39x cuBLAS's DGEMM, and `Precision::F64` (certified, which pays for its
+//!   error bound) at 1.01-1.09x; complex `SchemeII { moduli: 15 }` at 2.0x ZGEMM and `F64` at
+//!   1.47-1.60x. Small products and wide-range inputs are computed natively. The numbers, their
+//!   hardware and how to reproduce them: `docs/PERFORMANCE.md` in the repository.
 //! - **how accurate**: [`Precision::F64`] returns at least a native DGEMM's accuracy, minus one
 //!   bit, on any input, measured in scaled bits (`-log2 max |C - C_exact| / (|A| |B|)`, per part for
 //!   complex products); [`Precision::Bits`] a number of bits. Rows that no plan certifies are
 //!   computed natively and the [`Report`] says so: a product is never returned less accurate than
 //!   promised. See [`Precision`] and the [`accuracy`] page.
-//! - **where**: the emulation runs on NVIDIA Hopper GPUs (sm_90a, feature `cuda`) and, bit for bit
-//!   the same, on the CPU ([`Backend::CpuEmulation`], the test oracle).
+//! - **where**: the emulation runs on NVIDIA GPUs of compute capability 8.0 or higher (feature
+//!   `cuda`; the fused kernels on Hopper, sm_90a, a portable path elsewhere) and, bit for bit the
+//!   same, on the CPU ([`Backend::CpuEmulation`], the test oracle).
 //!
 //! an INT8 tensor core multiplies small integers exactly and very fast. the Ozaki schemes turn a
 //! floating-point product into a few such integer products:
@@ -50,8 +51,8 @@
 //!
 //! # backends
 //!
-//! [`Backend::Auto`] (what [`EmuMatMul`] uses) runs on an NVIDIA Hopper GPU (sm_90a) when one is
-//! usable (feature `cuda`, with the kernels built by nvcc) and otherwise computes the product with
+//! [`Backend::Auto`] (what [`EmuMatMul`] uses) runs on an NVIDIA GPU (compute capability 8.0 or
+//! higher) when one is usable (feature `cuda`, with the kernels built by nvcc) and otherwise computes the product with
 //! faer's native matmul, the fastest correct answer on a CPU. [`Backend::CpuEmulation`] runs the
 //! emulation itself on the CPU, bit for bit what the GPU computes: it is the oracle of the tests
 //! and a way to get the GPU's exact bits without one.
@@ -77,7 +78,8 @@
 //! - `nalgebra`: [`EmuMatMul`] for every nalgebra matrix and view (zero-copy)
 //! - `testing` (default): the module [`testing`] (test matrices, an exact reference product,
 //!   accuracy metrics), which the examples here use; without it the crate does not depend on `rand`
-//! - `cuda`: the GPU backend on NVIDIA Hopper (sm_90a). `build.rs` compiles the kernels with nvcc
+//! - `cuda`: the GPU backend on NVIDIA GPUs of compute capability 8.0 or higher (Hopper, sm_90a,
+//!   runs the fused kernels). `build.rs` compiles the kernels with nvcc
 //!   (from `NVCC`, `CUDA_HOME`/`CUDA_PATH` or `PATH`); without nvcc the crate still builds, and
 //!   the GPU backend then reports [`Error::NoKernels`]
 

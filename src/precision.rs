@@ -36,8 +36,12 @@ use core::fmt;
 /// ([`Plan::predicted_bits`], a lower bound of the measured bits, with no statistics
 /// involved) meets the target; rows of the product that no plan can certify are computed natively
 /// (and counted in the report), and where too many are, the whole product is. the native product
-/// keeps every target by definition, so it also runs where it is predicted faster (see
-/// [`crate::Emulator::with_native_candidate`]). complex products whose smaller part one scale per
+/// keeps the targets relative to it (`Tf32`, `F32`, `F64`) by definition, so it also runs where
+/// it is predicted faster (see [`crate::Emulator::with_native_candidate`]); a `Bits(n)` target is
+/// certified on the rows a plan emulates, and rows computed natively carry the native product's
+/// accuracy, which can fall below `n` where `n` is close to the type's significand (f64 at
+/// `Bits(49)` on wide-range inputs measured 48.97 bits natively): [`crate::Report::native_rows`]
+/// and [`crate::Report::native_reason`] say where that happened. complex products whose smaller part one scale per
 /// row cannot certify may run with separately scaled parts ([`Plan::separate_parts`]), so that
 /// each part keeps its own promise.
 ///
@@ -60,14 +64,21 @@ pub enum Precision {
 	/// certified to 53 bits before the output's rounding
 	F64,
 	/// at least this many scaled bits (see [`crate::testing::Accuracy`]), for each part, the
-	/// output's rounding included
+	/// output's rounding included; at most 52, clamped to the output type's significand bits
+	/// minus one (`Bits(40)` asks 23 bits of an `f32` output), so that generic code can ask one
+	/// number of every type
 	Bits(u32),
-	/// Ozaki scheme I with this many slices (1..=8), for experts and benchmarks
+	/// Ozaki scheme I with this many slices (1..=8), for experts and benchmarks. An explicit plan
+	/// keeps **no accuracy promise**: no bound is computed, and on wide-range inputs (entries far
+	/// below their row's largest, or a huge entry meeting zeros) it can lose every bit, with no
+	/// error and no warning
 	SchemeI {
 		/// the slice count `p`: `p(p+1)/2` INT8 products, `8p - 1` bits per operand
 		slices: u32,
 	},
-	/// Ozaki scheme II with this many moduli (2..=20), for experts and benchmarks
+	/// Ozaki scheme II with this many moduli (2..=20), for experts and benchmarks. Like
+	/// [`Precision::SchemeI`] it keeps **no accuracy promise** and can lose every bit on wide-range
+	/// inputs without a word
 	SchemeII {
 		/// the moduli count `p`: `p` INT8 products
 		moduli: u32,
@@ -325,14 +336,13 @@ impl Plan {
 	}
 }
 
-/// checks an explicit plan's parameters, and that the output type can hold the bits asked for;
-/// the reason where they are not
-pub(crate) fn validate<T: crate::Scalar>(precision: Precision) -> Result<(), &'static str> {
+/// checks an explicit plan's parameters, and that `f64` can hold the bits asked for; the reason
+/// where they are not
+pub(crate) fn validate(precision: Precision) -> Result<(), &'static str> {
 	let bad = Err;
 	match precision {
-		Precision::Bits(n) if n >= T::MANTISSA_BITS => {
-			bad("the output type cannot hold that many bits (at most its significand bits minus one)")
-		},
+		// any type takes what f64 can hold; the target is then clamped to the type's own
+		Precision::Bits(n) if n >= 53 => bad("at most 52 bits (f64's significand bits minus one; each output type clamps to its own)"),
 		Precision::SchemeI { slices } if !(1..=scheme1::MAX_SLICES).contains(&slices) => bad("scheme I takes 1..=8 slices"),
 		Precision::SchemeII { moduli } if !(2..=MAX_MODULI).contains(&moduli) => bad("scheme II takes 2..=20 moduli"),
 		_ => Ok(()),

@@ -103,7 +103,8 @@ pub enum NativeReason {
 	/// a [`Backend::Auto`] context computed a host product on the host's cores, predicted faster
 	/// than the GPU with its transfers ([`Report::host_routing`] has both predictions)
 	HostRouting,
-	/// the context does not emulate: [`Backend::Native`], or an empty inner dimension
+	/// the context does not emulate: [`Backend::Native`], or an empty product (a dimension of
+	/// zero), on every backend
 	NotEmulated,
 }
 

@@ -21,6 +21,12 @@ impl Shape {
 		Shape { m, n, k }
 	}
 
+	/// whether a dimension is zero: the product has no entries, or every entry is a sum of no
+	/// terms
+	pub const fn is_empty(self) -> bool {
+		self.m == 0 || self.n == 0 || self.k == 0
+	}
+
 	/// `(m, n, k)`, as [`crate::Report::shape`] gives it
 	pub const fn into_tuple(self) -> (usize, usize, usize) {
 		(self.m, self.n, self.k)

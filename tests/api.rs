@@ -154,9 +154,8 @@ fn pattern<T: Scalar>(c: MatRef<'_, T>) -> Vec<(bool, bool, bool)> {
 	v
 }
 
-/// the textbook product: each entry the plain sum of `x y` in `f64` with the complex product
-/// `(xr yr - xi yi, xr yi + xi yr)`, the non-finite values an IEEE GEMM gives (cuBLAS's; faer's
-/// complex product turns some infinities into NaN where it scales by alpha)
+/// the textbook sums: each entry the plain sum of `x y` in `f64` with the complex product
+/// `(xr yr - xi yi, xr yi + xi yr)`, before any scaling by alpha
 fn plain_product<T: Scalar>(a: MatRef<'_, T>, b: MatRef<'_, T>) -> Mat<T> {
 	Mat::from_fn(a.nrows(), b.ncols(), |i, j| {
 		let (mut re, mut im) = (0.0, 0.0);
@@ -169,8 +168,10 @@ fn plain_product<T: Scalar>(a: MatRef<'_, T>, b: MatRef<'_, T>) -> Mat<T> {
 	})
 }
 
-/// NaN and infinities give the non-finite pattern of the textbook product; other entries are
-/// emulated as usual
+/// NaN and infinities give the non-finite pattern of the native product (faer's here; cuBLAS,
+/// CuPy, PyTorch and NumPy give the same: a complex sum with an infinite part is scaled by the full
+/// product with `1 + 0i`, which makes both parts NaN), under target precisions and explicit plans
+/// alike, infinities meeting zeros included; other entries are emulated as usual
 fn nonfinite<T: Scalar>() {
 	let emu = cpu();
 	let mut a = random_matrix::<T>(9, 12, 1.0, 1);
@@ -179,9 +180,18 @@ fn nonfinite<T: Scalar>() {
 	a[(5, 0)] = T::from_parts(f64::INFINITY, 0.0);
 	b[(4, 6)] = T::from_parts(0.0, f64::NEG_INFINITY);
 	b[(7, 1)] = T::from_parts(f64::INFINITY, 0.0);
-	for precision in [Precision::F64, Precision::Tf32, Precision::SchemeI { slices: 4 }] {
+	// the infinity of A meets a zero of B, and a zero of A meets the infinity of B
+	b[(0, 2)] = T::from_parts(0.0, 0.0);
+	a[(6, 7)] = T::from_parts(0.0, 0.0);
+	let precisions = [
+		Precision::F64,
+		Precision::Tf32,
+		Precision::SchemeI { slices: 4 },
+		Precision::SchemeII { moduli: 14 },
+	];
+	for precision in precisions {
 		let c = emulated(&emu, a.as_ref(), b.as_ref(), precision);
-		let native = plain_product(a.as_ref(), b.as_ref());
+		let native = &a * &b;
 		assert_eq!(pattern(c.as_ref()), pattern(native.as_ref()), "{} {precision:?}", T::NAME);
 		assert!(c[(0, 0)].is_finite_value());
 		let report = emu.last_report().unwrap();
@@ -249,11 +259,33 @@ fn invalid_precisions_are_errors() {
 		Precision::SchemeI { slices: 9 },
 		Precision::SchemeII { moduli: 1 },
 		Precision::SchemeII { moduli: 21 },
-		Precision::Bits(24),
+		Precision::Bits(53),
 	] {
 		let err = a.try_emu_mul(&a, precision).unwrap_err();
 		assert!(matches!(err, Error::InvalidPrecision { .. }), "{precision:?}");
 	}
+}
+
+/// `Bits(n)` is one request for every type: an `f32` output at `Bits(40)` is served at its own 23
+/// bits (the same plan as `Bits(23)`), measured against the exact reference; `f64` keeps 40
+#[test]
+fn bits_are_clamped_per_type() {
+	let emu = cpu();
+	let (a, b) = (random_matrix::<f32>(64, 300, 1.0, 1), random_matrix::<f32>(300, 48, 1.0, 2));
+	let plan = |p| emu.plan(a.as_ref(), b.as_ref(), p).unwrap();
+	assert_eq!(plan(Precision::Bits(40)), plan(Precision::Bits(23)));
+	let c = emulated(&emu, a.as_ref(), b.as_ref(), Precision::Bits(40));
+	assert_ne!(emu.last_report().unwrap().plan.scheme, Scheme::Native);
+	let bits = ExactProduct::compute(a.as_ref(), b.as_ref(), Sampling::Full)
+		.accuracy(c.as_ref())
+		.bits;
+	assert!(bits >= 23.0, "{bits}");
+	let (a, b) = (random_matrix::<f64>(64, 300, 1.0, 1), random_matrix::<f64>(300, 48, 1.0, 2));
+	let c = emulated(&emu, a.as_ref(), b.as_ref(), Precision::Bits(40));
+	let bits = ExactProduct::compute(a.as_ref(), b.as_ref(), Sampling::Full)
+		.accuracy(c.as_ref())
+		.bits;
+	assert!(bits >= 40.0, "{bits}");
 }
 
 /// a zero inner dimension and zero operands
@@ -300,24 +332,31 @@ fn auto_backend_without_gpu_is_native() {
 	assert!(same_bits(c.as_ref(), (&a * &a).as_ref()));
 }
 
-/// complex special values: `alpha = 1 + 0i` and accumulation never turn an infinite part into NaN
-/// or touch the other part: a finite product whose real part overflows gives `(inf, finite)`, as
-/// the textbook product does, not `(inf, NaN)`
+/// complex overflow: a finite product whose real part overflows gives `(inf, NaN)` with `alpha =
+/// 1 + 0i`, as native products do (faer's here; cuBLAS through CuPy and PyTorch, and NumPy give
+/// the same), with and without accumulation, under every kind of plan
 #[test]
-fn complex_overflow_keeps_the_finite_part() {
+fn complex_overflow_follows_the_native_product() {
 	let emu = cpu();
-	let a = faer::mat![[c64::new(f64::powi(2.0, 1000), 0.0)]];
-	let b = faer::mat![[c64::new(f64::powi(2.0, 100), 1.0)]];
-	let native = plain_product(a.as_ref(), b.as_ref());
-	assert_eq!((native[(0, 0)].re, native[(0, 0)].im), (f64::INFINITY, f64::powi(2.0, 1000)));
+	let a = faer::mat![
+		[c64::new(f64::powi(2.0, 1000), 0.0), c64::new(0.0, 0.0)],
+		[c64::new(0.0, 0.0), c64::new(1.0, 0.0)]
+	];
+	let b = faer::mat![
+		[c64::new(f64::powi(2.0, 100), 1.0), c64::new(0.0, 0.0)],
+		[c64::new(0.0, 0.0), c64::new(1.0, 0.0)]
+	];
+	let alpha = c64::new(1.0, 0.0);
 	for precision in [Precision::F64, Precision::SchemeII { moduli: 12 }, Precision::SchemeI { slices: 4 }] {
-		for (accum, old) in [(Accum::Replace, c64::new(0.0, 0.0)), (Accum::Add, c64::new(-3.0, 5.0))] {
-			let mut c = faer::mat![[old]];
-			emu.matmul(c.as_mut(), accum, a.as_ref(), b.as_ref(), c64::new(1.0, 0.0), precision)
-				.unwrap();
+		for accum in [Accum::Replace, Accum::Add] {
+			let old = faer::mat![[c64::new(-3.0, 5.0), c64::new(1.0, 0.0)], [c64::new(0.0, 0.0), c64::new(2.0, 2.0)]];
+			let (mut c, mut native) = (old.clone(), old.clone());
+			emu.matmul(c.as_mut(), accum, a.as_ref(), b.as_ref(), alpha, precision).unwrap();
+			faer::linalg::matmul::matmul(native.as_mut(), accum, a.as_ref(), b.as_ref(), alpha, faer::Par::Seq);
 			let plan = emu.last_report().unwrap().plan;
 			assert_eq!(c[(0, 0)].re, f64::INFINITY, "{precision:?} {accum:?} ({plan})");
-			assert!(c[(0, 0)].im.is_finite(), "{precision:?} {accum:?} ({plan}): {:?}", c[(0, 0)]);
+			assert!(c[(0, 0)].im.is_nan(), "{precision:?} {accum:?} ({plan}): {:?}", c[(0, 0)]);
+			assert_eq!(pattern(c.as_ref()), pattern(native.as_ref()), "{precision:?} {accum:?} ({plan})");
 		}
 	}
 }
@@ -458,5 +497,84 @@ fn uncertified_rows_go_native() {
 		case::<c64>(&gpu);
 	} else {
 		println!("uncertified_rows_go_native: no GPU here, the GPU half skipped");
+	}
+}
+
+/// empty products (a dimension of zero) run natively on every backend, for the same reason, under
+/// every precision; with K = 0 the output is `0` (or kept, accumulating), as faer writes it
+#[test]
+fn empty_products_report_alike() {
+	let backends = [emugemm::Backend::CpuEmulation, emugemm::Backend::Native];
+	let precisions = [
+		Precision::F64,
+		Precision::Tf32,
+		Precision::SchemeII { moduli: 14 },
+		Precision::SchemeI { slices: 3 },
+	];
+	for backend in backends {
+		let emu = emugemm::Emulator::with_backend(backend).unwrap();
+		for (m, n, k) in [(0, 5, 7), (5, 0, 7), (5, 7, 0), (0, 0, 0)] {
+			for precision in precisions {
+				let (a, b) = (random_matrix::<c64>(m, k, 1.0, 1), random_matrix::<c64>(k, n, 1.0, 2));
+				let old = random_matrix::<c64>(m, n, 1.0, 3);
+				for accum in [Accum::Replace, Accum::Add] {
+					let mut c = old.clone();
+					emu.matmul(c.as_mut(), accum, a.as_ref(), b.as_ref(), c64::new(2.0, 1.0), precision)
+						.unwrap();
+					let report = emu.last_report().unwrap();
+					let at = format!("{backend:?} {m}x{n}x{k} {precision:?} {accum:?}: {report}");
+					assert_eq!(report.plan.scheme, Scheme::Native, "{at}");
+					assert_eq!(report.native_reason, Some(emugemm::NativeReason::NotEmulated), "{at}");
+					let kept = if accum == Accum::Add { old.clone() } else { Mat::zeros(m, n) };
+					assert!(same_bits(c.as_ref(), kept.as_ref()), "{at}");
+				}
+				let plan = emu.plan(a.as_ref(), b.as_ref(), precision).unwrap();
+				assert_eq!(plan.scheme, Scheme::Native, "{backend:?} {m}x{n}x{k} {precision:?}");
+			}
+		}
+	}
+}
+
+/// the K boundaries, one below, at and one above each: a scheme I pass (f64 8 slices: 16,256;
+/// c64: 8,064) and the bound's window (f64: 133,144; c64: 66,572). Each keeps its promise against
+/// the exact product: `Bits(40)` measured, and the explicit plans at least what a plain FP64
+/// product of the same inputs measures, minus 4 bits (they keep no promise; this catches a pass
+/// or a window that drops terms)
+#[test]
+fn k_boundaries_keep_the_promise() {
+	let emu = cpu();
+	fn around(k: usize) -> [usize; 3] {
+		[k - 1, k, k + 1]
+	}
+	fn check<T: Scalar>(emu: &emugemm::Emulator, k: usize, precision: Precision) {
+		let (a, b) = (random_matrix::<T>(3, k, 1.0, 1), random_matrix::<T>(k, 2, 1.0, 2));
+		let exact = ExactProduct::compute(a.as_ref(), b.as_ref(), Sampling::Full);
+		let c = emulated(emu, a.as_ref(), b.as_ref(), precision);
+		let report = emu.last_report().unwrap();
+		let bits = exact.accuracy(c.as_ref()).bits;
+		let floor = match precision.target_bits(T::MANTISSA_BITS, k) {
+			Some(target) => {
+				assert_ne!(report.plan.scheme, Scheme::Native, "{} K = {k}: {report}", T::NAME);
+				target
+			},
+			None => exact.accuracy(native_product(a.as_ref(), b.as_ref(), Precision::F64).as_ref()).bits - 4.0,
+		};
+		assert!(
+			bits >= floor,
+			"{} K = {k} {precision:?}: {bits} bits, below {floor} ({report})",
+			T::NAME
+		);
+	}
+	for k in around(16_256) {
+		check::<f64>(&emu, k, Precision::SchemeI { slices: 8 });
+	}
+	for k in around(8_064) {
+		check::<c64>(&emu, k, Precision::SchemeI { slices: 8 });
+	}
+	for k in around(133_144) {
+		check::<f64>(&emu, k, Precision::Bits(40));
+	}
+	for k in around(66_572) {
+		check::<c64>(&emu, k, Precision::Bits(40));
 	}
 }

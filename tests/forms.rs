@@ -16,9 +16,10 @@ use faer::{Col, Mat, MatRef, Par, Row, c64};
 /// explicit plan of each scheme
 const PRECISIONS: [Precision; 3] = [Precision::F64, Precision::SchemeI { slices: 4 }, Precision::SchemeII { moduli: 9 }];
 
-/// the last product of `emu` ran the emulation on the CPU
-fn emulation_ran(emu: &Emulator) {
-	let report = emu.last_report().expect("a report");
+/// the product that `report` describes ran the emulation on the CPU (a context's last report, or
+/// for the global context, which other tests share, this thread's)
+fn emulation_ran(report: Option<emugemm::Report>) {
+	let report = report.expect("a report");
 	assert_eq!(report.route, Route::Cpu, "{report}");
 	assert_ne!(report.plan.scheme, Scheme::Native, "{report}");
 }
@@ -40,19 +41,19 @@ fn conjugated_views_equal_conjugating_first() {
 	for precision in PRECISIONS {
 		let expected = emulated(&emu, zh.as_ref(), w.as_ref(), precision);
 		let got = z.adjoint().emu_mul_with(&emu, &w, precision).unwrap();
-		emulation_ran(&emu);
+		emulation_ran(emu.last_report());
 		assert!(same_bits(got.as_ref(), expected.as_ref()), "zᴴ w at {precision:?}");
 
 		let expected = emulated(&emu, zc.as_ref(), wc.as_ref().transpose(), precision);
 		let got = z.conjugate().emu_mul_with(&emu, &w.adjoint(), precision).unwrap();
-		emulation_ran(&emu);
+		emulation_ran(emu.last_report());
 		assert!(same_bits(got.as_ref(), expected.as_ref()), "conj(z) wᴴ at {precision:?}");
 
 		let expected = emulated(&emu, z.as_ref(), wc.as_ref().transpose(), precision);
 		let mut got = Mat::<c64>::zeros(48, 48);
 		emu.matmul(got.as_mut(), Accum::Replace, z.as_ref(), w.adjoint(), c64::new(1.0, 0.0), precision)
 			.unwrap();
-		emulation_ran(&emu);
+		emulation_ran(emu.last_report());
 		assert!(same_bits(got.as_ref(), expected.as_ref()), "z wᴴ at {precision:?}");
 	}
 }
@@ -84,7 +85,7 @@ fn matrix_forms_equal_the_view_path() {
 			a.as_mut().emu_mul_with(&emu, &b.as_ref(), precision).unwrap(),
 			a.as_ref().emu_mul_with(&emu, &b.as_mut(), precision).unwrap(),
 		];
-		emulation_ran(&emu);
+		emulation_ran(emu.last_report());
 		for (form, got) in products.iter().enumerate() {
 			assert!(same_bits(got.as_ref(), expected.as_ref()), "form {form} at {precision:?}");
 		}
@@ -101,7 +102,7 @@ fn columns_and_rows_equal_the_view_path() {
 	let y: Row<c64> = random_matrix::<c64>(1, 37, 1.0, 8).row(0).to_owned();
 	for precision in PRECISIONS {
 		let ax = a.emu_mul_with(&emu, &x, precision).unwrap();
-		emulation_ran(&emu);
+		emulation_ran(emu.last_report());
 		let expected = emulated(&emu, a.as_ref(), x.as_mat(), precision);
 		assert!(same_bits(ax.as_mat(), expected.as_ref()), "A x at {precision:?}");
 
@@ -139,7 +140,7 @@ fn the_free_function_equals_the_context_on_any_par() {
 		for par in [Par::Seq, Par::rayon(2), Par::rayon(0)] {
 			let mut c = got.clone();
 			emugemm::matmul(&mut c, Accum::Add, &a, b.as_ref(), alpha, par, precision).unwrap();
-			emulation_ran(&Emulator::global());
+			emulation_ran(emugemm::last_report());
 			assert!(same_bits(c.as_ref(), expected.as_ref()), "{par:?} at {precision:?}");
 		}
 		emugemm::matmul(got.as_mut(), Accum::Add, a.as_ref(), &b, alpha, Par::Seq, precision).unwrap();
@@ -166,7 +167,7 @@ mod nalgebra_forms {
 		let x = DVector::from_fn(38, |i, _| (i as f64).sin());
 		for precision in PRECISIONS {
 			let ax: DVector<f64> = a.emu_mul_with(&emu, &x, precision).unwrap();
-			emulation_ran(&emu);
+			emulation_ran(emu.last_report());
 			let xm = DMatrix::from_column_slice(38, 1, x.as_slice());
 			let expected = emulated(&emu, faer_view(&a), faer_view(&xm), precision);
 			assert!(same_bits(
@@ -201,7 +202,7 @@ mod nalgebra_forms {
 			// beta = 0: c is not read, its NaNs do not spread
 			let mut c = DMatrix::from_element(40, 20, f64::NAN);
 			emugemm::emu_gemm(&mut c, 2.0, &a, &b, 0.0, precision).unwrap();
-			emulation_ran(&Emulator::global());
+			emulation_ran(emugemm::last_report());
 			let mut expected = Mat::<f64>::zeros(40, 20);
 			cpu()
 				.matmul(expected.as_mut(), Accum::Replace, faer_view(&a), faer_view(&b), 2.0, precision)

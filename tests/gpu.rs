@@ -253,40 +253,45 @@ fn separate_parts_bit_exact() {
 	}
 }
 
-/// NaN and infinities: the GPU gives the non-finite pattern of the native product, and the
-/// other entries bit for bit as the oracle
+/// NaN and infinities, infinities meeting zeros among them: the GPU gives the non-finite pattern
+/// of the native product (faer's, which cuBLAS's equals: a complex sum with an infinite part,
+/// scaled by `1 + 0i`, is NaN in both parts), and the other entries bit for bit as the oracle
 #[test]
 #[ignore = "needs a Hopper GPU"]
 fn nonfinite_inputs() {
-	let (g, o) = (gpu(), cpu());
-	// 9 rows: the output entry by entry; 12: by 4 entries, some with a non-finite row among them
-	for (m, precision) in [9, 12]
-		.into_iter()
-		.flat_map(|m| [(m, Precision::F64), (m, Precision::SchemeI { slices: 4 })])
-	{
-		let mut a = random_matrix::<f64>(m, 12, 1.0, 1);
-		let mut b = random_matrix::<f64>(12, 7, 1.0, 2);
-		a[(2, 3)] = f64::NAN;
-		a[(5, 0)] = f64::INFINITY;
-		b[(7, 1)] = f64::NEG_INFINITY;
-		let gc = emulated(&g, a.as_ref(), b.as_ref(), precision);
-		let oc = emulated(&o, a.as_ref(), b.as_ref(), precision);
-		let native = &a * &b;
-		for j in 0..7 {
-			for i in 0..m {
-				let (x, y, z) = (gc[(i, j)], oc[(i, j)], native[(i, j)]);
-				assert_eq!(
-					(x.is_nan(), x.is_infinite(), x > 0.0),
-					(z.is_nan(), z.is_infinite(), z > 0.0),
-					"({i}, {j})"
-				);
-				if z.is_finite() {
-					assert_eq!(x.to_bits(), y.to_bits(), "({i}, {j})");
+	fn check<T: Scalar>() {
+		let (g, o) = (gpu(), cpu());
+		let kind = |x: f64| (x.is_nan(), x.is_infinite(), x.is_infinite() && x > 0.0);
+		// 9 rows: the output entry by entry; 12: by 4 entries, some with a non-finite row among them
+		let precisions = [Precision::F64, Precision::SchemeI { slices: 4 }, Precision::SchemeII { moduli: 14 }];
+		for (m, precision) in [9, 12].into_iter().flat_map(|m| precisions.map(|p| (m, p))) {
+			let mut a = random_matrix::<T>(m, 12, 1.0, 1);
+			let mut b = random_matrix::<T>(12, 7, 1.0, 2);
+			a[(2, 3)] = T::from_parts(f64::NAN, 0.0);
+			a[(5, 0)] = T::from_parts(f64::INFINITY, 0.0);
+			b[(7, 1)] = T::from_parts(f64::NEG_INFINITY, 0.0);
+			b[(0, 4)] = T::from_parts(0.0, 0.0);
+			a[(6, 7)] = T::from_parts(0.0, 0.0);
+			let gc = emulated(&g, a.as_ref(), b.as_ref(), precision);
+			let oc = emulated(&o, a.as_ref(), b.as_ref(), precision);
+			assert_ne!(g.last_report().unwrap().plan.scheme, Scheme::Native);
+			let native = &a * &b;
+			for j in 0..7 {
+				for i in 0..m {
+					let (x, y, z) = (gc[(i, j)], oc[(i, j)], native[(i, j)]);
+					let at = format!("{} {precision:?} ({i}, {j}): {x:?} against {z:?}", T::NAME);
+					assert_eq!((kind(x.re()), kind(x.im())), (kind(z.re()), kind(z.im())), "{at}");
+					if z.re().is_finite() && z.im().is_finite() {
+						assert_eq!((x.re().to_bits(), x.im().to_bits()), (y.re().to_bits(), y.im().to_bits()), "{at}");
+					}
 				}
 			}
+			assert_eq!(g.last_report().unwrap().nonfinite_entries, 2 * 7 + m - 2);
 		}
-		assert_eq!(g.last_report().unwrap().nonfinite_entries, 2 * 7 + m - 2);
 	}
+	check::<f64>();
+	check::<c64>();
+	check::<c32>();
 }
 
 /// the screens decide on the GPU as in the oracle: wide-range inputs large enough to sample go
@@ -765,11 +770,17 @@ fn split_over_two_logical_devices() {
 
 /// on a machine with two GPUs or more: a product split over GPUs 0 and 1 gives GPU 0's result
 /// bit for bit, from host and from device matrices (f64, c64 and f32, ragged rows and columns,
-/// `Accum::Add`, in core and in several tiles per GPU); skipped, and said so, with one GPU
+/// `Accum::Add`, in core and in several tiles per GPU); skipped, and said so, with one GPU, unless
+/// `EMUGEMM_TEST_GPUS=2` says that the machine has two (then it fails)
 #[test]
 #[ignore = "needs a Hopper GPU"]
 fn split_over_two_gpus() {
 	if Emulator::on_gpus(&[0, 1]).is_err() {
+		assert_ne!(
+			std::env::var("EMUGEMM_TEST_GPUS").as_deref(),
+			Ok("2"),
+			"EMUGEMM_TEST_GPUS=2, but no context over GPUs 0 and 1"
+		);
 		println!("split_over_two_gpus: SKIPPED, this machine has one GPU (the split is tested on one by split_over_two_logical_devices)");
 		return;
 	}
@@ -827,4 +838,69 @@ fn auto_routes_small_host_products_to_the_host() {
 	let _ = large.emu_mul_with(&auto, &large, Precision::F64).unwrap();
 	let report = auto.last_report().unwrap();
 	assert!(report.host_routing.is_none() && !report.times.upload.is_zero(), "{report}");
+}
+
+/// empty products (a dimension of zero) report on the GPU what they report on the CPU: a native
+/// plan for the same reason, with host and with device operands
+#[test]
+#[ignore = "needs a Hopper GPU"]
+fn empty_products_report_as_the_oracle() {
+	let (g, o) = (gpu(), cpu());
+	for (m, n, k) in [(0, 5, 7), (5, 0, 7), (5, 7, 0), (0, 0, 0)] {
+		for precision in [Precision::F64, Precision::SchemeII { moduli: 14 }, Precision::SchemeI { slices: 3 }] {
+			let (a, b) = (random_matrix::<f64>(m, k, 1.0, 1), random_matrix::<f64>(k, n, 1.0, 2));
+			let old = random_matrix::<f64>(m, n, 1.0, 3);
+			let at = format!("{m}x{n}x{k} {precision:?}");
+			let reason = |r: &Report| (r.plan.scheme, r.native_reason);
+			let (mut gc, mut oc) = (old.clone(), old.clone());
+			g.matmul(gc.as_mut(), Accum::Add, a.as_ref(), b.as_ref(), 2.0, precision).unwrap();
+			o.matmul(oc.as_mut(), Accum::Add, a.as_ref(), b.as_ref(), 2.0, precision).unwrap();
+			let (gr, or) = (g.last_report().unwrap(), o.last_report().unwrap());
+			assert_eq!(reason(&gr), reason(&or), "{at}: {gr} / {or}");
+			assert_eq!(or.native_reason, Some(emugemm::NativeReason::NotEmulated), "{at}");
+			assert!(same_bits(gc.as_ref(), oc.as_ref()), "{at}");
+			let (da, db) = (g.upload(a.as_ref()).unwrap(), g.upload(b.as_ref()).unwrap());
+			let mut dc = g.zeros_on_device::<f64>(m, n).unwrap();
+			g.matmul_device(&mut dc, Accum::Replace, &da, &db, 2.0, precision).unwrap();
+			assert_eq!(reason(&g.last_report().unwrap()), reason(&or), "{at} on the device");
+		}
+	}
+}
+
+/// the K boundaries, one below, at and one above each: a scheme I pass (f64 8 slices: 16,256;
+/// c64: 8,064), the one-launch 3M kernel of complex scheme II (8,192), the unfused INT32 chunk
+/// (131,056) and the bound's window (f64: 133,144; c64: 66,572 terms' worth). The GPU gives the
+/// oracle's plan and bits on each
+#[test]
+#[ignore = "needs a Hopper GPU"]
+fn k_boundaries_as_the_oracle() {
+	let (g, o) = (gpu(), cpu());
+	let unfused = gpu().with_fused_products(false);
+	fn around(k: usize) -> [usize; 3] {
+		[k - 1, k, k + 1]
+	}
+	for k in around(16_256) {
+		let (a, b) = (random_matrix::<f64>(5, k, 1.0, 1), random_matrix::<f64>(k, 3, 1.0, 2));
+		same_as_oracle(&g, &o, a.as_ref(), b.as_ref(), Precision::SchemeI { slices: 8 });
+	}
+	for k in around(8_064) {
+		let (a, b) = (random_matrix::<c64>(5, k, 1.0, 1), random_matrix::<c64>(k, 3, 1.0, 2));
+		same_as_oracle(&g, &o, a.as_ref(), b.as_ref(), Precision::SchemeI { slices: 8 });
+	}
+	for k in around(8_192) {
+		let (a, b) = (random_matrix::<c64>(5, k, 1.0, 1), random_matrix::<c64>(k, 3, 1.0, 2));
+		same_as_oracle(&g, &o, a.as_ref(), b.as_ref(), Precision::SchemeII { moduli: 14 });
+	}
+	for k in around(131_056) {
+		let (a, b) = (random_matrix::<f64>(4, k, 1.0, 1), random_matrix::<f64>(k, 3, 1.0, 2));
+		same_as_oracle(&unfused, &o, a.as_ref(), b.as_ref(), Precision::SchemeII { moduli: 14 });
+	}
+	for k in around(133_144) {
+		let (a, b) = (random_matrix::<f64>(4, k, 1.0, 1), random_matrix::<f64>(k, 3, 1.0, 2));
+		same_as_oracle(&g, &o, a.as_ref(), b.as_ref(), Precision::F64);
+	}
+	for k in around(66_572) {
+		let (a, b) = (random_matrix::<c64>(4, k, 1.0, 1), random_matrix::<c64>(k, 3, 1.0, 2));
+		same_as_oracle(&g, &o, a.as_ref(), b.as_ref(), Precision::F64);
+	}
 }

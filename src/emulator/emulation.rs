@@ -174,10 +174,10 @@ impl Emulator {
 	}
 
 	/// why a product of `shape` at `precision` is computed natively before any bound, where it is:
-	/// this context does not emulate it, it is below the native size, or the native product is
-	/// predicted faster than any emulation plus the bound ([`PolicyInput::skips_bound`])
+	/// this context does not emulate it or it is empty, it is below the native size, or the native
+	/// product is predicted faster than any emulation plus the bound ([`PolicyInput::skips_bound`])
 	pub(super) fn goes_native<T: Scalar>(&self, shape: Shape, precision: Precision) -> Option<NativeReason> {
-		if !self.emulates(shape.k) {
+		if !self.emulates(shape.k) || shape.is_empty() {
 			Some(NativeReason::NotEmulated)
 		} else if self.below_native_size(shape) {
 			Some(NativeReason::BelowNativeSize)

@@ -1,12 +1,13 @@
 //! the environment variables that configure the global context (see
-//! [`crate::Emulator::global`]): each read once, a value that cannot be read said through `log` and
-//! left at its default
+//! [`crate::Emulator::global`]): each read once, and checked as it is read; a value that cannot be
+//! read, or a backend that cannot run here, is an [`Error::Environment`] naming the variable
 
 use super::Emulator;
-use crate::{Backend, Precision};
+use crate::precision::validate;
+use crate::{Backend, Error, Precision};
 
-/// `EMUGEMM_HOST_ROUTING`: `on` or `off`, `None` when unset or unreadable
-pub(super) fn host_routing() -> Option<bool> {
+/// `EMUGEMM_HOST_ROUTING`: `on` or `off`, `None` when unset
+pub(super) fn host_routing() -> Result<Option<bool>, Error> {
 	read("EMUGEMM_HOST_ROUTING", |v| match v {
 		"on" | "1" | "true" => Ok(true),
 		"off" | "0" | "false" => Ok(false),
@@ -14,16 +15,16 @@ pub(super) fn host_routing() -> Option<bool> {
 	})
 }
 
-/// the global context as the environment sets it
-pub(super) fn global_from_env() -> Emulator {
-	let backend = read("EMUGEMM_BACKEND", parse_backend).unwrap_or(Backend::Auto);
-	let emu = Emulator::with_backend(backend).unwrap_or_else(|e| {
-		log::warn!("emugemm: EMUGEMM_BACKEND: {e}; the global context runs on Backend::Auto");
-		Emulator::new().expect("Backend::Auto always resolves")
-	});
-	let precision = read("EMUGEMM_PRECISION", |v| v.parse::<Precision>().map_err(|e| e.to_string()));
-	let native_below = read("EMUGEMM_NATIVE_BELOW", |v| v.parse::<usize>().map_err(|e| e.to_string())).unwrap_or(0);
-	emu.with_precision_override(precision).with_native_below(native_below)
+/// the global context as the environment sets it, or the error of its first variable that cannot
+/// be read, or whose backend cannot run here
+pub(super) fn context_from_env() -> Result<Emulator, Error> {
+	let backend = read("EMUGEMM_BACKEND", parse_backend)?.unwrap_or(Backend::Auto);
+	let precision = read("EMUGEMM_PRECISION", parse_precision)?;
+	let native_below = read("EMUGEMM_NATIVE_BELOW", |v| v.parse::<usize>().map_err(|e| e.to_string()))?.unwrap_or(0);
+	// read by every `Backend::Auto` context; checked here for every backend
+	host_routing()?;
+	let emu = Emulator::with_backend(backend).map_err(|e| environment("EMUGEMM_BACKEND", &format!("{backend:?}"), e.to_string()))?;
+	Ok(emu.with_precision_override(precision).with_native_below(native_below))
 }
 
 /// `auto`, `native`, `cpu` or `gpu`
@@ -37,14 +38,30 @@ fn parse_backend(value: &str) -> Result<Backend, String> {
 	}
 }
 
-/// the variable `name`, lower case and trimmed, read by `parse`: `None` when unset, or (with a
-/// warning) when `parse` refuses it
-fn read<V>(name: &str, parse: impl FnOnce(&str) -> Result<V, String>) -> Option<V> {
-	let value = std::env::var(name).ok()?;
-	let value = value.trim().to_ascii_lowercase();
-	parse(&value)
-		.map_err(|reason| log::warn!("emugemm: {name}={value} ignored: {reason}"))
-		.ok()
+/// a [`Precision`] the products can run at (`bits=n` up to 52, then clamped per type as
+/// [`Precision::Bits`] says)
+fn parse_precision(value: &str) -> Result<Precision, String> {
+	let precision = value.parse::<Precision>().map_err(|e| e.to_string())?;
+	validate(precision).map_err(str::to_owned)?;
+	Ok(precision)
+}
+
+/// the variable `name`, lower case and trimmed, read by `parse`: `None` when unset, an
+/// [`Error::Environment`] when `parse` refuses it
+fn read<V>(name: &'static str, parse: impl FnOnce(&str) -> Result<V, String>) -> Result<Option<V>, Error> {
+	let Ok(raw) = std::env::var(name) else {
+		return Ok(None);
+	};
+	let value = raw.trim().to_ascii_lowercase();
+	parse(&value).map(Some).map_err(|reason| environment(name, &raw, reason))
+}
+
+fn environment(variable: &'static str, value: &str, reason: String) -> Error {
+	Error::Environment {
+		variable,
+		value: value.to_owned(),
+		reason,
+	}
 }
 
 #[cfg(test)]
@@ -56,5 +73,15 @@ mod tests {
 		assert_eq!(parse_backend("cpu"), Ok(Backend::CpuEmulation));
 		assert_eq!(parse_backend("gpu"), Ok(Backend::Gpu));
 		assert!(parse_backend("tpu").is_err());
+		assert!(parse_backend("cpuemulation").is_err());
+	}
+
+	#[test]
+	fn precisions_are_checked_as_read() {
+		assert_eq!(parse_precision("scheme2=14"), Ok(Precision::SchemeII { moduli: 14 }));
+		assert_eq!(parse_precision("bits=40"), Ok(Precision::Bits(40)));
+		for refused in ["scheme2=0", "scheme2=21", "scheme1=0", "scheme1=9", "bits=60", "f65", ""] {
+			assert!(parse_precision(refused).is_err(), "{refused}");
+		}
 	}
 }

@@ -42,9 +42,10 @@ impl Emulator {
 		precision: Precision,
 	) -> Result<Plan, Error> {
 		let (lhs, rhs) = (View::of(lhs), View::of(rhs));
-		let precision = self.precision_override.unwrap_or(precision);
+		let precision = self.precision_for(precision);
+		self.refused()?;
 		check_shapes(lhs.shape(), rhs.shape(), None)?;
-		validate::<T>(precision).map_err(|reason| Error::InvalidPrecision { precision, reason })?;
+		validate(precision).map_err(|reason| Error::InvalidPrecision { precision, reason })?;
 		let shape = Shape::new(lhs.nrows(), rhs.ncols(), lhs.ncols());
 		if self.goes_native::<T>(shape, precision).is_some() {
 			return Ok(Plan::native(shape.m));
@@ -77,9 +78,10 @@ impl Emulator {
 		precision: Precision,
 	) -> Result<Vec<Plan>, Error> {
 		let (lhs, rhs) = (View::of(lhs), View::of(rhs));
-		let precision = self.precision_override.unwrap_or(precision);
+		let precision = self.precision_for(precision);
+		self.refused()?;
 		check_shapes(lhs.shape(), rhs.shape(), None)?;
-		validate::<T>(precision).map_err(|reason| Error::InvalidPrecision { precision, reason })?;
+		validate(precision).map_err(|reason| Error::InvalidPrecision { precision, reason })?;
 		let shape = Shape::new(lhs.nrows(), rhs.ncols(), lhs.ncols());
 		if self.emulates(shape.k)
 			&& self.goes_native::<T>(shape, precision).is_some()
@@ -155,7 +157,7 @@ impl Emulator {
 		alpha: T,
 		(precision, par): (Precision, Par),
 	) -> Result<(), Error> {
-		let precision = self.precision_override.unwrap_or(precision);
+		let precision = self.precision_for(precision);
 		let shape = Shape::new(lhs.nrows(), rhs.ncols(), lhs.ncols());
 		let dims = [lhs.shape(), rhs.shape(), dst.shape()];
 		// the native product on the host's cores, with the host routing that sent it there
@@ -166,9 +168,12 @@ impl Emulator {
 				..self.report::<T>(Choice::native(shape.m, reason), shape, 0, PhaseTimes::default())
 			})
 		};
-		self.run::<T>(dims, precision, || {
+		self.run(dims, precision, || {
 			parallel::within(par, || match self.backend {
 				Backend::CpuEmulation => Ok(self.emulate(dst, accum, (lhs, rhs), alpha, (precision, par))),
+				// an empty product is native everywhere, for the same reason as on the GPU
+				#[cfg(feature = "cuda")]
+				Backend::Gpu if shape.is_empty() => on_host(dst, None, NativeReason::NotEmulated),
 				#[cfg(feature = "cuda")]
 				Backend::Gpu if self.below_native_size(shape) => on_host(dst, None, NativeReason::BelowNativeSize),
 				#[cfg(feature = "cuda")]
@@ -206,23 +211,47 @@ impl Emulator {
 		precision: Precision,
 	) -> Result<(), Error> {
 		self.require_gpu()?;
-		let precision = self.precision_override.unwrap_or(precision);
+		let precision = self.precision_for(precision);
 		let dims = [lhs.shape(), rhs.shape(), dst.shape()];
-		self.run::<T>(dims, precision, || {
+		self.run(dims, precision, || {
 			crate::gpu::device_product(self.settings(), dst, accum, (lhs, rhs), alpha, precision)
 		})
 	}
 
+	/// the error this context returns for every product, where it has one (the global context's
+	/// where the environment cannot be used)
+	fn refused(&self) -> Result<(), Error> {
+		self.refusal.clone().map_or(Ok(()), Err)
+	}
+
+	/// the precision a call asking for `asked` runs at: the override's where the context has one
+	/// (a warning, once per process, where it replaces a target precision by another)
+	fn precision_for(&self, asked: Precision) -> Precision {
+		let Some(given) = self.precision_override else {
+			return asked;
+		};
+		if given != asked && asked.target_bits(53, 1).is_some() {
+			static WARNED: std::sync::Once = std::sync::Once::new();
+			WARNED.call_once(|| {
+				log::warn!(
+					"emugemm: the precision override {given} replaces the target precision {asked} the call asks for (EMUGEMM_PRECISION on the global context); an explicit plan keeps no accuracy promise"
+				)
+			});
+		}
+		given
+	}
+
 	/// the one way a product runs: `dims` (of `lhs`, `rhs` and `dst`) and `precision` checked,
 	/// then `product`, timed whole, its report published as this context's and this thread's last
-	fn run<T: Scalar>(
+	fn run(
 		&self,
 		[lhs, rhs, dst]: [(usize, usize); 3],
 		precision: Precision,
 		product: impl FnOnce() -> Result<Report, Error>,
 	) -> Result<(), Error> {
+		self.refused()?;
 		check_shapes(lhs, rhs, Some(dst))?;
-		validate::<T>(precision).map_err(|reason| Error::InvalidPrecision { precision, reason })?;
+		validate(precision).map_err(|reason| Error::InvalidPrecision { precision, reason })?;
 		let start = Instant::now();
 		let report = product()?;
 		let report = Report {
@@ -245,7 +274,7 @@ impl Emulator {
 			);
 		}
 		remember_on_thread(report.clone());
-		*self.last.lock().expect("report lock") = Some(report);
+		*self.last.lock().unwrap_or_else(|e| e.into_inner()) = Some(report);
 		Ok(())
 	}
 }

@@ -48,9 +48,10 @@ pub(super) fn native_at<T: Scalar>(
 
 /// the entries in `rows` (all columns) and `cols` (all rows), both ascending, of a product whose
 /// rows and columns there hold NaN or infinities: plain sums of products in `f64`, combined like
-/// the emulated entries, so that they carry the non-finite values a native product gives (`alpha
-/// = 1 + 0i` keeps an infinite part infinite and the other part as it is); the same operations in
-/// the same order as `native_fixup` in cuda/reconstruct.cu
+/// the emulated entries, so that they carry the non-finite values a native product gives (cuBLAS,
+/// OpenBLAS and faer scale a complex sum by the full product with alpha, so that an infinite part
+/// meets the zero imaginary part of `alpha = 1 + 0i` and gives NaN); the same operations in the
+/// same order as `native_fixup` in cuda/reconstruct.cu
 pub(super) fn nonfinite_entries<T: Scalar>(
 	mut dst: MatMut<'_, T>,
 	accum: Accum,

@@ -46,6 +46,9 @@ fn product_shape(emu: &Emulator, [lhs, rhs, dst]: [(usize, usize); 3]) -> Result
 /// `f32`/`c32` with [`NativeMath::Tf32`], or cuBLAS's FP64 emulation for `f64`/`c64` with
 /// [`NativeMath::Fp64Emulation`]); returns the device time of the call
 ///
+/// The matrices must lie whole on the first GPU, as those of a context on one GPU do
+/// ([`Error::Placement`] otherwise, as for those of [`Emulator::on_gpus`]).
+///
 /// For the emulation the cuBLAS handle is set up before the timed call (its workspace allocated
 /// untimed) and restored after it, so later products run as before; a cuBLAS without the
 /// emulation (older than CUDA 13.0 Update 2) gives [`Error::Gpu`].
@@ -71,6 +74,8 @@ pub fn native_matmul<T: Scalar>(
 	math: NativeMath,
 ) -> Result<Duration, Error> {
 	let shape = product_shape(emu, [lhs.shape(), rhs.shape(), dst.shape()])?;
+	// cuBLAS on the first GPU's pipeline multiplies matrices that lie there whole
+	super::engine::placed([&*dst, lhs, rhs], &[(0, 0)])?;
 	let Shape { m, k, .. } = shape;
 	let g = gpu()?;
 	let (a, b, c) = (lhs.ptr(&g), rhs.ptr(&g), dst.ptr(&g));

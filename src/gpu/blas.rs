@@ -231,6 +231,9 @@ pub(crate) fn native_gemm<T: Scalar>(
 ) -> Result<(), Error> {
 	let (data, compute) = types::<T>(math);
 	let dim = |x: usize| i32::try_from(x).map_err(|_| Error::gpu("dimension too large for cuBLAS"));
+	// cuBLAS reads a complex scalar as a `cuDoubleComplex`, 16-byte aligned (with aligned loads),
+	// where `Complex<f64>` is aligned to 8: on an 8-aligned stack slot that read faults
+	let (alpha, beta) = (Scalar16(alpha), Scalar16(beta));
 	// SAFETY: pointers come from live device allocations of at least ld x cols elements
 	let status = unsafe {
 		blas::cublasGemmEx(
@@ -240,14 +243,14 @@ pub(crate) fn native_gemm<T: Scalar>(
 			dim(m)?,
 			dim(n)?,
 			dim(k)?,
-			(&alpha as *const T).cast(),
+			(&alpha.0 as *const T).cast(),
 			a.0.addr() as *const c_void,
 			data,
 			dim(a.1)?,
 			b.0.addr() as *const c_void,
 			data,
 			dim(b.1)?,
-			(&beta as *const T).cast(),
+			(&beta.0 as *const T).cast(),
 			c.0.addr() as *mut c_void,
 			data,
 			dim(c.1)?,
@@ -257,6 +260,10 @@ pub(crate) fn native_gemm<T: Scalar>(
 	};
 	blas_check(status, "GemmEx")
 }
+
+/// a scalar at a 16-byte aligned address, as cuBLAS reads host scalars
+#[repr(C, align(16))]
+struct Scalar16<T>(T);
 
 /// a cuBLAS status as a result
 pub(super) fn blas_check(status: blas::cublasStatus_t, what: &str) -> Result<(), Error> {

@@ -333,15 +333,15 @@ impl Gpu {
 		CodeInUse(self)
 	}
 
-	/// the module that defines kernel `name` in the code in use, loaded on first use (panics on a
-	/// name no embedded module defines: a programming error, a kernel of the feature `bench`
-	/// without it, or a Hopper-only kernel on the portable path)
+	/// the module that defines kernel `name` in the code in use, loaded on first use; an error for
+	/// a name no embedded module of that code defines (a kernel of the feature `bench` without it,
+	/// or a Hopper-only kernel on the portable path)
 	fn module(&self, name: &str) -> Result<Arc<CudaModule>, Error> {
 		let code = self.code.get();
 		let index = *self
 			.entries
 			.get(&(code, name))
-			.unwrap_or_else(|| panic!("kernel {name} is not in the embedded {code:?} modules"));
+			.ok_or_else(|| Error::gpu(format!("kernel {name} is not in the embedded {code:?} modules")))?;
 		if let Some(module) = &self.modules.borrow()[index] {
 			return Ok(module.clone());
 		}

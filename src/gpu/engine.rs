@@ -18,6 +18,24 @@ use crate::{Accum, Error, PhaseTimes, Precision, Report, Route, Scalar};
 use faer::MatMut;
 use std::time::Duration;
 
+/// `Ok` where the destination, the left and the right operand (in that order) lie on the
+/// pipelines `devices`, those of the context that runs the product; [`Error::Placement`] naming
+/// the first that does not
+pub(super) fn placed<T: Scalar>(matrices: [&DeviceMatrix<T>; 3], devices: &[Device]) -> Result<(), Error> {
+	for (what, matrix) in ["destination", "left operand", "right operand"].into_iter().zip(matrices) {
+		if matrix.devices() != devices {
+			return Err(Error::Placement {
+				reason: format!(
+					"the {what} lies on GPUs {:?}, this context runs on {:?}: use matrices this context uploaded",
+					matrix.devices().iter().map(|d| d.0).collect::<Vec<_>>(),
+					devices.iter().map(|d| d.0).collect::<Vec<_>>()
+				),
+			});
+		}
+	}
+	Ok(())
+}
+
 /// `dst = alpha lhs rhs (+ dst)` of device matrices, in core on one GPU where it fits, otherwise
 /// in tiles (over several GPUs, or out of core); shapes and precision checked by the caller
 pub(crate) fn device_product<T: Scalar>(
@@ -30,17 +48,7 @@ pub(crate) fn device_product<T: Scalar>(
 ) -> Result<Report, Error> {
 	let devices = pipelines(settings.devices.ordinals());
 	let settings = for_gpus(settings, &devices)?;
-	for (what, matrix) in [("destination", &*dst), ("left operand", lhs), ("right operand", rhs)] {
-		if matrix.devices() != devices {
-			return Err(Error::Placement {
-				reason: format!(
-					"the {what} lies on GPUs {:?}, this context runs on {:?}: use matrices this context uploaded",
-					matrix.devices().iter().map(|d| d.0).collect::<Vec<_>>(),
-					devices.iter().map(|d| d.0).collect::<Vec<_>>()
-				),
-			});
-		}
-	}
+	placed([&*dst, lhs, rhs], &devices)?;
 	let shape = Shape::new(lhs.nrows(), rhs.ncols(), lhs.ncols());
 	let Shape { m, n, k } = shape;
 	dst.forget();
