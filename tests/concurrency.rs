@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{cpu, same_bits};
+use common::{cpu, same_bits, skipped_on_one_gpu};
 use emugemm::testing::{InnerPattern, Pair, pair, random_matrix};
 use emugemm::{Accum, Backend, Emulator, Precision, Report, Scalar};
 use faer::{Mat, c32, c64};
@@ -129,12 +129,7 @@ fn threads_share_two_pipelines_of_one_gpu() {
 #[ignore = "needs a GPU"]
 fn contexts_over_two_gpus_in_both_orders() {
 	let (Ok(forward), Ok(backward)) = (Emulator::on_gpus(&[0, 1]), Emulator::on_gpus(&[1, 0])) else {
-		assert_ne!(
-			std::env::var("EMUGEMM_TEST_GPUS").as_deref(),
-			Ok("2"),
-			"EMUGEMM_TEST_GPUS=2, but no context over GPUs 0 and 1"
-		);
-		println!("contexts_over_two_gpus_in_both_orders: SKIPPED, this machine has one GPU");
+		skipped_on_one_gpu("contexts_over_two_gpus_in_both_orders");
 		return;
 	};
 	let (forward, backward) = (forward.with_native_candidate(false), backward.with_native_candidate(false));

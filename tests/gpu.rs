@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{cpu, emulated, same_bits};
+use common::{cpu, emulated, same_bits, skipped_on_one_gpu};
 use emugemm::testing::{Adversarial, InnerPattern, Pair, adversarial_matrix, pair, random_matrix};
 use emugemm::{Accum, Backend, EmuMatMul, Emulator, Error, Precision, Report, Route, Scalar, Scaling, Scheme};
 use faer::{Mat, MatRef, c32, c64};
@@ -776,12 +776,8 @@ fn split_over_two_logical_devices() {
 #[ignore = "needs a Hopper GPU"]
 fn split_over_two_gpus() {
 	if Emulator::on_gpus(&[0, 1]).is_err() {
-		assert_ne!(
-			std::env::var("EMUGEMM_TEST_GPUS").as_deref(),
-			Ok("2"),
-			"EMUGEMM_TEST_GPUS=2, but no context over GPUs 0 and 1"
-		);
-		println!("split_over_two_gpus: SKIPPED, this machine has one GPU (the split is tested on one by split_over_two_logical_devices)");
+		// (the split is tested on one GPU by split_over_two_logical_devices)
+		skipped_on_one_gpu("split_over_two_gpus");
 		return;
 	}
 	fn case<T: Scalar>() {
@@ -874,33 +870,18 @@ fn empty_products_report_as_the_oracle() {
 #[test]
 #[ignore = "needs a Hopper GPU"]
 fn k_boundaries_as_the_oracle() {
+	fn around<T: Scalar>((g, o): (&Emulator, &Emulator), boundary: usize, (m, n): (usize, usize), precision: Precision) {
+		for k in [boundary - 1, boundary, boundary + 1] {
+			let (a, b) = (random_matrix::<T>(m, k, 1.0, 1), random_matrix::<T>(k, n, 1.0, 2));
+			same_as_oracle(g, o, a.as_ref(), b.as_ref(), precision);
+		}
+	}
 	let (g, o) = (gpu(), cpu());
 	let unfused = gpu().with_fused_products(false);
-	fn around(k: usize) -> [usize; 3] {
-		[k - 1, k, k + 1]
-	}
-	for k in around(16_256) {
-		let (a, b) = (random_matrix::<f64>(5, k, 1.0, 1), random_matrix::<f64>(k, 3, 1.0, 2));
-		same_as_oracle(&g, &o, a.as_ref(), b.as_ref(), Precision::SchemeI { slices: 8 });
-	}
-	for k in around(8_064) {
-		let (a, b) = (random_matrix::<c64>(5, k, 1.0, 1), random_matrix::<c64>(k, 3, 1.0, 2));
-		same_as_oracle(&g, &o, a.as_ref(), b.as_ref(), Precision::SchemeI { slices: 8 });
-	}
-	for k in around(8_192) {
-		let (a, b) = (random_matrix::<c64>(5, k, 1.0, 1), random_matrix::<c64>(k, 3, 1.0, 2));
-		same_as_oracle(&g, &o, a.as_ref(), b.as_ref(), Precision::SchemeII { moduli: 14 });
-	}
-	for k in around(131_056) {
-		let (a, b) = (random_matrix::<f64>(4, k, 1.0, 1), random_matrix::<f64>(k, 3, 1.0, 2));
-		same_as_oracle(&unfused, &o, a.as_ref(), b.as_ref(), Precision::SchemeII { moduli: 14 });
-	}
-	for k in around(133_144) {
-		let (a, b) = (random_matrix::<f64>(4, k, 1.0, 1), random_matrix::<f64>(k, 3, 1.0, 2));
-		same_as_oracle(&g, &o, a.as_ref(), b.as_ref(), Precision::F64);
-	}
-	for k in around(66_572) {
-		let (a, b) = (random_matrix::<c64>(4, k, 1.0, 1), random_matrix::<c64>(k, 3, 1.0, 2));
-		same_as_oracle(&g, &o, a.as_ref(), b.as_ref(), Precision::F64);
-	}
+	around::<f64>((&g, &o), 16_256, (5, 3), Precision::SchemeI { slices: 8 });
+	around::<c64>((&g, &o), 8_064, (5, 3), Precision::SchemeI { slices: 8 });
+	around::<c64>((&g, &o), 8_192, (5, 3), Precision::SchemeII { moduli: 14 });
+	around::<f64>((&unfused, &o), 131_056, (4, 3), Precision::SchemeII { moduli: 14 });
+	around::<f64>((&g, &o), 133_144, (4, 3), Precision::F64);
+	around::<c64>((&g, &o), 66_572, (4, 3), Precision::F64);
 }

@@ -28,6 +28,17 @@ pub fn table_backend() -> Emulator {
 	}
 }
 
+/// says that `test` is skipped on a machine with one GPU; fails instead where `EMUGEMM_TEST_GPUS=2`
+/// says that the machine has two (so that a two-GPU run cannot pass by skipping)
+pub fn skipped_on_one_gpu(test: &str) {
+	assert_ne!(
+		std::env::var("EMUGEMM_TEST_GPUS").as_deref(),
+		Ok("2"),
+		"{test}: EMUGEMM_TEST_GPUS=2, but no context over GPUs 0 and 1"
+	);
+	println!("{test}: SKIPPED, this machine has one GPU");
+}
+
 /// `a b` by `emu` at `precision`
 pub fn emulated<T: Scalar>(emu: &Emulator, a: MatRef<'_, T>, b: MatRef<'_, T>, precision: Precision) -> Mat<T> {
 	let mut c = Mat::zeros(a.nrows(), b.ncols());
