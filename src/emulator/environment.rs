@@ -23,7 +23,10 @@ pub(super) fn context_from_env() -> Result<Emulator, Error> {
 	let native_below = read("EMUGEMM_NATIVE_BELOW", |v| v.parse::<usize>().map_err(|e| e.to_string()))?.unwrap_or(0);
 	// read by every `Backend::Auto` context; checked here for every backend
 	host_routing()?;
-	let emu = Emulator::with_backend(backend).map_err(|e| environment("EMUGEMM_BACKEND", &format!("{backend:?}"), e.to_string()))?;
+	let emu = Emulator::with_backend(backend).map_err(|e| {
+		let value = std::env::var("EMUGEMM_BACKEND").unwrap_or_else(|_| "auto (unset)".into());
+		environment("EMUGEMM_BACKEND", &value, e.to_string())
+	})?;
 	Ok(emu.with_precision_override(precision).with_native_below(native_below))
 }
 
