@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{cpu, same_bits, skipped_on_one_gpu};
+use common::{cpu, plan_key, same_bits, skipped_on_one_gpu};
 use emugemm::testing::{InnerPattern, Pair, pair, random_matrix};
 use emugemm::{Accum, Backend, Emulator, Precision, Report, Scalar};
 use faer::{Mat, c32, c64};
@@ -78,8 +78,7 @@ fn mix<T: Scalar>(emu: &Emulator, threads: usize, rounds: usize, size: usize) {
 					assert!(same_bits(c.as_ref(), alone[q].0.as_ref()), "{at}");
 					// this thread's report is its own product's, with the plan it ran alone
 					assert_eq!(report.shape, alone[q].1.shape, "{at}");
-					let key = |p: &emugemm::Plan| (p.scheme, p.predicted_bits.to_bits(), p.k_passes, p.native_rows);
-					assert_eq!(key(&report.plan), key(&alone[q].1.plan), "{at}");
+					assert_eq!(plan_key(&report.plan), plan_key(&alone[q].1.plan), "{at}");
 					assert_eq!(report.native_rows, alone[q].1.native_rows, "{at}");
 				}
 			});

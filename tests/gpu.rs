@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{cpu, emulated, same_bits, skipped_on_one_gpu};
+use common::{cpu, emulated, plan_key, same_bits, skipped_on_one_gpu};
 use emugemm::testing::{Adversarial, InnerPattern, Pair, adversarial_matrix, pair, random_matrix};
 use emugemm::{Accum, Backend, EmuMatMul, Emulator, Error, Precision, Report, Route, Scalar, Scaling, Scheme};
 use faer::{Mat, MatRef, c32, c64};
@@ -38,11 +38,7 @@ fn same_as_oracle<T: Scalar>(gpu: &Emulator, oracle: &Emulator, a: MatRef<'_, T>
 	let c = emulated(oracle, a, b, precision);
 	let cr = oracle.last_report().unwrap();
 	// the same bound: the same plan, the same certified bits, the same native rows
-	let plan = |r: &emugemm::Report| {
-		let p = r.plan;
-		(p.scheme, p.predicted_bits.to_bits(), p.k_passes, p.native_rows, p.separate_parts)
-	};
-	assert_eq!(plan(&gr), plan(&cr), "{} {precision:?}: plans differ", T::NAME);
+	assert_eq!(plan_key(&gr.plan), plan_key(&cr.plan), "{} {precision:?}: plans differ", T::NAME);
 	assert_eq!(gr.native_rows, cr.native_rows, "{} {precision:?}: native rows differ", T::NAME);
 	if gr.plan.scheme == Scheme::Native {
 		return; // cuBLAS and faer need not agree bit for bit

@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{cpu, emulated, same_bits};
+use common::{cpu, emulated, plan_key, same_bits};
 use emugemm::testing::{ExactProduct, Sampling, random_matrix};
 use emugemm::{Accum, Backend, Emulator, Precision, Scalar, Scheme};
 use faer::{Mat, MatRef, c32, c64};
@@ -136,8 +136,8 @@ fn forms_agree<T: Scalar>(
 	let (c, report) = product_in_forms(&emu, (&a, &b), (fa, fb), how);
 	let (p, plain_report) = product_in_forms(&emu, (&a, &b), (plain, plain), how);
 	let (o, oracle) = product_in_forms(&cpu(), (&a, &b), (fa, fb), how);
-	prop_assert_eq!(key(&report.plan), key(&plain_report.plan));
-	prop_assert_eq!(key(&report.plan), key(&oracle.plan));
+	prop_assert_eq!(plan_key(&report.plan), plan_key(&plain_report.plan));
+	prop_assert_eq!(plan_key(&report.plan), plan_key(&oracle.plan));
 	prop_assert_eq!(&report.native_rows, &oracle.native_rows);
 	// the emulated rows bit for bit (native rows are faer's or cuBLAS's, whose kernels sum in an
 	// order that depends on the layout)
@@ -250,11 +250,6 @@ fn specials_as_native<T: Scalar>(
 		}
 	}
 	Ok(())
-}
-
-/// a plan as a comparable value (`predicted_bits` by its bits: NaN for explicit plans)
-fn key(p: &emugemm::Plan) -> (Scheme, u64, usize, usize, bool) {
-	(p.scheme, p.predicted_bits.to_bits(), p.k_passes, p.native_rows, p.separate_parts)
 }
 
 fn shape() -> impl Strategy<Value = (usize, usize, usize)> {

@@ -170,10 +170,9 @@ impl Emulator {
 		};
 		self.run(dims, precision, || {
 			parallel::within(par, || match self.backend {
+				// an empty product is native on every backend, for one reason
+				_ if shape.is_empty() => on_host(dst, None, NativeReason::NotEmulated),
 				Backend::CpuEmulation => Ok(self.emulate(dst, accum, (lhs, rhs), alpha, (precision, par))),
-				// an empty product is native everywhere, for the same reason as on the GPU
-				#[cfg(feature = "cuda")]
-				Backend::Gpu if shape.is_empty() => on_host(dst, None, NativeReason::NotEmulated),
 				#[cfg(feature = "cuda")]
 				Backend::Gpu if self.below_native_size(shape) => on_host(dst, None, NativeReason::BelowNativeSize),
 				#[cfg(feature = "cuda")]

@@ -28,6 +28,12 @@ pub fn table_backend() -> Emulator {
 	}
 }
 
+/// a plan as a comparable value: `predicted_bits` by its bits (NaN for explicit plans, which
+/// `Plan`'s own `==` never finds equal)
+pub fn plan_key(p: &emugemm::Plan) -> (emugemm::Scheme, u64, usize, usize, bool) {
+	(p.scheme, p.predicted_bits.to_bits(), p.k_passes, p.native_rows, p.separate_parts)
+}
+
 /// says that `test` is skipped on a machine with one GPU; fails instead where `EMUGEMM_TEST_GPUS=2`
 /// says that the machine has two (so that a two-GPU run cannot pass by skipping)
 pub fn skipped_on_one_gpu(test: &str) {
