@@ -682,6 +682,7 @@ impl Bench {
 					a.as_ref(),
 					b.as_ref(),
 					T::from_parts(1.0, 0.0),
+					faer::Par::rayon(0),
 					precision,
 				)
 				.unwrap();
@@ -755,7 +756,15 @@ fn out_of_core(sizes: &[usize], budget: usize, rows: &mut dyn FnMut(String)) {
 			let mut times: Vec<(Duration, emugemm::Report)> = (0..=runs)
 				.map(|_| {
 					let start = Instant::now();
-					match emu.matmul(c.as_mut(), Accum::Replace, a.as_ref(), b.as_ref(), 1.0, Precision::F64) {
+					match emu.matmul(
+						c.as_mut(),
+						Accum::Replace,
+						a.as_ref(),
+						b.as_ref(),
+						1.0,
+						faer::Par::rayon(0),
+						Precision::F64,
+					) {
 						Ok(()) => Some((start.elapsed(), emu.last_report().unwrap())),
 						Err(e) => {
 							rows(format!("| out of core | f64 | {what}: {e} | {n} | | | | | | | | |"));
@@ -820,8 +829,16 @@ fn gpus(sizes: &[usize], rows: &mut dyn FnMut(String)) {
 		let mut base = [None; 2];
 		for (what, emu) in &sets {
 			let host = warm(Box::new(|| {
-				emu.matmul(c.as_mut(), Accum::Replace, a.as_ref(), b.as_ref(), 1.0, Precision::F64)
-					.unwrap();
+				emu.matmul(
+					c.as_mut(),
+					Accum::Replace,
+					a.as_ref(),
+					b.as_ref(),
+					1.0,
+					faer::Par::rayon(0),
+					Precision::F64,
+				)
+				.unwrap();
 			}));
 			let host_report = emu.last_report().unwrap();
 			let (da, db) = (emu.upload(a.as_ref()).unwrap(), emu.upload(b.as_ref()).unwrap());
@@ -879,8 +896,12 @@ fn routing(emu: &Emulator, shapes: &[(usize, usize, usize)], rows: &mut dyn FnMu
 				}
 				let start = Instant::now();
 				match side {
-					0 => auto.matmul(c.as_mut(), Accum::Replace, a, b, 1.0, Precision::F64).unwrap(),
-					1 => forced.matmul(c.as_mut(), Accum::Replace, a, b, 1.0, Precision::F64).unwrap(),
+					0 => auto
+						.matmul(c.as_mut(), Accum::Replace, a, b, 1.0, faer::Par::rayon(0), Precision::F64)
+						.unwrap(),
+					1 => forced
+						.matmul(c.as_mut(), Accum::Replace, a, b, 1.0, faer::Par::rayon(0), Precision::F64)
+						.unwrap(),
 					_ => drop(std::hint::black_box(a * b)),
 				}
 				let t = start.elapsed();

@@ -45,7 +45,15 @@ fn products<T: Scalar>(emu: &Emulator, what: &str, (m, k, n): (usize, usize, usi
 		let old = random_matrix::<T>(m, n, 1.0, 4);
 		for &precision in precisions {
 			let mut c = old.clone();
-			match emu.matmul(c.as_mut(), Accum::Add, a.as_ref(), b.as_ref(), alpha, precision) {
+			match emu.matmul(
+				c.as_mut(),
+				Accum::Add,
+				a.as_ref(),
+				b.as_ref(),
+				alpha,
+				faer::Par::rayon(0),
+				precision,
+			) {
 				// more bits than the type holds: not a product of this type
 				Err(emugemm::Error::InvalidPrecision { .. }) => continue,
 				result => result.unwrap(),

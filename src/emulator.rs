@@ -26,7 +26,7 @@ mod native;
 /// let mut c = faer::Mat::<f64>::zeros(30, 10);
 /// let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap();
 /// // c = 2 a b
-/// emu.matmul(c.as_mut(), Accum::Replace, a.as_ref(), b.as_ref(), 2.0, Precision::F64).unwrap();
+/// emu.matmul(c.as_mut(), Accum::Replace, a.as_ref(), b.as_ref(), 2.0, faer::Par::Seq, Precision::F64).unwrap();
 /// let native = &a * &b * faer::Scale(2.0);
 /// assert!((&c - &native).norm_max() <= 1e-13 * native.norm_max());
 /// ```
@@ -345,7 +345,8 @@ impl Emulator {
 
 	/// the same context with the CPU's part of its products on `par` (default `Par::rayon(0)`, all
 	/// the cores): the native product and the emulation on the CPU, and on the GPU backend the
-	/// host's copies into and out of the staging buffers
+	/// host's copies into and out of the staging buffers. The forms without a `Par` argument
+	/// ([`EmuMatMul`](crate::EmuMatMul), `emu_gemm`) read it; [`Emulator::matmul`] takes its own
 	///
 	/// # example
 	/// ```

@@ -36,7 +36,7 @@ pub struct PhaseTimes {
 /// // the emulation even where the native product is faster, as here
 /// let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap().with_native_candidate(false);
 /// let mut c = faer::Mat::<f64>::zeros(8, 8);
-/// emu.matmul(c.as_mut(), faer::Accum::Replace, a.as_ref(), a.as_ref(), 1.0, Precision::F64).unwrap();
+/// emu.matmul(c.as_mut(), faer::Accum::Replace, a.as_ref(), a.as_ref(), 1.0, faer::Par::Seq, Precision::F64).unwrap();
 /// assert_eq!(emu.last_report().unwrap().route, Route::Cpu);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -66,7 +66,7 @@ pub enum Route {
 /// let a = emugemm::testing::random_matrix::<f64>(8, 8, 1.0, 1);
 /// let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap();
 /// let mut c = faer::Mat::<f64>::zeros(8, 8);
-/// emu.matmul(c.as_mut(), faer::Accum::Replace, a.as_ref(), a.as_ref(), 1.0, Precision::F64).unwrap();
+/// emu.matmul(c.as_mut(), faer::Accum::Replace, a.as_ref(), a.as_ref(), 1.0, faer::Par::Seq, Precision::F64).unwrap();
 /// // a product this small is faster natively than any emulation with its bound
 /// assert_eq!(emu.last_report().unwrap().native_reason, Some(NativeReason::FasterNatively));
 /// ```
@@ -143,7 +143,7 @@ impl fmt::Display for NativeReason {
 /// let a = faer::Mat::<f64>::from_fn(8, 8, |i, j| (i + 2 * j) as f64);
 /// let mut c = faer::Mat::<f64>::zeros(8, 8);
 /// let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap();
-/// emu.matmul(c.as_mut(), Accum::Replace, a.as_ref(), a.as_ref(), 1.0, Precision::F64).unwrap();
+/// emu.matmul(c.as_mut(), Accum::Replace, a.as_ref(), a.as_ref(), 1.0, faer::Par::Seq, Precision::F64).unwrap();
 /// let report = emu.last_report().unwrap();
 /// println!("{report}");
 /// assert_eq!(report.shape, (8, 8, 8));

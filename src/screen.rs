@@ -369,6 +369,7 @@ mod tests {
 				a.as_ref(),
 				b.as_ref(),
 				T::from_parts(1.0, 0.0),
+				faer::Par::rayon(0),
 				precision,
 			)
 			.unwrap();
@@ -409,8 +410,16 @@ mod tests {
 		let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap().with_native_candidate(false);
 		let a = random_matrix::<f64>(64, 512, 1.0, 1);
 		let mut c = Mat::<f64>::zeros(64, 64);
-		emu.matmul(c.as_mut(), faer::Accum::Replace, a.as_ref(), a.transpose(), 1.0, Precision::F64)
-			.unwrap();
+		emu.matmul(
+			c.as_mut(),
+			faer::Accum::Replace,
+			a.as_ref(),
+			a.transpose(),
+			1.0,
+			faer::Par::rayon(0),
+			Precision::F64,
+		)
+		.unwrap();
 		let report = emu.last_report().unwrap();
 		assert!(matches!(report.plan.scheme, Scheme::SchemeII { .. }), "{report}");
 		assert_eq!(report.native_reason, None);

@@ -4,7 +4,7 @@ mod common;
 
 use common::{cpu, emulated, native_product, same_bits, test_n};
 use emugemm::testing::{ExactProduct, Pair, Sampling, pair, random_matrix};
-use emugemm::{Accum, EmuMatMul, Error, Precision, Scalar, Scheme};
+use emugemm::{Accum, Backend, EmuMatMul, Emulator, Error, Precision, Scalar, Scheme};
 use faer::{Mat, MatRef, c32, c64};
 
 /// odd shapes, K = 1 and 1x1x1 among them, for every type: the emulation keeps the F64 promise
@@ -109,15 +109,31 @@ fn alpha_and_accumulation() {
 	let old = random_matrix::<c64>(17, 13, 1.0, 3);
 	let alpha = c64::new(0.5, -2.0);
 	let mut c = old.clone();
-	emu.matmul(c.as_mut(), Accum::Add, a.as_ref(), b.as_ref(), alpha, Precision::F64)
-		.unwrap();
+	emu.matmul(
+		c.as_mut(),
+		Accum::Add,
+		a.as_ref(),
+		b.as_ref(),
+		alpha,
+		faer::Par::rayon(0),
+		Precision::F64,
+	)
+	.unwrap();
 	let expected = &old + (&a * &b) * faer::Scale(alpha);
 	assert!((&c - &expected).norm_max() <= 1e-14 * expected.norm_max());
 	let mut r = Mat::<f32>::zeros(4, 4);
 	let af = random_matrix::<f32>(4, 6, 1.0, 4);
 	let bf = random_matrix::<f32>(6, 4, 1.0, 5);
-	emu.matmul(r.as_mut(), Accum::Replace, af.as_ref(), bf.as_ref(), 3.0, Precision::F32)
-		.unwrap();
+	emu.matmul(
+		r.as_mut(),
+		Accum::Replace,
+		af.as_ref(),
+		bf.as_ref(),
+		3.0,
+		faer::Par::rayon(0),
+		Precision::F32,
+	)
+	.unwrap();
 	let expected = (&af * &bf) * faer::Scale(3.0f32);
 	assert!((&r - &expected).norm_max() <= 1e-5 * expected.norm_max());
 }
@@ -217,6 +233,53 @@ fn nonfinite_f32() {
 	nonfinite::<f32>();
 }
 
+/// a product computed natively as a whole gives the non-finite parts of the textbook sum scaled by
+/// the full complex product with `alpha`, as cuBLAS and NumPy do, on the smallest shapes too (where
+/// faer alone skips a unit `alpha`): an infinity times a tiny real gives `(NaN, NaN)`, not
+/// `(inf, NaN)`
+#[test]
+fn native_plans_give_the_textbook_nonfinite_parts() {
+	let emu = Emulator::with_backend(Backend::Native).unwrap();
+	let part = |x: f64| (x.is_nan(), x.is_infinite(), x > 0.0);
+	for (m, n, k) in [(1, 1, 1), (2, 2, 1), (3, 2, 4), (17, 9, 33)] {
+		for (alpha, accum) in [(c64::new(1.0, 0.0), Accum::Replace), (c64::new(0.5, -2.0), Accum::Add)] {
+			let (mut a, b) = (random_matrix::<c64>(m, k, 1.0, 4), random_matrix::<c64>(k, n, 1.0, 5));
+			a[(0, 0)] = c64::new(f64::INFINITY, 0.0);
+			let mut c = random_matrix::<c64>(m, n, 1.0, 6);
+			let old = c.clone();
+			emu.matmul(
+				c.as_mut(),
+				accum,
+				a.as_ref(),
+				b.as_ref(),
+				alpha,
+				faer::Par::rayon(0),
+				Precision::F64,
+			)
+			.unwrap();
+			assert_eq!(emu.last_report().unwrap().plan.scheme, Scheme::Native);
+			for j in 0..n {
+				let (mut re, mut im) = (0.0, 0.0);
+				for h in 0..k {
+					let (x, y) = (a[(0, h)], b[(h, j)]);
+					re += x.re * y.re - x.im * y.im;
+					im += x.re * y.im + x.im * y.re;
+				}
+				let mut want = c64::new(alpha.re * re - alpha.im * im, alpha.re * im + alpha.im * re);
+				if accum == Accum::Add {
+					want += old[(0, j)];
+				}
+				let got = c[(0, j)];
+				assert_eq!(
+					(part(got.re), part(got.im)),
+					(part(want.re), part(want.im)),
+					"{m}x{n}x{k} {alpha:?} (0, {j}): {got:?} against {want:?}"
+				);
+			}
+		}
+	}
+}
+
 #[test]
 fn shape_mismatch_is_an_error() {
 	let a = Mat::<f64>::zeros(3, 4);
@@ -239,6 +302,7 @@ fn shape_mismatch_is_an_error() {
 			a.as_ref(),
 			Mat::<f64>::zeros(4, 3).as_ref(),
 			1.0,
+			faer::Par::rayon(0),
 			Precision::F64,
 		)
 		.unwrap_err();
@@ -351,7 +415,8 @@ fn complex_overflow_follows_the_native_product() {
 		for accum in [Accum::Replace, Accum::Add] {
 			let old = faer::mat![[c64::new(-3.0, 5.0), c64::new(1.0, 0.0)], [c64::new(0.0, 0.0), c64::new(2.0, 2.0)]];
 			let (mut c, mut native) = (old.clone(), old.clone());
-			emu.matmul(c.as_mut(), accum, a.as_ref(), b.as_ref(), alpha, precision).unwrap();
+			emu.matmul(c.as_mut(), accum, a.as_ref(), b.as_ref(), alpha, faer::Par::rayon(0), precision)
+				.unwrap();
 			faer::linalg::matmul::matmul(native.as_mut(), accum, a.as_ref(), b.as_ref(), alpha, faer::Par::Seq);
 			let plan = emu.last_report().unwrap().plan;
 			assert_eq!(c[(0, 0)].re, f64::INFINITY, "{precision:?} {accum:?} ({plan})");
@@ -388,8 +453,16 @@ fn fixup_case(mut a: Mat<c64>, mut b: Mat<c64>, separate: bool) {
 	let alpha = c64::new(0.75, -1.5);
 	for (precision, bits) in [(Precision::F64, 50), (Precision::Bits(30), 28)] {
 		let mut c = old.clone();
-		emu.matmul(c.as_mut(), Accum::Add, a.as_ref(), b.as_ref(), alpha, precision)
-			.unwrap();
+		emu.matmul(
+			c.as_mut(),
+			Accum::Add,
+			a.as_ref(),
+			b.as_ref(),
+			alpha,
+			faer::Par::rayon(0),
+			precision,
+		)
+		.unwrap();
 		let report = emu.last_report().unwrap();
 		assert_ne!(report.plan.scheme, Scheme::Native);
 		assert_eq!(report.plan.separate_parts, separate, "{}", report.plan);
@@ -519,8 +592,16 @@ fn empty_products_report_alike() {
 				let old = random_matrix::<c64>(m, n, 1.0, 3);
 				for accum in [Accum::Replace, Accum::Add] {
 					let mut c = old.clone();
-					emu.matmul(c.as_mut(), accum, a.as_ref(), b.as_ref(), c64::new(2.0, 1.0), precision)
-						.unwrap();
+					emu.matmul(
+						c.as_mut(),
+						accum,
+						a.as_ref(),
+						b.as_ref(),
+						c64::new(2.0, 1.0),
+						faer::Par::rayon(0),
+						precision,
+					)
+					.unwrap();
 					let report = emu.last_report().unwrap();
 					let at = format!("{backend:?} {m}x{n}x{k} {precision:?} {accum:?}: {report}");
 					assert_eq!(report.plan.scheme, Scheme::Native, "{at}");

@@ -43,8 +43,16 @@ impl<T: Scalar> Job<T> {
 	fn run(&self, emu: &Emulator) -> (Mat<T>, Report) {
 		let mut c = self.old.clone();
 		let alpha = T::from_parts(0.75, -0.25);
-		emu.matmul(c.as_mut(), Accum::Add, self.a.as_ref(), self.b.as_ref(), alpha, self.precision)
-			.unwrap();
+		emu.matmul(
+			c.as_mut(),
+			Accum::Add,
+			self.a.as_ref(),
+			self.b.as_ref(),
+			alpha,
+			faer::Par::rayon(0),
+			self.precision,
+		)
+		.unwrap();
 		(c, emugemm::last_report().unwrap())
 	}
 }

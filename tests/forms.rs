@@ -51,8 +51,16 @@ fn conjugated_views_equal_conjugating_first() {
 
 		let expected = emulated(&emu, z.as_ref(), wc.as_ref().transpose(), precision);
 		let mut got = Mat::<c64>::zeros(48, 48);
-		emu.matmul(got.as_mut(), Accum::Replace, z.as_ref(), w.adjoint(), c64::new(1.0, 0.0), precision)
-			.unwrap();
+		emu.matmul(
+			got.as_mut(),
+			Accum::Replace,
+			z.as_ref(),
+			w.adjoint(),
+			c64::new(1.0, 0.0),
+			faer::Par::rayon(0),
+			precision,
+		)
+		.unwrap();
 		emulation_ran(emu.last_report());
 		assert!(same_bits(got.as_ref(), expected.as_ref()), "z wᴴ at {precision:?}");
 	}
@@ -135,7 +143,15 @@ fn the_free_function_equals_the_context_on_any_par() {
 		let mut expected = random_matrix::<c64>(64, 40, 1.0, 11);
 		let mut got = expected.clone();
 		cpu()
-			.matmul(expected.as_mut(), Accum::Add, a.as_ref(), b.as_ref(), alpha, precision)
+			.matmul(
+				expected.as_mut(),
+				Accum::Add,
+				a.as_ref(),
+				b.as_ref(),
+				alpha,
+				faer::Par::rayon(0),
+				precision,
+			)
 			.unwrap();
 		for par in [Par::Seq, Par::rayon(2), Par::rayon(0)] {
 			let mut c = got.clone();
@@ -205,7 +221,15 @@ mod nalgebra_forms {
 			emulation_ran(emugemm::last_report());
 			let mut expected = Mat::<f64>::zeros(40, 20);
 			cpu()
-				.matmul(expected.as_mut(), Accum::Replace, faer_view(&a), faer_view(&b), 2.0, precision)
+				.matmul(
+					expected.as_mut(),
+					Accum::Replace,
+					faer_view(&a),
+					faer_view(&b),
+					2.0,
+					faer::Par::rayon(0),
+					precision,
+				)
 				.unwrap();
 			assert!(same_bits(faer_view(&c), expected.as_ref()), "beta = 0 at {precision:?}");
 
@@ -214,7 +238,15 @@ mod nalgebra_forms {
 			emugemm::emu_gemm(&mut c, -1.5, &a, &b, 0.5, precision).unwrap();
 			let mut expected = Mat::<f64>::from_fn(40, 20, |i, j| 0.5 * c0[(i, j)]);
 			cpu()
-				.matmul(expected.as_mut(), Accum::Add, faer_view(&a), faer_view(&b), -1.5, precision)
+				.matmul(
+					expected.as_mut(),
+					Accum::Add,
+					faer_view(&a),
+					faer_view(&b),
+					-1.5,
+					faer::Par::rayon(0),
+					precision,
+				)
 				.unwrap();
 			assert!(same_bits(faer_view(&c), expected.as_ref()), "beta = 0.5 at {precision:?}");
 		}

@@ -28,8 +28,16 @@ fn gpus() -> (Emulator, Emulator) {
 fn product<T: Scalar>(emu: &Emulator, a: MatRef<'_, T>, b: MatRef<'_, T>, p: u32, alpha: T, old: Option<&Mat<T>>) -> Mat<T> {
 	let mut c = old.cloned().unwrap_or_else(|| Mat::zeros(a.nrows(), b.ncols()));
 	let accum = if old.is_some() { Accum::Add } else { Accum::Replace };
-	emu.matmul(c.as_mut(), accum, a, b, alpha, Precision::SchemeI { slices: p })
-		.expect("scheme I product");
+	emu.matmul(
+		c.as_mut(),
+		accum,
+		a,
+		b,
+		alpha,
+		faer::Par::rayon(0),
+		Precision::SchemeI { slices: p },
+	)
+	.expect("scheme I product");
 	c
 }
 

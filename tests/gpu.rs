@@ -196,8 +196,16 @@ fn views_alpha_and_accumulation() {
 		let alpha = c64::new(0.75, -1.5);
 		let run = |emu: &Emulator| {
 			let mut c = old.clone();
-			emu.matmul(c.as_mut(), Accum::Add, a, b, alpha, Precision::SchemeII { moduli: 13 })
-				.unwrap();
+			emu.matmul(
+				c.as_mut(),
+				Accum::Add,
+				a,
+				b,
+				alpha,
+				faer::Par::rayon(0),
+				Precision::SchemeII { moduli: 13 },
+			)
+			.unwrap();
 			c
 		};
 		assert!(same_bits(run(&g).as_ref(), run(&o).as_ref()), "{rows} rows");
@@ -221,8 +229,16 @@ fn separate_parts_bit_exact() {
 		let alpha = T::from_parts(0.75, -2.0);
 		let run = |emu: &Emulator| {
 			let mut c = old.clone();
-			emu.matmul(c.as_mut(), Accum::Add, a.as_ref(), b.as_ref(), alpha, precision)
-				.unwrap();
+			emu.matmul(
+				c.as_mut(),
+				Accum::Add,
+				a.as_ref(),
+				b.as_ref(),
+				alpha,
+				faer::Par::rayon(0),
+				precision,
+			)
+			.unwrap();
 			(c, emu.last_report().unwrap())
 		};
 		let ((gc, gr), (oc, or)) = (run(&g), run(&o));
@@ -521,7 +537,9 @@ fn staged_products_in_small_chunks() {
 			for bytes in [size_of::<T>(), 1000, 4096 + 8, 1 << 20] {
 				let staged = gpu().with_staging_buffers(bytes);
 				let mut c = old.clone();
-				staged.matmul(c.as_mut(), Accum::Add, a, b, alpha, Precision::F64).unwrap();
+				staged
+					.matmul(c.as_mut(), Accum::Add, a, b, alpha, faer::Par::rayon(0), Precision::F64)
+					.unwrap();
 				assert!(
 					same_bits(c.as_ref(), expected.as_ref()),
 					"{} {what}, chunks of {bytes} bytes",
@@ -571,7 +589,15 @@ fn out_of_core_products_equal_in_core() {
 			let in_core = gpu();
 			let mut expected = old.clone();
 			in_core
-				.matmul(expected.as_mut(), Accum::Add, a.as_ref(), b.as_ref(), alpha, precision)
+				.matmul(
+					expected.as_mut(),
+					Accum::Add,
+					a.as_ref(),
+					b.as_ref(),
+					alpha,
+					faer::Par::rayon(0),
+					precision,
+				)
 				.unwrap();
 			let whole = in_core.last_report().unwrap();
 			assert!(whole.tiles.is_none() && whole.plan.scheme != Scheme::Native, "{whole}");
@@ -579,7 +605,15 @@ fn out_of_core_products_equal_in_core() {
 			for budget in [1 << 20, 2 << 20, 3 << 20] {
 				let tiled = gpu().with_device_memory(budget);
 				let mut c = old.clone();
-				match tiled.matmul(c.as_mut(), Accum::Add, a.as_ref(), b.as_ref(), alpha, precision) {
+				match tiled.matmul(
+					c.as_mut(),
+					Accum::Add,
+					a.as_ref(),
+					b.as_ref(),
+					alpha,
+					faer::Par::rayon(0),
+					precision,
+				) {
 					// complex tiles of 64 x 64 need more than 1 MiB
 					Err(Error::OutOfMemory { .. }) if budget == 1 << 20 && T::IS_COMPLEX => continue,
 					other => other.unwrap(),
@@ -630,8 +664,16 @@ fn host_products_in_column_tiles_equal_whole() {
 		let alpha = T::from_parts(-1.25, 0.5);
 		for precision in [Precision::F64, Precision::SchemeII { moduli: 12 }] {
 			let mut c = old.clone();
-			emu.matmul(c.as_mut(), Accum::Add, a.as_ref(), b.as_ref(), alpha, precision)
-				.unwrap();
+			emu.matmul(
+				c.as_mut(),
+				Accum::Add,
+				a.as_ref(),
+				b.as_ref(),
+				alpha,
+				faer::Par::rayon(0),
+				precision,
+			)
+			.unwrap();
 			let staged = emu.last_report().unwrap();
 			let (da, db) = (emu.upload(a.as_ref()).unwrap(), emu.upload(b.as_ref()).unwrap());
 			let mut dc = emu.upload(old.as_ref()).unwrap();
@@ -686,8 +728,16 @@ fn host_and_device<T: Scalar>(
 	precision: Precision,
 ) -> [(Mat<T>, Report); 2] {
 	let mut c = old.clone();
-	emu.matmul(c.as_mut(), Accum::Add, a.as_ref(), b.as_ref(), alpha, precision)
-		.unwrap();
+	emu.matmul(
+		c.as_mut(),
+		Accum::Add,
+		a.as_ref(),
+		b.as_ref(),
+		alpha,
+		faer::Par::rayon(0),
+		precision,
+	)
+	.unwrap();
 	let host = (c, emu.last_report().unwrap());
 	let (da, db, mut dc) = (
 		emu.upload(a.as_ref()).unwrap(),
@@ -845,8 +895,10 @@ fn empty_products_report_as_the_oracle() {
 			let at = format!("{m}x{n}x{k} {precision:?}");
 			let reason = |r: &Report| (r.plan.scheme, r.native_reason);
 			let (mut gc, mut oc) = (old.clone(), old.clone());
-			g.matmul(gc.as_mut(), Accum::Add, a.as_ref(), b.as_ref(), 2.0, precision).unwrap();
-			o.matmul(oc.as_mut(), Accum::Add, a.as_ref(), b.as_ref(), 2.0, precision).unwrap();
+			g.matmul(gc.as_mut(), Accum::Add, a.as_ref(), b.as_ref(), 2.0, faer::Par::rayon(0), precision)
+				.unwrap();
+			o.matmul(oc.as_mut(), Accum::Add, a.as_ref(), b.as_ref(), 2.0, faer::Par::rayon(0), precision)
+				.unwrap();
 			let (gr, or) = (g.last_report().unwrap(), o.last_report().unwrap());
 			assert_eq!(reason(&gr), reason(&or), "{at}: {gr} / {or}");
 			assert_eq!(or.native_reason, Some(emugemm::NativeReason::NotEmulated), "{at}");

@@ -51,16 +51,33 @@ fn conjugated_products(emu: &Emulator, what: &str) {
 					lhs_copy.as_ref(),
 					rhs_copy.as_ref(),
 					alpha,
+					faer::Par::rayon(0),
 					precision,
 				)
 				.unwrap();
 			let mut got = old.clone();
 			if *adjoint_lhs {
-				emu.matmul(got.as_mut(), Accum::Add, z.adjoint(), w.as_ref(), alpha, precision)
-					.unwrap();
+				emu.matmul(
+					got.as_mut(),
+					Accum::Add,
+					z.adjoint(),
+					w.as_ref(),
+					alpha,
+					faer::Par::rayon(0),
+					precision,
+				)
+				.unwrap();
 			} else {
-				emu.matmul(got.as_mut(), Accum::Add, y.conjugate(), v.adjoint(), alpha, precision)
-					.unwrap();
+				emu.matmul(
+					got.as_mut(),
+					Accum::Add,
+					y.conjugate(),
+					v.adjoint(),
+					alpha,
+					faer::Par::rayon(0),
+					precision,
+				)
+				.unwrap();
 			}
 			let report = emu.last_report().unwrap();
 			assert!(!matches!(report.route, Route::Native | Route::Cpu), "{what}: {report}");

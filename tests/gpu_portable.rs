@@ -68,10 +68,26 @@ fn equals_the_oracle<T: Scalar>() {
 	let alpha = T::from_parts(-0.75, 0.5);
 	let (mut got, mut expected) = (old.clone(), old);
 	let precision = Precision::SchemeII { moduli: 14 };
-	emu.matmul(got.as_mut(), Accum::Add, a.as_ref(), b.as_ref(), alpha, precision)
-		.unwrap();
+	emu.matmul(
+		got.as_mut(),
+		Accum::Add,
+		a.as_ref(),
+		b.as_ref(),
+		alpha,
+		faer::Par::rayon(0),
+		precision,
+	)
+	.unwrap();
 	oracle
-		.matmul(expected.as_mut(), Accum::Add, a.as_ref(), b.as_ref(), alpha, precision)
+		.matmul(
+			expected.as_mut(),
+			Accum::Add,
+			a.as_ref(),
+			b.as_ref(),
+			alpha,
+			faer::Par::rayon(0),
+			precision,
+		)
 		.unwrap();
 	assert!(same_bits(got.as_ref(), expected.as_ref()), "{} with alpha and Accum::Add", T::NAME);
 }

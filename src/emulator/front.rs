@@ -12,6 +12,7 @@ use crate::shape::{Shape, check_shapes};
 use crate::stats::row_stats;
 use crate::view::View;
 use crate::{Error, NativeReason, PhaseTimes, Plan, Precision, Report, Scalar};
+use faer::mat::{AsMatMut, AsMatRef};
 use faer::traits::Conjugate;
 use faer::{Accum, MatMut, MatRef, Par};
 use std::time::Instant;
@@ -117,7 +118,8 @@ impl Emulator {
 	}
 
 	/// `dst = alpha * lhs * rhs` ([`Accum::Replace`]) or `dst += alpha * lhs * rhs` ([`Accum::Add`])
-	/// at `precision`
+	/// at `precision`, the CPU's part on `par`: what [`crate::matmul`] takes (faer's `matmul` with a
+	/// precision: matrices, columns, rows, owned or views), on this context
 	///
 	/// the emulated product is written as `alpha * c` (complex: `(ar cr - ai ci, ar ci + ai cr)`),
 	/// then `old + that` for [`Accum::Add`], each operation rounded in `f64`, then rounded once to
@@ -133,19 +135,26 @@ impl Emulator {
 	/// let emu = Emulator::with_backend(Backend::CpuEmulation)?;
 	/// // the Gram matrix zᴴ z, without a copy of zᴴ
 	/// let mut g = faer::Mat::<faer::c64>::zeros(30, 30);
-	/// emu.matmul(g.as_mut(), Accum::Replace, z.adjoint(), z.as_ref(), faer::c64::new(1.0, 0.0), Precision::F64)?;
+	/// emu.matmul(&mut g, Accum::Replace, z.adjoint(), &z, faer::c64::new(1.0, 0.0), faer::Par::Seq, Precision::F64)?;
+	/// // y = zᴴ x, for a column x
+	/// let x = faer::Col::<faer::c64>::from_fn(40, |i| faer::c64::new(i as f64, 1.0));
+	/// let mut y = faer::Col::<faer::c64>::zeros(30);
+	/// emu.matmul(&mut y, Accum::Replace, z.adjoint(), &x, faer::c64::new(1.0, 0.0), faer::Par::Seq, Precision::F64)?;
 	/// # Ok::<(), emugemm::Error>(())
 	/// ```
-	pub fn matmul<T: Scalar, L: Conjugate<Canonical = T>, R: Conjugate<Canonical = T>>(
+	#[allow(clippy::too_many_arguments)]
+	pub fn matmul<T: Scalar, L: Conjugate<Canonical = T>, R: Conjugate<Canonical = T>, M: faer::Shape, N: faer::Shape, K: faer::Shape>(
 		&self,
-		dst: MatMut<'_, T>,
+		mut dst: impl AsMatMut<T = T, Rows = M, Cols = N>,
 		accum: Accum,
-		lhs: MatRef<'_, L>,
-		rhs: MatRef<'_, R>,
+		lhs: impl AsMatRef<T = L, Rows = M, Cols = K>,
+		rhs: impl AsMatRef<T = R, Rows = K, Cols = N>,
 		alpha: T,
+		par: Par,
 		precision: Precision,
 	) -> Result<(), Error> {
-		self.matmul_views(dst, accum, (View::of(lhs), View::of(rhs)), alpha, (precision, self.par))
+		let views = (View::of(lhs.as_mat_ref().as_dyn()), View::of(rhs.as_mat_ref().as_dyn()));
+		self.matmul_views(dst.as_mat_mut().as_dyn_mut(), accum, views, alpha, (precision, par))
 	}
 
 	/// [`Emulator::matmul`] of operand views, the CPU's work on `par`

@@ -5,13 +5,37 @@ use crate::fp::combine;
 use crate::view::{View, faer_matmul};
 use crate::{Precision, Scalar};
 use faer::linalg::matmul::matmul;
-use faer::{Accum, Mat, MatMut, Par};
+use faer::{Accum, Mat, MatMut, MatRef, Par};
 
 /// the native product at `precision`: faer's, except for `f32`/`c32` outputs at a precision above
 /// FP32 level ([`Precision::F64`], [`Precision::Bits`]), which are accumulated in `f64` (an FP32
 /// product, whose errors grow with K, does not keep those promises) and combined like an emulated
-/// product
+/// product; the entries in rows and columns holding NaN or infinities are those of
+/// [`nonfinite_entries`], since faer's paths for the smallest shapes skip a unit `alpha` and so
+/// give other non-finite parts than its own larger paths and cuBLAS
 pub(super) fn native_at<T: Scalar>(
+	mut dst: MatMut<'_, T>,
+	accum: Accum,
+	(lhs, rhs): (View<'_, T>, View<'_, T>),
+	alpha: T,
+	(precision, par): (Precision, Par),
+) {
+	// column by column, the order of faer's column-major storage
+	let mut bad_rows = vec![false; lhs.nrows()];
+	for h in 0..lhs.ncols() {
+		(0..lhs.nrows()).for_each(|i| bad_rows[i] |= !lhs.mat[(i, h)].is_finite_value());
+	}
+	let rows: Vec<usize> = (0..lhs.nrows()).filter(|&i| bad_rows[i]).collect();
+	let cols: Vec<usize> = (0..rhs.ncols())
+		.filter(|&j| (0..rhs.nrows()).any(|h| !rhs.mat[(h, j)].is_finite_value()))
+		.collect();
+	let fixed = nonfinite_values(dst.as_ref(), accum, (lhs, rhs), alpha, (&rows, &cols));
+	finite_product(dst.as_mut(), accum, (lhs, rhs), alpha, (precision, par));
+	fixed.into_iter().for_each(|(i, j, x)| dst[(i, j)] = x);
+}
+
+/// [`native_at`] but for its non-finite entries
+fn finite_product<T: Scalar>(
 	mut dst: MatMut<'_, T>,
 	accum: Accum,
 	(lhs, rhs): (View<'_, T>, View<'_, T>),
@@ -59,7 +83,19 @@ pub(super) fn nonfinite_entries<T: Scalar>(
 	alpha: T,
 	(rows, cols): (&[usize], &[usize]),
 ) {
-	let mut entry = |i: usize, j: usize| {
+	let fixed = nonfinite_values(dst.as_ref(), accum, (lhs, rhs), alpha, (rows, cols));
+	fixed.into_iter().for_each(|(i, j, x)| dst[(i, j)] = x);
+}
+
+/// the values [`nonfinite_entries`] writes, as `(row, column, value)`, reading `dst` as it is
+fn nonfinite_values<T: Scalar>(
+	dst: MatRef<'_, T>,
+	accum: Accum,
+	(lhs, rhs): (View<'_, T>, View<'_, T>),
+	alpha: T,
+	(rows, cols): (&[usize], &[usize]),
+) -> Vec<(usize, usize, T)> {
+	let entry = |i: usize, j: usize| {
 		let (mut re, mut im) = (0.0f64, 0.0f64);
 		for h in 0..lhs.ncols() {
 			let (x, y) = (lhs.at(i, h), rhs.at(h, j));
@@ -69,14 +105,13 @@ pub(super) fn nonfinite_entries<T: Scalar>(
 			}
 		}
 		let old = (accum == Accum::Add).then(|| dst[(i, j)]);
-		dst[(i, j)] = combine((re, im), alpha, old);
+		(i, j, combine((re, im), alpha, old))
 	};
-	for &i in rows {
-		(0..rhs.ncols()).for_each(|j| entry(i, j));
-	}
-	for &j in cols {
+	let in_rows = rows.iter().flat_map(|&i| (0..rhs.ncols()).map(move |j| (i, j)));
+	let in_cols = cols.iter().flat_map(|&j| {
 		(0..lhs.nrows())
-			.filter(|i| rows.binary_search(i).is_err())
-			.for_each(|i| entry(i, j));
-	}
+			.filter(move |i| rows.binary_search(i).is_err())
+			.map(move |i| (i, j))
+	});
+	in_rows.chain(in_cols).map(|(i, j)| entry(i, j)).collect()
 }

@@ -1,6 +1,5 @@
 //! [`matmul`]: faer's `matmul` with a precision, on the global context
 
-use crate::view::View;
 use crate::{Emulator, Error, Precision, Scalar};
 use faer::mat::{AsMatMut, AsMatRef};
 use faer::traits::Conjugate;
@@ -31,6 +30,5 @@ pub fn matmul<T: Scalar, L: Conjugate<Canonical = T>, R: Conjugate<Canonical = T
 	par: Par,
 	precision: Precision,
 ) -> Result<(), Error> {
-	let views = (View::of(lhs.as_mat_ref().as_dyn()), View::of(rhs.as_mat_ref().as_dyn()));
-	Emulator::global().matmul_views(dst.as_mat_mut().as_dyn_mut(), accum, views, alpha, (precision, par))
+	Emulator::global().matmul(dst.as_mat_mut(), accum, lhs, rhs, alpha, par, precision)
 }

@@ -48,8 +48,16 @@ pub fn skipped_on_one_gpu(test: &str) {
 /// `a b` by `emu` at `precision`
 pub fn emulated<T: Scalar>(emu: &Emulator, a: MatRef<'_, T>, b: MatRef<'_, T>, precision: Precision) -> Mat<T> {
 	let mut c = Mat::zeros(a.nrows(), b.ncols());
-	emu.matmul(c.as_mut(), Accum::Replace, a, b, T::from_parts(1.0, 0.0), precision)
-		.expect("emulated product");
+	emu.matmul(
+		c.as_mut(),
+		Accum::Replace,
+		a,
+		b,
+		T::from_parts(1.0, 0.0),
+		faer::Par::rayon(0),
+		precision,
+	)
+	.expect("emulated product");
 	c
 }
 

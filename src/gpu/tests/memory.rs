@@ -87,7 +87,15 @@ fn a_product_frees_scratch_kept_in_other_slots_when_memory_runs_out() {
 	let mut c = faer::Mat::<f64>::zeros(N, N);
 	let oracle = Emulator::with_backend(Backend::CpuEmulation).unwrap().with_native_candidate(false);
 	oracle
-		.matmul(c.as_mut(), Accum::Replace, a.as_ref(), b.as_ref(), 1.0, Precision::F64)
+		.matmul(
+			c.as_mut(),
+			Accum::Replace,
+			a.as_ref(),
+			b.as_ref(),
+			1.0,
+			faer::Par::rayon(0),
+			Precision::F64,
+		)
 		.unwrap();
 	let g = dc.download().unwrap();
 	let differ = (0..N)
