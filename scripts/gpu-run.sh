@@ -16,6 +16,8 @@
 #        SKIP_TESTS=1  accept a bundle without test binaries (a benchmark-only bundle)
 # Exits non-zero when any test binary failed or ran no test, or when there is none to run (a failed
 # benchmark is reported, not fatal). `test-concurrency*` binaries run with parallel test threads.
+# `test-gpu`, `test-gpu_forms` and `test-concurrency` run a second time on the portable path
+# (EMUGEMM_TEST_PORTABLE=1), logged as "<binary> (portable)".
 set -uo pipefail
 
 results="${1:-${OUT:-}}"
@@ -57,10 +59,20 @@ nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv 2>&1 | tee
 
 failed=()
 tests_run=0
+runs=()
 for test in ./test-*; do
 	[ -x "$test" ] || continue
+	runs+=("$test")
+done
+for suite in test-gpu test-gpu_forms test-concurrency; do
+	[ -x "./$suite" ] && runs+=("./$suite portable")
+done
+for run in "${runs[@]}"; do
+	read -r test path <<<"$run"
 	tests_run=$((tests_run + 1))
-	name="${test#./}"
+	name="${test#./}${path:+ ($path)}"
+	export EMUGEMM_TEST_PORTABLE=0
+	[ -n "$path" ] && export EMUGEMM_TEST_PORTABLE=1
 	# the concurrency tests run in parallel threads, the others one at a time
 	threads=(--test-threads=1)
 	[[ "$name" == test-concurrency* ]] && threads=()

@@ -135,6 +135,9 @@ pub use error::Error;
 pub use faer::Accum;
 #[cfg(feature = "cuda")]
 pub use gpu::DeviceMatrix;
+#[cfg(feature = "faults")]
+#[cfg_attr(docsrs, doc(cfg(feature = "faults")))]
+pub use gpu::faults;
 #[cfg(feature = "bench")]
 pub use gpu::{baseline, profile};
 pub use interop::EmuMatMul;

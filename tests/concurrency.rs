@@ -6,9 +6,9 @@
 
 mod common;
 
-use common::{cpu, plan_key, same_bits, skipped_on_one_gpu};
+use common::{cpu, gpu, on_path, plan_key, same_bits, skipped_on_one_gpu};
 use emugemm::testing::{InnerPattern, Pair, pair, random_matrix};
-use emugemm::{Accum, Backend, Emulator, Precision, Report, Scalar};
+use emugemm::{Accum, Emulator, Precision, Report, Scalar};
 use faer::{Mat, c32, c64};
 use std::sync::Barrier;
 
@@ -107,18 +107,14 @@ fn threads_share_a_cpu_context() {
 }
 
 fn gpu_context(ordinals: &[usize]) -> Emulator {
-	Emulator::on_gpus(ordinals)
-		.unwrap_or_else(|e| panic!("these tests need a GPU and the cuda feature: {e}"))
-		.with_native_candidate(false)
+	let emu = Emulator::on_gpus(ordinals).unwrap_or_else(|e| panic!("these tests need a GPU and the cuda feature: {e}"));
+	on_path(emu.with_native_candidate(false))
 }
 
 #[test]
 #[ignore = "needs a GPU"]
 fn threads_share_a_gpu_context() {
-	let emu = Emulator::with_backend(Backend::Gpu)
-		.unwrap_or_else(|e| panic!("these tests need a GPU and the cuda feature: {e}"))
-		.with_native_candidate(false);
-	every_type(&emu, 8, 2, 300);
+	every_type(&gpu(), 8, 2, 300);
 }
 
 /// two pipelines of GPU 0 (each product split over both): their locks are taken in one order,
@@ -139,7 +135,10 @@ fn contexts_over_two_gpus_in_both_orders() {
 		skipped_on_one_gpu("contexts_over_two_gpus_in_both_orders");
 		return;
 	};
-	let (forward, backward) = (forward.with_native_candidate(false), backward.with_native_candidate(false));
+	let (forward, backward) = (
+		on_path(forward.with_native_candidate(false)),
+		on_path(backward.with_native_candidate(false)),
+	);
 	std::thread::scope(|s| {
 		s.spawn(|| mix::<f64>(&forward, 4, 2, 300));
 		s.spawn(|| mix::<f64>(&backward, 4, 2, 300));

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{cpu, emulated, plan_key, same_bits, skipped_on_one_gpu};
+use common::{cpu, emulated, gpu, on_path, plan_key, portable_run, route, same_bits, skipped_on_one_gpu};
 use emugemm::testing::{Adversarial, InnerPattern, Pair, adversarial_matrix, pair, random_matrix};
 use emugemm::{Accum, Backend, EmuMatMul, Emulator, Error, Precision, Report, Route, Scalar, Scaling, Scheme};
 use faer::{Mat, MatRef, c32, c64};
@@ -22,14 +22,6 @@ macro_rules! every_type {
 }
 
 const NEEDS_GPU: &str = "needs a Hopper GPU";
-
-/// the GPU backend, with the native product reserved for products no plan certifies (so that the
-/// tests' small products run the emulation they test)
-fn gpu() -> Emulator {
-	Emulator::with_backend(Backend::Gpu)
-		.unwrap_or_else(|e| panic!("these tests need a Hopper GPU and the cuda feature: {e}"))
-		.with_native_candidate(false)
-}
 
 /// the GPU and the CPU oracle give the same plan and the same bits
 fn same_as_oracle<T: Scalar>(gpu: &Emulator, oracle: &Emulator, a: MatRef<'_, T>, b: MatRef<'_, T>, precision: Precision) {
@@ -155,6 +147,33 @@ fn bit_exact_c32() {
 	bit_exact::<c32>();
 }
 
+/// the suite runs on the path it is asked for: the sm_90a kernels, or the portable path
+/// (`EMUGEMM_TEST_PORTABLE=1`), on host operands, split products and device matrices alike
+#[test]
+#[ignore = "needs a Hopper GPU"]
+fn the_suite_runs_on_its_path() {
+	let a = random_matrix::<c64>(150, 260, 1.0, 1);
+	let expected = if portable_run() { Route::Portable } else { Route::Fused };
+	let one = gpu();
+	for emu in [&one, &on_path(Emulator::on_gpus(&[0, 0]).unwrap().with_native_candidate(false))] {
+		emulated(emu, a.as_ref(), a.transpose(), Precision::SchemeII { moduli: 16 });
+		assert_eq!(emu.last_report().unwrap().route, expected, "{}", emu.last_report().unwrap());
+	}
+	let da = one.upload(a.as_ref()).unwrap();
+	let dt = one.upload(a.transpose()).unwrap();
+	let mut dc = one.zeros_on_device::<c64>(150, 150).unwrap();
+	one.matmul_device(
+		&mut dc,
+		Accum::Replace,
+		&da,
+		&dt,
+		c64::new(1.0, 0.0),
+		Precision::SchemeII { moduli: 16 },
+	)
+	.unwrap();
+	assert_eq!(one.last_report().unwrap().route, expected);
+}
+
 /// the design's large odd shape, and K beyond scheme I's exact INT32 bound (passes)
 #[test]
 #[ignore = "needs a Hopper GPU"]
@@ -171,13 +190,13 @@ fn bit_exact_large_and_long() {
 	assert_eq!(g.last_report().unwrap().plan.k_passes, 3);
 	same_as_oracle(&g, &o, a.as_ref(), b.as_ref(), Precision::SchemeII { moduli: 16 });
 	// K above 8,192: complex scheme II takes its three products in three launches
-	assert_eq!(g.last_report().unwrap().route, Route::FusedThreeLaunches);
+	assert_eq!(g.last_report().unwrap().route, route(Route::FusedThreeLaunches));
 	let small = random_matrix::<c64>(9, 300, 1.0, 9);
 	same_as_oracle(&g, &o, small.as_ref(), small.transpose(), Precision::SchemeII { moduli: 16 });
-	assert_eq!(g.last_report().unwrap().route, Route::Fused);
+	assert_eq!(g.last_report().unwrap().route, route(Route::Fused));
 	let unfused = gpu().with_fused_products(false);
 	same_as_oracle(&unfused, &o, small.as_ref(), small.transpose(), Precision::SchemeII { moduli: 16 });
-	assert_eq!(unfused.last_report().unwrap().route, Route::Unfused);
+	assert_eq!(unfused.last_report().unwrap().route, route(Route::Unfused));
 }
 
 /// transposed and strided host views, alpha and accumulation
@@ -408,7 +427,7 @@ fn auto_backend_picks_the_gpu() {
 #[test]
 #[ignore = "needs a Hopper GPU"]
 fn native_products_compete_by_time() {
-	let default = Emulator::with_backend(Backend::Gpu).expect(NEEDS_GPU);
+	let default = on_path(Emulator::with_backend(Backend::Gpu).expect(NEEDS_GPU));
 	let reserved = gpu();
 	let small = random_matrix::<f64>(64, 64, 1.0, 1);
 	let _ = small.emu_mul_with(&default, &small, Precision::F64).unwrap();
@@ -789,7 +808,7 @@ fn split_over_two_logical_devices() {
 				assert_ne!(whole.plan.scheme, Scheme::Native, "{whole}");
 				let plan = |r: &Report| (r.plan.scheme, r.plan.predicted_bits.to_bits(), r.native_rows.clone());
 				for &budget in budgets {
-					let mut two = Emulator::on_gpus(&[0, 0]).unwrap().with_native_candidate(false);
+					let mut two = on_path(Emulator::on_gpus(&[0, 0]).unwrap().with_native_candidate(false));
 					if let Some(bytes) = budget {
 						two = two.with_device_memory(bytes);
 					}
@@ -807,7 +826,7 @@ fn split_over_two_logical_devices() {
 	}
 	every_type!(case);
 	assert!(Emulator::on_gpus(&[]).is_err() && Emulator::on_gpus(&[0; 9]).is_err());
-	let (one, two) = (gpu(), Emulator::on_gpus(&[0, 0]).unwrap());
+	let (one, two) = (gpu(), on_path(Emulator::on_gpus(&[0, 0]).unwrap()));
 	let a = one.upload(Mat::<f64>::identity(4, 4).as_ref()).unwrap();
 	let mut c = two.zeros_on_device::<f64>(4, 4).unwrap();
 	let err = two.matmul_device(&mut c, Accum::Replace, &a, &a, 1.0, Precision::F64).unwrap_err();
@@ -837,7 +856,7 @@ fn split_over_two_gpus() {
 		);
 		// tiles per GPU from the host, and from device matrices beside them
 		for budget in [None, Some(size_of::<T>() << 22)] {
-			let mut emu = Emulator::on_gpus(&[0, 1]).unwrap().with_native_candidate(false);
+			let mut emu = on_path(Emulator::on_gpus(&[0, 1]).unwrap().with_native_candidate(false));
 			if let Some(bytes) = budget {
 				emu = emu.with_device_memory(bytes);
 			}

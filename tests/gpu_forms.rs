@@ -10,18 +10,11 @@
 
 mod common;
 
-use common::{cpu, emulated, same_bits};
+use common::{cpu, emulated, gpu, on_path, same_bits};
 use emugemm::testing::random_matrix;
-use emugemm::{Accum, Backend, EmuMatMul, Emulator, Precision, Route, Scalar, Scheme};
+use emugemm::{Accum, EmuMatMul, Emulator, Precision, Route, Scalar, Scheme};
 use faer::traits::Conjugate;
 use faer::{Mat, MatRef, c32, c64};
-
-/// the GPU backend, the native product reserved for what no plan certifies
-fn gpu() -> Emulator {
-	Emulator::with_backend(Backend::Gpu)
-		.unwrap_or_else(|e| panic!("these tests need a Hopper GPU and the cuda feature: {e}"))
-		.with_native_candidate(false)
-}
 
 fn conjugated(a: MatRef<'_, c64>) -> Mat<c64> {
 	Mat::from_fn(a.nrows(), a.ncols(), |i, j| a[(i, j)].conj())
@@ -104,7 +97,7 @@ fn conjugated_views_out_of_core() {
 #[test]
 #[ignore = "needs a Hopper GPU"]
 fn conjugated_views_over_two_pipelines() {
-	let emu = Emulator::on_gpus(&[0, 0]).unwrap().with_native_candidate(false);
+	let emu = on_path(Emulator::on_gpus(&[0, 0]).unwrap().with_native_candidate(false));
 	conjugated_products(&emu, "two pipelines");
 	assert!(emu.last_report().unwrap().tiles.is_some());
 }
@@ -171,6 +164,6 @@ fn fresh_results_out_of_core_and_over_two_pipelines() {
 	let tiled = gpu().with_device_memory(8 << 20);
 	fresh_results::<f64>(&tiled, "out of core", Precision::F64);
 	assert!(tiled.last_report().unwrap().tiles.is_some());
-	let two = Emulator::on_gpus(&[0, 0]).unwrap().with_native_candidate(false);
+	let two = on_path(Emulator::on_gpus(&[0, 0]).unwrap().with_native_candidate(false));
 	fresh_results::<c64>(&two, "two pipelines", Precision::F64);
 }

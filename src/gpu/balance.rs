@@ -3,9 +3,8 @@
 //! balanced copies the pipeline then reads
 
 use super::device::Gpu;
-use super::errors::driver;
 use super::job::DeviceOperand;
-use super::launch::{elementwise, ptr, upload_i32};
+use super::launch::{elementwise, ptr, to_device, to_host};
 use super::slot::Slot;
 use crate::balance::{Range, normal_exponents, shifts};
 use crate::{Error, Scalar};
@@ -32,7 +31,7 @@ fn ranges_of<T: Scalar>(gpu: &Gpu, ops: &[&DeviceOperand<T>]) -> Result<Vec<Vec<
 		return Ok(vec![Vec::new(); ops.len()]);
 	}
 	let empty = [vec![i32::MIN; k], vec![i32::MAX; k]].concat();
-	let buffer = upload_i32(gpu, &empty.repeat(ops.len()))?;
+	let buffer = to_device(gpu, &empty.repeat(ops.len()))?;
 	for (t, op) in ops.iter().enumerate().filter(|(_, op)| op.rows > 0) {
 		let cfg = LaunchConfig {
 			grid_dim: (k.div_ceil(32) as u32, op.rows.div_ceil(256) as u32, 1),
@@ -54,7 +53,7 @@ fn ranges_of<T: Scalar>(gpu: &Gpu, ops: &[&DeviceOperand<T>]) -> Result<Vec<Vec<
 			max.add(k)
 		)?;
 	}
-	let all = gpu.stream.clone_dtoh(&buffer).map_err(driver)?;
+	let all = to_host(gpu, &buffer)?;
 	Ok(all
 		.chunks(2 * k)
 		.map(|x| {
@@ -81,7 +80,7 @@ pub(super) fn inner_balance<T: Scalar>(gpu: &Gpu, (a, b): (&DeviceOperand<T>, &D
 /// `A D` and `D^-1 B` for the shifts `d` of a whole product (one per inner index), of which `a`
 /// may hold some rows and `b` some columns
 pub(super) fn balanced<T: Scalar>(gpu: &Gpu, (a, b): (&DeviceOperand<T>, &DeviceOperand<T>), d: &[i32]) -> Result<Balanced<T>, Error> {
-	let d = upload_i32(gpu, d)?;
+	let d = to_device(gpu, d)?;
 	// the layouts the pipeline assumes (the native product passes them to cuBLAS): the rows of A
 	// column-major, the columns of B K-major (B column-major)
 	let copy = |slot: Slot, op: &DeviceOperand<T>, sign: i32, (rs, cs): (i64, i64)| -> Result<DeviceOperand<T>, Error> {

@@ -3,6 +3,7 @@
 //! and as the benchmark's baselines, cuBLAS's own FP64 emulation among them
 
 use super::errors::driver;
+use super::faults::{Fault, point};
 use super::ptr::DevPtr;
 use crate::shape::Shape;
 use crate::{Error, Scalar};
@@ -73,6 +74,7 @@ pub(crate) struct Int8Gemm {
 
 impl Int8Gemm {
 	pub fn run(&self, h: &Handles) -> Result<(), Error> {
+		point(Fault::Launch, || "cuBLASLt's INT8 product".into())?;
 		let (workspace, _sync) = h.workspace.device_ptr(&h.stream);
 		let (alpha, beta) = (1i32, self.accumulate as i32);
 		// SAFETY: descriptors are created, used on this stream and destroyed here; pointers come
@@ -229,6 +231,7 @@ pub(crate) fn native_gemm<T: Scalar>(
 	beta: T,
 	math: NativeMath,
 ) -> Result<(), Error> {
+	point(Fault::Launch, || "cuBLAS's GemmEx".into())?;
 	let (data, compute) = types::<T>(math);
 	let dim = |x: usize| i32::try_from(x).map_err(|_| Error::gpu("dimension too large for cuBLAS"));
 	// cuBLAS reads a complex scalar as a `cuDoubleComplex`, 16-byte aligned (with aligned loads),

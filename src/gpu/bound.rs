@@ -4,9 +4,8 @@
 
 use super::blas::Int8Gemm;
 use super::device::Gpu;
-use super::errors::driver;
 use super::job::{DeviceOperand, pad16};
-use super::launch::{alloc, ptr};
+use super::launch::{alloc, ptr, to_device, to_host};
 use super::ptr::DevPtr;
 use super::slot::Slot;
 use super::stats::OperandStats;
@@ -42,11 +41,11 @@ pub(super) fn bound<T: Scalar>(
 	let (offsets_a, offsets_b) = offsets((&sa.rows, &sb.rows), coarse);
 	let side_a = sides(&sa.rows, |i| sa.amax[i], &offsets_a, bits);
 	let side_b = sides(&sb.rows, |j| sb.amax[j], &offsets_b, bits);
-	let upload = |v: &[Side]| gpu.stream.clone_htod(bytemuck::cast_slice::<_, u8>(v)).map_err(driver);
+	let upload = |v: &[Side]| to_device(gpu, bytemuck::cast_slice::<_, u8>(v));
 	let (dev_a, dev_b) = (upload(&side_a)?, upload(&side_b)?);
 	let sides = (ptr(gpu, &dev_a).cast::<Side>(), ptr(gpu, &dev_b).cast::<Side>());
 	let maxima = launch_maxima(gpu, l, (m, n), sides, (bits, floor_exponent(mantissa)))?;
-	let raw = gpu.stream.clone_dtoh(&maxima).map_err(driver)?;
+	let raw = to_host(gpu, &maxima)?;
 	Ok(Bound {
 		rows: bytemuck::cast_slice(&raw).to_vec(),
 		shape: Shape::new(m, n, k),

@@ -2,6 +2,8 @@
 //! machine without the driver gets an error, not a panic
 
 use super::errors::driver;
+use super::faults::{Fault, point};
+use super::pinned::Pinned;
 use super::ptr::DevPtr;
 use super::slot::{SLOTS, Slot};
 use super::staging::{Drain, Staging};
@@ -9,7 +11,7 @@ use crate::Error;
 use crate::Scalar;
 use crate::view::View;
 use cudarc::driver::sys::{CUfunction_attribute, CUresult};
-use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DriverError, PinnedHostSlice};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DriverError};
 use cudarc::nvrtc::Ptx;
 use faer::MatMut;
 use std::cell::{Cell, RefCell};
@@ -41,7 +43,7 @@ pub(crate) struct Gpu {
 	/// buffers are only kept for later products, and may be freed when memory runs out
 	scratch_in_use: Cell<u64>,
 	/// grow-only page-locked host buffer for small downloads (the statistics)
-	pinned: RefCell<Option<PinnedHostSlice<u8>>>,
+	pinned: RefCell<Option<Pinned>>,
 	/// the page-locked buffers that matrices go to and from the GPU through
 	pub staging: RefCell<Staging>,
 	/// a second set, for output tiles downloaded while later tiles compute (see
@@ -220,6 +222,9 @@ impl Gpu {
 	/// back to the device, where the driver's own allocations can use it) and `f` runs once more.
 	/// Still out of memory: an [`Error::OutOfMemory`] for `what()`
 	pub fn freeing_scratch<R>(&self, what: impl FnOnce() -> String, f: impl Fn() -> Result<R, DriverError>) -> Result<R, Error> {
+		let what = std::cell::Cell::new(Some(what));
+		let what = || what.take().map(|f| f()).unwrap_or_default();
+		point(Fault::Allocation, what)?;
 		let out_of_memory = |e: &DriverError| e.0 == CUresult::CUDA_ERROR_OUT_OF_MEMORY;
 		let result = match f() {
 			Err(e) if out_of_memory(&e) => {
@@ -255,14 +260,8 @@ impl Gpu {
 		let mut pinned = self.pinned.borrow_mut();
 		if pinned.as_ref().is_none_or(|p| p.len() < bytes) {
 			*pinned = None;
-			// SAFETY: plain page-locked host memory, written before it is read
-			let buffer = unsafe { self.ctx.alloc_pinned_with_flags::<u8>(bytes.max(4096), 0) }.map_err(|e| match driver(e) {
-				Error::OutOfMemory { .. } => Error::OutOfMemory {
-					what: format!("{bytes} bytes of page-locked host memory"),
-				},
-				other => other,
-			})?;
-			*pinned = Some(buffer);
+			let what = || format!("{bytes} bytes of page-locked host memory");
+			*pinned = Some(Pinned::new(&self.ctx, bytes.max(4096), what)?);
 		}
 		let buffer = pinned.as_mut().expect("allocated above").as_mut_slice().map_err(driver)?;
 		f(&mut buffer[..bytes])

@@ -4,6 +4,7 @@
 
 use super::device::Gpu;
 use super::errors::driver;
+use super::faults::{Fault, point};
 use super::ptr::DevPtr;
 use crate::Error;
 use cudarc::driver::sys::{self, CUresult};
@@ -124,6 +125,7 @@ impl Launch {
 	/// `params` must match the kernel's parameter list
 	pub unsafe fn run(&self, gpu: &Gpu, name: &str, params: &impl Params) -> Result<(), Error> {
 		let f = gpu.function(name)?;
+		point(Fault::Launch, || format!("launch of {name}"))?;
 		if self.smem > 0 {
 			gpu.allow_smem(name, self.smem as usize)?;
 		}
@@ -222,6 +224,13 @@ macro_rules! launch_epilogue {
 }
 
 /// `v` in a device buffer of its own
-pub(super) fn upload_i32(gpu: &Gpu, v: &[i32]) -> Result<CudaSlice<i32>, Error> {
+pub(super) fn to_device<T: DeviceRepr>(gpu: &Gpu, v: &[T]) -> Result<CudaSlice<T>, Error> {
+	point(Fault::Transfer, || format!("upload of {} bytes", size_of_val(v)))?;
 	gpu.stream.clone_htod(v).map_err(driver)
+}
+
+/// the device buffer `s` on the host, once the work enqueued before has written it
+pub(super) fn to_host<T: DeviceRepr>(gpu: &Gpu, s: &CudaSlice<T>) -> Result<Vec<T>, Error> {
+	point(Fault::Transfer, || format!("download of {} bytes", s.len() * size_of::<T>()))?;
+	gpu.stream.clone_dtoh(s).map_err(driver)
 }

@@ -24,6 +24,8 @@ mod device;
 mod digits;
 mod engine;
 mod errors;
+#[cfg_attr(not(feature = "faults"), allow(dead_code))]
+pub mod faults;
 mod footprint;
 #[cfg(feature = "bench")]
 mod fp64_emulation;
@@ -34,6 +36,7 @@ mod meeting;
 mod native;
 mod panels;
 mod parts;
+mod pinned;
 mod pipeline;
 #[cfg(feature = "bench")]
 pub mod profile;

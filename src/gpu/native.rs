@@ -4,7 +4,7 @@
 use super::blas::{NativeMath, native_gemm};
 use super::device::Gpu;
 use super::job::{DeviceOperand, Job, Output};
-use super::launch::{elementwise, ptr, upload_i32};
+use super::launch::{elementwise, ptr, to_device};
 use crate::cost::NativeArithmetic;
 use crate::policy::native_arithmetic;
 use crate::shape::Shape;
@@ -23,7 +23,7 @@ pub(super) fn whole_native<T: Scalar>(
 	if native_arithmetic(precision, T::MANTISSA_BITS) != NativeArithmetic::Wide {
 		return native::<T>(gpu, &a, &b, &out, alpha, precision);
 	}
-	let (rows, cols) = (upload_i32(gpu, &vec![1; a.rows])?, upload_i32(gpu, &vec![0; b.rows])?);
+	let (rows, cols) = (to_device(gpu, &vec![1; a.rows])?, to_device(gpu, &vec![0; b.rows])?);
 	fixup(&Job {
 		gpu,
 		a,

@@ -4,6 +4,7 @@
 
 use super::device::Gpu;
 use super::errors::driver;
+use super::faults::{Fault, point};
 use super::footprint::split;
 use super::job::DeviceOperand;
 use super::matrix::DeviceMatrix;
@@ -329,6 +330,7 @@ pub(super) fn gather<T: Scalar>(
 		};
 		// SAFETY: the source part holds `rows` x n elements (leading dimension rows), the
 		// destination k x n; the part is not written while the product holds the matrix
+		point(Fault::Transfer, || "copy of a panel between GPUs".into())?;
 		unsafe { sys::cuMemcpy3DPeerAsync(&copy, copies.cu_stream()) }
 			.result()
 			.map_err(driver)?;

@@ -5,7 +5,7 @@
 use super::device::Gpu;
 use super::job::{Clock, DeviceOperand, How, Job, Outcome, Output, Phase, pad16};
 use super::kept::{Kept, operand_stats};
-use super::launch::{ptr, upload_i32};
+use super::launch::{ptr, to_device};
 use super::native::{self, fixup, whole_native};
 use super::ptr::DevPtr;
 use super::residues::Route3m;
@@ -317,10 +317,10 @@ impl NativeRows {
 			}
 			let mut flags = sa.nonfinite.clone();
 			rows.iter().for_each(|&i| flags[i] = 1);
-			upload_i32(gpu, &flags).map(Some)
+			to_device(gpu, &flags).map(Some)
 		};
 		let (skipped, fixed) = (flags(&uncertified)?, flags(if wide { &uncertified } else { &[] })?);
-		let bad_cols = own_flags.then(|| upload_i32(gpu, &sb.nonfinite)).transpose()?;
+		let bad_cols = own_flags.then(|| to_device(gpu, &sb.nonfinite)).transpose()?;
 		let count = |flags: &[i32]| flags.iter().filter(|&&x| x != 0).count();
 		Ok(NativeRows {
 			wide,

@@ -5,9 +5,8 @@
 use super::blas::Int8Gemm;
 use super::chassis;
 use super::device::Gpu;
-use super::errors::driver;
 use super::job::ResiduePlanes;
-use super::launch::{elementwise, ptr};
+use super::launch::{elementwise, ptr, to_device};
 use super::ptr::DevPtr;
 use super::slot::Slot;
 use super::wgmma_config::{self, Variant};
@@ -84,7 +83,7 @@ pub(crate) fn fused_residues(
 	let variant = imposed
 		.variant
 		.unwrap_or_else(|| residues_variant(gpu, dims, moduli.len(), out.im.map(|_| route)));
-	let dev_moduli = gpu.stream.clone_htod(moduli).map_err(driver)?;
+	let dev_moduli = to_device(gpu, moduli)?;
 	let mods = (ptr(gpu, &dev_moduli), moduli.len());
 	let products = chassis::Residues {
 		v: variant,

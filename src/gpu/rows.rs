@@ -4,7 +4,7 @@
 
 use super::blas::{NativeMath, native_gemm};
 use super::job::Job;
-use super::launch::{alloc, elementwise, ptr, upload_i32};
+use super::launch::{alloc, elementwise, ptr, to_device};
 use crate::shape::Shape;
 use crate::{Error, Scalar};
 
@@ -17,7 +17,7 @@ pub(super) fn native_rows<T: Scalar>(job: &Job<'_, T>, rows: &[usize]) -> Result
 	if r == 0 {
 		return Ok(());
 	}
-	let index = upload_i32(gpu, &rows.iter().map(|&i| i as i32).collect::<Vec<_>>())?;
+	let index = to_device(gpu, &rows.iter().map(|&i| i as i32).collect::<Vec<_>>())?;
 	let (packed, product) = (alloc::<u8>(gpu, r * k * size_of::<T>())?, alloc::<u8>(gpu, r * n * size_of::<T>())?);
 	let (packed, product) = (ptr(gpu, &packed).cast::<T>(), ptr(gpu, &product).cast::<T>());
 	let (ri, ni, ki) = (r as i32, n as i32, k as i32);

@@ -6,7 +6,7 @@ use super::device::Gpu;
 use super::digits::Digits;
 use super::job::{Clock, DeviceOperand, Job, Phase, pad16};
 use super::kept::{Kept, Layout, planes};
-use super::launch::{elementwise, ptr, upload_i32};
+use super::launch::{elementwise, ptr, to_device};
 use super::ptr::DevPtr;
 use super::scheme1_fused;
 use super::slot::Slot;
@@ -30,7 +30,7 @@ pub(super) fn product<T: Scalar>(
 	let Shape { m, n, k } = job.dims();
 	let shifts_a: Vec<i32> = sa.amax.iter().map(|&x| scheme1::shift(x, p)).collect();
 	let shifts_b: Vec<i32> = sb.amax.iter().map(|&x| scheme1::shift(x, p)).collect();
-	let (da, db) = (upload_i32(gpu, &shifts_a)?, upload_i32(gpu, &shifts_b)?);
+	let (da, db) = (to_device(gpu, &shifts_a)?, to_device(gpu, &shifts_b)?);
 	if fused {
 		return scheme1_fused::product(job, (&da, &db), p, keep, clock);
 	}

@@ -7,7 +7,7 @@ use super::crt::crt_epilogue;
 use super::device::Gpu;
 use super::job::{Clock, Columns, DeviceOperand, Job, Output, Phase, ResiduePlanes, pad16};
 use super::kept::{Kept, Layout, planes};
-use super::launch::{alloc, elementwise, ptr, upload_i32};
+use super::launch::{alloc, elementwise, ptr, to_device, to_host};
 use super::ptr::DevPtr;
 use super::residues::{Imposed, fused_residues, unfused_residues};
 use super::slot::Slot;
@@ -56,7 +56,7 @@ pub(super) fn shifts_two<T: Scalar>(
 		return Ok(ShiftsTwo { a, b, _uploaded: None });
 	};
 	let (a, b) = coarse.shifts(lambda);
-	let (a, b) = (upload_i32(job.gpu, &a)?, upload_i32(job.gpu, &b)?);
+	let (a, b) = (to_device(job.gpu, &a)?, to_device(job.gpu, &b)?);
 	Ok(ShiftsTwo {
 		a: ptr(job.gpu, &a),
 		b: ptr(job.gpu, &b),
@@ -100,7 +100,7 @@ pub(super) fn coarse_maxima<T: Scalar>(
 	let kpad = pad16(k);
 	let coarse = |slot: Slot, op: &DeviceOperand<T>, s: &OperandStats| -> Result<(Vec<i32>, DevPtr<i8>), Error> {
 		let s0: Vec<i32> = s.amax.iter().map(|&x| scheme2::coarse_shift(x, T::IS_COMPLEX)).collect();
-		let d0 = upload_i32(gpu, &s0)?;
+		let d0 = to_device(gpu, &s0)?;
 		let out = gpu.scratch(slot, op.rows * kpad)?.cast::<i8>();
 		launch_split!(gpu, "split_coarse", T, op, out, ptr(gpu, &d0))?;
 		Ok((s0, out))
@@ -130,14 +130,10 @@ pub(super) fn coarse_maxima<T: Scalar>(
 		ptr(gpu, &row_max),
 		ptr(gpu, &col_max)
 	)?;
-	let down = |e| Error::gpu(format!("download: {e:?}"));
 	let widen = |v: Vec<i32>| v.into_iter().map(i64::from).collect();
 	Ok(CoarseMaxima {
 		s0: (s0a, s0b),
-		max: (
-			widen(gpu.stream.clone_dtoh(&row_max).map_err(down)?),
-			widen(gpu.stream.clone_dtoh(&col_max).map_err(down)?),
-		),
+		max: (widen(to_host(gpu, &row_max)?), widen(to_host(gpu, &col_max)?)),
 	})
 }
 

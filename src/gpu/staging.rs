@@ -7,10 +7,12 @@
 //! chunk, whatever the host layout
 
 use super::errors::driver;
+use super::faults::{Fault, point};
+use super::pinned::Pinned;
 use super::ptr::DevPtr;
 use crate::view::View;
 use crate::{Error, Scalar};
-use cudarc::driver::{CudaContext, CudaEvent, CudaStream, PinnedHostSlice};
+use cudarc::driver::{CudaContext, CudaEvent, CudaStream};
 use faer::MatMut;
 use faer::reborrow::ReborrowMut;
 use rayon::prelude::*;
@@ -27,7 +29,7 @@ const BUFFERS: usize = 4;
 /// wrote each
 #[derive(Default)]
 pub(crate) struct Staging {
-	buffers: Vec<PinnedHostSlice<u8>>,
+	buffers: Vec<Pinned>,
 	/// per buffer: recorded after its last DMA
 	done: Vec<Option<CudaEvent>>,
 	chunk: usize,
@@ -42,14 +44,8 @@ impl Staging {
 		self.wait_all()?;
 		self.buffers.clear();
 		for _ in 0..BUFFERS {
-			// SAFETY: plain page-locked host memory, written before it is read
-			let buffer = unsafe { ctx.alloc_pinned_with_flags::<u8>(chunk, 0) }.map_err(|e| match driver(e) {
-				Error::OutOfMemory { .. } => Error::OutOfMemory {
-					what: format!("{BUFFERS} x {chunk} bytes of page-locked host memory"),
-				},
-				other => other,
-			})?;
-			self.buffers.push(buffer);
+			let what = || format!("{BUFFERS} x {chunk} bytes of page-locked host memory");
+			self.buffers.push(Pinned::new(ctx, chunk, what)?);
 		}
 		self.done = (0..BUFFERS).map(|_| None).collect();
 		self.chunk = chunk;
@@ -184,6 +180,7 @@ impl Staging {
 				let values = &mut staging.elements::<T>(b)?[..n];
 				gather(src, range.clone(), values);
 				let at = dst.add(range.start);
+				point(Fault::Transfer, || format!("upload of {} bytes", n * size_of::<T>()))?;
 				// SAFETY: the device range holds `n` elements of the destination; the buffer is not
 				// written again before the event recorded after this copy has completed
 				unsafe { cudarc::driver::result::memcpy_htod_async(at.addr(), &*values, stream.cu_stream()) }.map_err(driver)?;
@@ -213,6 +210,7 @@ impl Staging {
 				staging.wait(b)?;
 				let values = &mut staging.elements::<T>(b)?[..range.len()];
 				let at = src.add(range.start);
+				point(Fault::Transfer, || format!("download of {} bytes", range.len() * size_of::<T>()))?;
 				// SAFETY: the device range holds the chunk's elements; the host reads the buffer only
 				// after the event recorded after this copy
 				unsafe { cudarc::driver::result::memcpy_dtoh_async(values, at.addr(), stream.cu_stream()) }.map_err(driver)?;

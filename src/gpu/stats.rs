@@ -3,6 +3,7 @@
 
 use super::device::Gpu;
 use super::errors::driver;
+use super::faults::{Fault, point};
 use super::job::DeviceOperand;
 use super::ptr::DevPtr;
 use super::slot::Slot;
@@ -147,6 +148,7 @@ pub(super) fn download_stats(gpu: &Gpu, regions: &[StatsRegion]) -> Result<Vec<O
 	gpu.with_pinned(bytes, |raw| {
 		// SAFETY: the scratch buffer holds the regions, `bytes` from the first; the stream orders
 		// the copy after the kernel and is idle again before `raw` is read
+		point(Fault::Transfer, || format!("download of {bytes} bytes of statistics"))?;
 		unsafe { cudarc::driver::result::memcpy_dtoh_async(raw, first.base.addr(), gpu.stream.cu_stream()) }.map_err(driver)?;
 		gpu.stream.synchronize().map_err(driver)?;
 		let mut offset = 0;

@@ -17,6 +17,30 @@ pub fn cpu() -> Emulator {
 		.with_native_candidate(false)
 }
 
+/// whether the GPU tests run on the portable path (`EMUGEMM_TEST_PORTABLE=1`: the generic kernels
+/// from their PTX and cuBLASLt's INT8 products, forced on a Hopper GPU), so that one suite covers
+/// both paths
+pub fn portable_run() -> bool {
+	std::env::var("EMUGEMM_TEST_PORTABLE").as_deref() == Ok("1")
+}
+
+/// `emu` on the path the run asks for (see [`portable_run`])
+pub fn on_path(emu: Emulator) -> Emulator {
+	emu.with_portable_path(portable_run())
+}
+
+/// the route a product on a Hopper GPU takes: `hopper`, or the portable path's on a portable run
+pub fn route(hopper: emugemm::Route) -> emugemm::Route {
+	if portable_run() { emugemm::Route::Portable } else { hopper }
+}
+
+/// the GPU backend on the run's path, with the native product reserved for products no plan
+/// certifies (so that the tests' small products run the emulation they test)
+pub fn gpu() -> Emulator {
+	let emu = Emulator::with_backend(Backend::Gpu).unwrap_or_else(|e| panic!("these tests need a GPU and the cuda feature: {e}"));
+	on_path(emu.with_native_candidate(false))
+}
+
 /// the backend of the accuracy tables: the CPU emulation, or the GPU when `EMUGEMM_TEST_BACKEND=gpu`
 /// (bit for bit the same results, see tests/gpu.rs; much faster for large `EMUGEMM_TEST_N`)
 pub fn table_backend() -> Emulator {
