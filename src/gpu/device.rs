@@ -254,6 +254,18 @@ impl Gpu {
 		}
 	}
 
+	/// frees every buffer kept between products (scratch, staging and page-locked buffers), once
+	/// the work enqueued has completed, so that the next product allocates them again
+	#[cfg(feature = "faults")]
+	pub fn release_kept(&self) -> Result<(), Error> {
+		self.stream.synchronize().map_err(driver)?;
+		self.scratch.borrow_mut().clear();
+		*self.pinned.borrow_mut() = None;
+		*self.staging.borrow_mut() = Staging::default();
+		*self.drain_staging.borrow_mut() = Staging::default();
+		Ok(())
+	}
+
 	/// runs `f` on the first `bytes` of the small page-locked buffer (grown as needed); the
 	/// stream is idle when `f` starts and must be idle again when it returns
 	pub fn with_pinned<R>(&self, bytes: usize, f: impl FnOnce(&mut [u8]) -> Result<R, Error>) -> Result<R, Error> {

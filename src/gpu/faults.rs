@@ -153,3 +153,22 @@ pub fn memory(ordinal: usize) -> Result<(usize, usize), Error> {
 	let (free, total) = cudarc::driver::result::mem_get_info().map_err(super::errors::driver)?;
 	Ok((super::pinned::held(), total - free))
 }
+
+/// frees the buffers that the pipelines of a context over `gpus` (as [`crate::Emulator::gpus`]
+/// lists them) keep between products, so that the next product meets every allocation a first
+/// product meets
+///
+/// # example
+/// ```no_run
+/// # #[cfg(feature = "faults")] {
+/// let emu = emugemm::Emulator::with_backend(emugemm::Backend::Gpu)?;
+/// emugemm::faults::release_buffers(&emu.gpus())?;
+/// # }
+/// # Ok::<(), emugemm::Error>(())
+/// ```
+#[cfg(feature = "faults")]
+pub fn release_buffers(gpus: &[usize]) -> Result<(), Error> {
+	super::device::pipelines(gpus.iter().copied())
+		.into_iter()
+		.try_for_each(|p| super::device::gpu_at(p)?.release_kept())
+}
