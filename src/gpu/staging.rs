@@ -253,6 +253,8 @@ pub(crate) struct Drain<'scope, T> {
 	stream: Arc<CudaStream>,
 	/// the stream the tiles are computed on
 	compute: Arc<CudaStream>,
+	/// the thread's error once it has stopped on one (then set before its channels close)
+	failure: Arc<std::sync::Mutex<Option<Error>>>,
 }
 
 impl<'scope, T: Scalar> Drain<'scope, T> {
@@ -267,22 +269,31 @@ impl<'scope, T: Scalar> Drain<'scope, T> {
 		let copy = compute.context().new_stream().map_err(driver)?;
 		let (tiles, incoming) = mpsc::channel::<Tile<'scope, T>>();
 		let (finished, done) = mpsc::channel();
-		let stream = copy.clone();
+		let (stream, failure) = (copy.clone(), Arc::new(std::sync::Mutex::new(None)));
+		let failed = failure.clone();
 		let thread = scope.spawn(move || {
-			copy.context().bind_to_thread().map_err(driver)?;
-			let mut host = Duration::ZERO;
-			for tile in incoming {
-				copy.wait(&tile.ready).map_err(driver)?;
-				let (rows, cols) = (tile.dst.nrows(), tile.dst.ncols());
-				let time = staging.download(&copy, tile.src, tile.dst, chunk_bytes)?;
-				log::debug!("emugemm: {rows}x{cols} tile downloaded in {time:.2?}");
-				host += time;
-				let event = copy.context().new_event(None).map_err(driver)?;
-				event.record(&copy).map_err(driver)?;
-				// the receiver is gone only when the product failed, which reports its own error
-				let _ = finished.send(event);
+			let drained = (|| -> Result<Duration, Error> {
+				copy.context().bind_to_thread().map_err(driver)?;
+				let mut host = Duration::ZERO;
+				for tile in &incoming {
+					copy.wait(&tile.ready).map_err(driver)?;
+					let (rows, cols) = (tile.dst.nrows(), tile.dst.ncols());
+					let time = staging.download(&copy, tile.src, tile.dst, chunk_bytes)?;
+					log::debug!("emugemm: {rows}x{cols} tile downloaded in {time:.2?}");
+					host += time;
+					let event = copy.context().new_event(None).map_err(driver)?;
+					event.record(&copy).map_err(driver)?;
+					// the receiver is gone only when the product failed, which reports its own error
+					let _ = finished.send(event);
+				}
+				Ok(host)
+			})();
+			// kept before the channels close, so that the product's next send or wait, which then
+			// fails, reports this error
+			if let Err(e) = &drained {
+				*failed.lock().unwrap_or_else(|e| e.into_inner()) = Some(e.clone());
 			}
-			Ok((host, staging))
+			drained.map(|host| (host, staging))
 		});
 		Ok(Drain {
 			tiles,
@@ -290,6 +301,7 @@ impl<'scope, T: Scalar> Drain<'scope, T> {
 			thread,
 			stream,
 			compute: compute.clone(),
+			failure,
 		})
 	}
 
@@ -298,15 +310,19 @@ impl<'scope, T: Scalar> Drain<'scope, T> {
 	pub fn send(&self, dst: MatMut<'scope, T>, src: DevPtr<T>) -> Result<(), Error> {
 		let ready = self.compute.context().new_event(None).map_err(driver)?;
 		ready.record(&self.compute).map_err(driver)?;
-		self.tiles
-			.send(Tile { dst, src, ready })
-			.map_err(|_| Error::gpu("the download thread stopped"))
+		self.tiles.send(Tile { dst, src, ready }).map_err(|_| self.stopped())
+	}
+
+	/// the error the thread stopped on
+	fn stopped(&self) -> Error {
+		let failure = self.failure.lock().unwrap_or_else(|e| e.into_inner()).clone();
+		failure.unwrap_or_else(|| Error::gpu("the download thread stopped"))
 	}
 
 	/// makes the compute stream wait until the DMAs of the next tile sent (in order) are complete,
 	/// so that its device buffer can be written again; blocks until the thread has enqueued them
 	pub fn reuse(&self) -> Result<(), Error> {
-		let done = self.done.recv().map_err(|_| Error::gpu("the download thread stopped"))?;
+		let done = self.done.recv().map_err(|_| self.stopped())?;
 		self.compute.wait(&done).map_err(driver)
 	}
 
