@@ -46,7 +46,7 @@ fn resolvent_argument(energy: f64) -> Mat<c64> {
 }
 
 fn main() -> Result<()> {
-	let emu = Emulator::with_backend(Backend::CpuEmulation)?.with_native_candidate(false);
+	let emu = Emulator::with_backend(Backend::CpuEmulation)?;
 	let (mut emulated_time, mut native_time) = (Duration::ZERO, Duration::ZERO);
 	let sample = Sampling::Sampled { entries: 4096, seed: 1 };
 	println!("tight-binding chain, n = {N}, t = {HOPPING}, eta = {ETA:e}; products emulated at F64 on the CPU and native (faer)");

@@ -100,7 +100,7 @@ fn main() -> Result<()> {
 	);
 	let s = Col::<f64>::from_fn(N, |i| 10f64.powf(i as f64 / (N - 1) as f64));
 	let a = &u * s.as_diagonal() * v.transpose();
-	let emu = Emulator::with_backend(Backend::CpuEmulation)?.with_native_candidate(false);
+	let emu = Emulator::with_backend(Backend::CpuEmulation)?;
 
 	let emulated_mul = |l: &Mat<f64>, r: &Mat<f64>| -> Result<Mat<f64>> {
 		let c = l.emu_mul_with(&emu, r, Precision::F64)?;

@@ -24,7 +24,8 @@ fn main() -> Result<(), emugemm::Error> {
 	println!("  accuracy  {}", exact.accuracy(c.as_ref()));
 	println!("  time      {elapsed:.3?}");
 
-	// the emulation itself, on the CPU: bit for bit what the GPU computes
+	// the emulation itself, on the CPU: bit for bit what the GPU computes. This oracle emulates
+	// every product a plan certifies (its native candidate is off by default)
 	let emu = Emulator::with_backend(Backend::CpuEmulation)?;
 	let start = Instant::now();
 	let c = a.emu_mul_with(&emu, &b, Precision::F64)?;

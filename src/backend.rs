@@ -7,6 +7,8 @@
 /// use emugemm::{Backend, Emulator};
 /// let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap();
 /// assert_eq!(emu.backend(), Backend::CpuEmulation);
+/// // the oracle emulates every product a plan certifies, small ones too
+/// assert!(!emu.native_candidate());
 /// // `Auto` picks the GPU when one is usable, otherwise faer's native product
 /// assert_ne!(Emulator::new().unwrap().backend(), Backend::Auto);
 /// ```
@@ -20,8 +22,12 @@ pub enum Backend {
 	/// not keep)
 	Native,
 	/// the emulation on the CPU, bit for bit what the GPU computes: the oracle, and a way to get
-	/// the GPU's exact bits without a GPU
+	/// the GPU's exact bits without a GPU. The oracle emulates every product a plan certifies; the
+	/// native candidate is priced with a GPU cost model only when asked for
+	/// ([`Emulator::with_native_candidate(true)`](crate::Emulator::with_native_candidate), which
+	/// makes it pick the plans a default context on a Hopper GPU picks)
 	CpuEmulation,
-	/// the emulation on an NVIDIA Hopper GPU (feature `cuda`)
+	/// the emulation on an NVIDIA GPU of compute capability 8.0 or higher (feature `cuda`): the
+	/// fused kernels on Hopper, the portable path elsewhere
 	Gpu,
 }

@@ -50,7 +50,9 @@ impl Emulator {
 		Self::with_backend(Backend::Auto)
 	}
 
-	/// a context on `backend`; [`Backend::Auto`] is resolved here, once
+	/// a context on `backend`; [`Backend::Auto`] is resolved here, once. The oracle
+	/// ([`Backend::CpuEmulation`]) emulates every product a plan certifies; the other backends let
+	/// the native product compete by predicted time (see [`Emulator::with_native_candidate`])
 	pub fn with_backend(backend: Backend) -> Result<Self, Error> {
 		let auto = backend == Backend::Auto;
 		let backend = match backend {
@@ -71,7 +73,9 @@ impl Emulator {
 		Ok(Emulator::on(backend, host_routing, model_of(backend, 0)?))
 	}
 
-	/// a context on a resolved `backend` with the default settings
+	/// a context on a resolved `backend` with the default settings: the native candidate on,
+	/// but for the oracle ([`Backend::CpuEmulation`]), which emulates every product a plan
+	/// certifies
 	fn on(backend: Backend, host_routing: bool, model: GpuModel) -> Emulator {
 		Emulator {
 			backend,
@@ -79,7 +83,7 @@ impl Emulator {
 				scaling: Scaling::Fast,
 				fused: true,
 				priced_routes: true,
-				native_candidate: true,
+				native_candidate: backend != Backend::CpuEmulation,
 				staging_bytes: DEFAULT_STAGING,
 				host_routing,
 				device_memory: None,
@@ -202,21 +206,27 @@ impl Emulator {
 	}
 
 	/// the same context with the native product competing with the emulated plans of a target
-	/// precision by predicted time (on, the default), or computing only the products that no
-	/// emulated plan certifies (off: for tests and comparisons of the emulation itself). On, small
+	/// precision by predicted time, or computing only the products that no emulated plan
+	/// certifies. On is the default of [`Backend::Gpu`] and [`Backend::Auto`] contexts: small
 	/// products, and `Tf32` products of `f32`/`c32` operands (a TF32 GEMM on the GPU), go native
-	/// where the native product is predicted faster
+	/// where the native product is predicted faster. Off is the default of the oracle
+	/// ([`Backend::CpuEmulation`]): the oracle emulates every product a plan certifies; the
+	/// native candidate is priced with a GPU cost model only when asked for (`true` here, so that
+	/// the oracle picks the plan a GPU context with the native candidate picks)
 	///
 	/// # example
 	/// ```
 	/// use emugemm::{Backend, Emulator, Precision, Scheme};
 	/// let a = emugemm::testing::random_matrix::<f64>(32, 32, 1.0, 1);
-	/// let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap();
-	/// // 32 x 32 x 32: the native product is faster than any emulation
-	/// assert_eq!(emu.plan(a.as_ref(), a.as_ref(), Precision::F64).unwrap().scheme, Scheme::Native);
-	/// let emulating = emu.with_native_candidate(false);
-	/// assert!(!emulating.native_candidate());
-	/// assert_ne!(emulating.plan(a.as_ref(), a.as_ref(), Precision::F64).unwrap().scheme, Scheme::Native);
+	/// // the oracle emulates by default, even at 32 x 32 x 32
+	/// let oracle = Emulator::with_backend(Backend::CpuEmulation).unwrap();
+	/// assert!(!oracle.native_candidate());
+	/// assert_ne!(oracle.plan(a.as_ref(), a.as_ref(), Precision::F64).unwrap().scheme, Scheme::Native);
+	/// // asked for, the native product competes, priced with the GPU's cost model: a product
+	/// // this small is faster natively than any emulation
+	/// let priced = oracle.with_native_candidate(true);
+	/// assert!(priced.native_candidate());
+	/// assert_eq!(priced.plan(a.as_ref(), a.as_ref(), Precision::F64).unwrap().scheme, Scheme::Native);
 	/// ```
 	pub fn with_native_candidate(mut self, native_candidate: bool) -> Self {
 		self.settings.native_candidate = native_candidate;
@@ -224,7 +234,8 @@ impl Emulator {
 	}
 
 	/// whether the native product competes with the emulated plans by time (see
-	/// [`Emulator::with_native_candidate`])
+	/// [`Emulator::with_native_candidate`]; by default `false` on [`Backend::CpuEmulation`], `true`
+	/// on the other backends)
 	pub fn native_candidate(&self) -> bool {
 		self.settings.native_candidate
 	}
@@ -472,9 +483,10 @@ impl Emulator {
 	/// ```
 	/// use emugemm::{Backend, EmuMatMul, Emulator, Precision};
 	/// Emulator::set_global(Emulator::with_backend(Backend::CpuEmulation)?);
-	/// let a = faer::Mat::<f64>::identity(4, 4);
+	/// let a = emugemm::testing::random_matrix::<f64>(8, 8, 1.0, 1);
 	/// let _ = a.emu_mul(&a, Precision::F64);
-	/// assert_eq!(emugemm::last_report().unwrap().backend, Backend::Native); // small: native is faster
+	/// // the oracle emulates what a plan certifies, small products too
+	/// assert_eq!(emugemm::last_report().unwrap().backend, Backend::CpuEmulation);
 	/// # Ok::<(), emugemm::Error>(())
 	/// ```
 	pub fn set_global(emu: Emulator) {

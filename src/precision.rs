@@ -186,8 +186,8 @@ impl fmt::Display for Scheme {
 /// use emugemm::{Backend, Emulator, Precision, Scheme};
 /// let a = emugemm::testing::random_matrix::<f64>(16, 8, 1.0, 1);
 /// let b = emugemm::testing::random_matrix::<f64>(8, 4, 1.0, 2);
-/// // the emulation even where the native product is faster, as here
-/// let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap().with_native_candidate(false);
+/// // the oracle emulates even where the native product is faster, as here
+/// let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap();
 /// let plan = emu.plan(a.as_ref(), b.as_ref(), Precision::F64).unwrap();
 /// assert!(matches!(plan.scheme, Scheme::SchemeII { .. }));
 /// assert!(plan.predicted_bits >= 52.0);

@@ -33,8 +33,8 @@ pub struct PhaseTimes {
 /// ```
 /// use emugemm::{Backend, EmuMatMul, Emulator, Precision, Route};
 /// let a = emugemm::testing::random_matrix::<f64>(8, 8, 1.0, 1);
-/// // the emulation even where the native product is faster, as here
-/// let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap().with_native_candidate(false);
+/// // the oracle emulates even where the native product is faster, as here
+/// let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap();
 /// let mut c = faer::Mat::<f64>::zeros(8, 8);
 /// emu.matmul(c.as_mut(), faer::Accum::Replace, a.as_ref(), a.as_ref(), 1.0, faer::Par::Seq, Precision::F64).unwrap();
 /// assert_eq!(emu.last_report().unwrap().route, Route::Cpu);
@@ -64,7 +64,8 @@ pub enum Route {
 /// ```
 /// use emugemm::{Backend, Emulator, NativeReason, Precision};
 /// let a = emugemm::testing::random_matrix::<f64>(8, 8, 1.0, 1);
-/// let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap();
+/// // the oracle with the native product competing by time, as on a GPU
+/// let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap().with_native_candidate(true);
 /// let mut c = faer::Mat::<f64>::zeros(8, 8);
 /// emu.matmul(c.as_mut(), faer::Accum::Replace, a.as_ref(), a.as_ref(), 1.0, faer::Par::Seq, Precision::F64).unwrap();
 /// // a product this small is faster natively than any emulation with its bound
@@ -126,7 +127,7 @@ impl fmt::Display for NativeReason {
 					None => Ok(()),
 				}
 			},
-			NativeReason::NoPlanCertifies => write!(f, "the bound certified no plan faster than the native product"),
+			NativeReason::NoPlanCertifies => write!(f, "the bound certified no plan (or none faster than the native product)"),
 			NativeReason::FasterNatively => write!(f, "predicted faster natively than any emulation with its bound"),
 			NativeReason::BelowNativeSize => write!(f, "below the context's native size"),
 			NativeReason::HostRouting => write!(f, "routed to the host's cores"),

@@ -361,7 +361,7 @@ mod tests {
 	#[test]
 	fn decides_wide_ranges_natively() {
 		fn check<T: Scalar>(a: Mat<T>, b: Mat<T>, precision: Precision) {
-			let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap().with_native_candidate(false);
+			let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap();
 			let mut c = Mat::<T>::zeros(a.nrows(), b.ncols());
 			emu.matmul(
 				c.as_mut(),
@@ -399,7 +399,7 @@ mod tests {
 			matches!(screen, Some(NativeReason::Screen { rows: 32, certain: 32, .. })) && native,
 			"{screen:?}"
 		);
-		let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap().with_native_candidate(false);
+		let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap();
 		let plan = emu.plan(a.as_ref(), b.as_ref(), Precision::F64).unwrap();
 		assert!(plan.separate_parts && plan.predicted_bits >= 52.0, "{plan}");
 	}
@@ -407,7 +407,7 @@ mod tests {
 	/// where the screen says "try", the bound decides and the report gives no screen
 	#[test]
 	fn ordinary_inputs_pay_the_bound() {
-		let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap().with_native_candidate(false);
+		let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap();
 		let a = random_matrix::<f64>(64, 512, 1.0, 1);
 		let mut c = Mat::<f64>::zeros(64, 64);
 		emu.matmul(

@@ -54,6 +54,9 @@ pub(crate) struct Settings {
 	/// whether a scheme I product takes the route its cost model predicts faster (off: the fused
 	/// kernel wherever `fused` is on)
 	pub priced_routes: bool,
+	/// whether the native product competes with the emulated plans by predicted time (off: it
+	/// computes only what no plan certifies); on by default, but off for the oracle
+	/// ([`crate::Backend::CpuEmulation`]), whose cost model is a GPU's, not the CPU's
 	pub native_candidate: bool,
 	/// the size of each page-locked staging buffer of host products on the GPU
 	pub staging_bytes: usize,

@@ -16,7 +16,7 @@ mod common;
 
 use common::{cpu, emulated, native_product, table_backend, test_n};
 use emugemm::testing::{ExactProduct, InnerPattern, Pair, Sampling, pair, random_matrix};
-use emugemm::{Emulator, Precision, Scalar, Scaling, Scheme};
+use emugemm::{Accum, Emulator, Precision, Scalar, Scaling, Scheme};
 use faer::{Mat, c32, c64};
 
 /// the families every precision is checked on, and whether a certified plan must exist for them
@@ -395,4 +395,85 @@ fn certified_plans_measure_their_bits() {
 	}
 	println!("scheme I slice counts run as certified candidates: {slices:?}");
 	assert!(slices.len() >= 4, "too few scheme I plans among the candidates: {slices:?}");
+}
+
+/// `Accum::Add` of real types with `alpha` not 1, judged against the exact product (never against
+/// another GEMM): each entry of `old + alpha (A B)` lies within the target's share,
+/// `2^-bits (|alpha| scale + |old|)`, of the exact `old + alpha (A B)`, plus the roundings of the
+/// combine in `f64` (the product, `alpha` times it, `old` plus that: each at most `2^-53` of its
+/// magnitude) and, for `f32`, the final rounding to `f32` (half an ulp of the result). f64 at `F64`
+/// and `Bits(40)`; f32 at `F64`, `F32` and `Bits(40)` (23 bits for `f32`)
+#[test]
+fn accumulation_with_alpha_against_the_exact_product() {
+	accumulation_case::<f64>(&[Precision::F64, Precision::Bits(40)]);
+	accumulation_case::<f32>(&[Precision::F64, Precision::F32, Precision::Bits(40)]);
+}
+
+fn accumulation_case<T: Scalar>(precisions: &[Precision]) {
+	let (m, k, n) = (37, 250, 23);
+	let emu = cpu();
+	let (a, b) = (random_matrix::<T>(m, k, 1.0, 11), random_matrix::<T>(k, n, 1.0, 12));
+	let old = random_matrix::<T>(m, n, 1.0, 13);
+	let exact = ExactProduct::compute(a.as_ref(), b.as_ref(), Sampling::Full);
+	// f64's unit roundoff, and the final rounding's half ulp of `x` (none for f64: the sum is it)
+	let unit = 2f64.powi(-53);
+	let half_ulp = |x: f64| {
+		if T::MANTISSA_BITS == 24 {
+			let x = (x as f32).abs();
+			0.5 * f64::from(f32::from_bits(x.to_bits() + 1) - x)
+		} else {
+			0.0
+		}
+	};
+	for alpha in [-0.75, 3.0] {
+		for &precision in precisions {
+			let bits = precision.target_bits(T::MANTISSA_BITS, k).expect("a target precision");
+			let mut c = old.clone();
+			emu.matmul(
+				c.as_mut(),
+				Accum::Add,
+				a.as_ref(),
+				b.as_ref(),
+				T::from_parts(alpha, 0.0),
+				faer::Par::Seq,
+				precision,
+			)
+			.unwrap();
+			let report = emu.last_report().unwrap();
+			let at = format!("{} {precision:?} alpha = {alpha}", T::NAME);
+			assert_ne!(report.plan.scheme, Scheme::Native, "{at}: {report}");
+			assert!(report.native_rows.is_empty(), "{at}: {report}");
+			assert_eq!(exact.len(), m * n);
+			for (x, &(i, j)) in exact.positions().iter().enumerate() {
+				let ((hi, lo), _) = exact.exact_double_double(x);
+				let (scale, _) = exact.scale(x);
+				let (got, old) = (c[(i, j)].re(), old[(i, j)].re());
+				let want = accumulated(old, alpha, (hi, lo));
+				let error = minus(got, want).abs();
+				let magnitude = alpha.abs() * scale + old.abs();
+				let tolerance = (-bits).exp2() * magnitude + 3.0 * unit * magnitude + half_ulp(got);
+				assert!(
+					error <= tolerance,
+					"{at} ({i}, {j}): {got:e}, exact {:e}: error {error:e} above {tolerance:e}",
+					want.0
+				);
+			}
+		}
+	}
+}
+
+/// `old + alpha (hi + lo)` as an unevaluated sum `(s, t)`, exact but for a rounding of `t` (about
+/// `2^-106` of the sum): `alpha hi` split exactly by an fma, then added to `old` exactly
+fn accumulated(old: f64, alpha: f64, (hi, lo): (f64, f64)) -> (f64, f64) {
+	let product = alpha * hi;
+	let product_error = alpha.mul_add(hi, -product);
+	let s = old + product;
+	let b = s - old;
+	let sum_error = (old - (s - b)) + (product - b);
+	(s, sum_error + product_error + alpha * lo)
+}
+
+/// `x - (s + t)` for an unevaluated sum `(s, t)`, to about `2^-53` of the difference
+fn minus(x: f64, (s, t): (f64, f64)) -> f64 {
+	(x - s) - t
 }

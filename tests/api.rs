@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{cpu, emulated, native_product, same_bits, test_n};
+use common::{cpu, emulated, native_product, plan_key, same_bits, test_n};
 use emugemm::testing::{ExactProduct, Pair, Sampling, pair, random_matrix};
 use emugemm::{Accum, Backend, EmuMatMul, Emulator, Error, Precision, Scalar, Scheme};
 use faer::{Mat, MatRef, c32, c64};
@@ -509,17 +509,20 @@ fn native_backend_keeps_the_promise() {
 	}
 }
 
-/// by default the native product competes with the emulated plans by time: a product this small
+/// asked for, the native product competes with the emulated plans by time: a product this small
 /// runs natively and the report says so, bit for bit the native backend's result; with the native
-/// product reserved the same product is emulated, and the report names the plan
+/// product reserved (the oracle's default) the same product is emulated, and the report names the
+/// plan
 #[test]
 fn native_product_competes_by_time() {
-	let default = emugemm::Emulator::with_backend(emugemm::Backend::CpuEmulation).unwrap();
+	let competing = emugemm::Emulator::with_backend(emugemm::Backend::CpuEmulation)
+		.unwrap()
+		.with_native_candidate(true);
 	let native = emugemm::Emulator::with_backend(emugemm::Backend::Native).unwrap();
 	let (a, b) = (random_matrix::<f64>(48, 40, 1.0, 1), random_matrix::<f64>(40, 32, 1.0, 2));
 	for precision in [Precision::F64, Precision::F32, Precision::Tf32, Precision::Bits(30)] {
-		let got = emulated(&default, a.as_ref(), b.as_ref(), precision);
-		let report = default.last_report().unwrap();
+		let got = emulated(&competing, a.as_ref(), b.as_ref(), precision);
+		let report = competing.last_report().unwrap();
 		assert_eq!(
 			(report.plan.scheme, report.route),
 			(Scheme::Native, emugemm::Route::Native),
@@ -531,15 +534,20 @@ fn native_product_competes_by_time() {
 			emulated(&native, a.as_ref(), b.as_ref(), precision).as_ref()
 		));
 		let _ = emulated(&cpu(), a.as_ref(), b.as_ref(), precision);
-		assert_ne!(
-			cpu().plan(a.as_ref(), b.as_ref(), precision).unwrap().scheme,
-			Scheme::Native,
+		let reserved = cpu().plan(a.as_ref(), b.as_ref(), precision).unwrap();
+		assert_ne!(reserved.scheme, Scheme::Native, "{precision:?}");
+		// the oracle's default: the same plan, the native product reserved without being asked
+		let oracle = emugemm::Emulator::with_backend(emugemm::Backend::CpuEmulation).unwrap();
+		assert!(!oracle.native_candidate());
+		assert_eq!(
+			plan_key(&oracle.plan(a.as_ref(), b.as_ref(), precision).unwrap()),
+			plan_key(&reserved),
 			"{precision:?}"
 		);
 	}
 	// explicit plans run as given
-	let _ = emulated(&default, a.as_ref(), b.as_ref(), Precision::SchemeII { moduli: 6 });
-	assert_ne!(default.last_report().unwrap().plan.scheme, Scheme::Native);
+	let _ = emulated(&competing, a.as_ref(), b.as_ref(), Precision::SchemeII { moduli: 6 });
+	assert_ne!(competing.last_report().unwrap().plan.scheme, Scheme::Native);
 }
 
 /// rows the bound cannot certify are computed natively and reported, the others emulated: one

@@ -28,8 +28,7 @@ impl Emulator {
 	/// ```
 	/// use emugemm::{Backend, Emulator, Precision, Scheme};
 	/// let a = emugemm::testing::random_matrix::<f32>(64, 64, 0.5, 1);
-	/// // the emulation even where the native product is faster, as here
-	/// let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap().with_native_candidate(false);
+	/// let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap();
 	/// let plan = emu.plan(a.as_ref(), a.as_ref(), Precision::Tf32).unwrap();
 	/// assert!(plan.predicted_bits >= 11.0); // the target of `Tf32`
 	/// // an explicit plan is taken as given
@@ -67,7 +66,7 @@ impl Emulator {
 	/// ```
 	/// use emugemm::{Backend, Emulator, Precision, Scheme};
 	/// let a = emugemm::testing::random_matrix::<f64>(64, 64, 1.0, 1);
-	/// let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap().with_native_candidate(false);
+	/// let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap();
 	/// let plans = emu.candidates(a.as_ref(), a.as_ref(), Precision::F64).unwrap();
 	/// assert_eq!(plans[0], emu.plan(a.as_ref(), a.as_ref(), Precision::F64).unwrap());
 	/// assert!(plans.iter().all(|p| p.predicted_bits >= 52.0));

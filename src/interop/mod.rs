@@ -1,4 +1,5 @@
-//! [`EmuMatMul`]: `a.emu_mul(&b, precision)` on faer and nalgebra matrices
+//! [`EmuMatMul`]: `a.emu_mul(&b, precision)` on faer and nalgebra matrices; `EmuTrMul`:
+//! `a.emu_tr_mul(&b, precision)` and `a.emu_ad_mul(&b, precision)` on nalgebra matrices
 
 #[cfg(feature = "faer")]
 mod faer;
@@ -10,7 +11,7 @@ mod nalgebra;
 #[cfg(feature = "faer")]
 pub use matmul::matmul;
 #[cfg(feature = "nalgebra")]
-pub use nalgebra::emu_gemm;
+pub use nalgebra::{EmuTrMul, emu_gemm};
 
 use crate::{Emulator, Error, Precision};
 
