@@ -26,7 +26,7 @@ pub(crate) struct Gpu {
 	pub stream: Arc<CudaStream>,
 	/// whether the GPU runs the sm_90a code (a Hopper GPU); otherwise only the portable path's
 	pub hopper: bool,
-	/// the code the product in progress launches (see [`Gpu::use_code`])
+	/// the code the product in progress launches (see [`Gpu::using`])
 	code: Cell<Code>,
 	/// the embedded modules, each loaded on the first launch of one of its kernels: the sm_90a
 	/// ones, then the portable path's

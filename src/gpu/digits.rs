@@ -9,7 +9,7 @@ use crate::{Error, Scalar};
 use cudarc::driver::CudaSlice;
 
 /// the K padding of the interleaved layout: a multiple of 128 (the kernels' K blocks are 1, 2 or 4
-/// chunks of 32, and [`pass_len`] is a multiple of 128)
+/// chunks of 32, and [`pass_len`](crate::precision::pass_len) is a multiple of 128)
 pub(crate) fn pad128(k: usize) -> usize {
 	k.div_ceil(128) * 128
 }
