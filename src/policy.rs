@@ -9,7 +9,7 @@
 use crate::bound::{Bound, PartBounds, RowBound, bits};
 use crate::cost::{CostModel, NativeArithmetic};
 use crate::devices::GpuModel;
-use crate::precision::k_passes;
+use crate::precision::{MAX_NATIVE_SHARE, k_passes};
 use crate::report::NativeReason;
 use crate::shape::Shape;
 use crate::stats::RowStats;
@@ -18,9 +18,6 @@ use crate::{Plan, Precision, Scaling, Scheme, scheme1, scheme2};
 /// the rows of `A` and columns of `B` of the screen of separately scaled parts
 /// ([`PolicyInput::separate_parts_pay`])
 pub(crate) const SCREEN: usize = 256;
-
-/// the largest share of the rows a candidate may leave to the native product
-pub(crate) const MAX_NATIVE_SHARE: usize = 8;
 
 /// the policy's decision: the plan, and the rows of the product it computes natively
 #[derive(Clone, Debug, PartialEq)]

@@ -6,6 +6,10 @@ use crate::scheme1;
 use crate::scheme2::MAX_MODULI;
 use core::fmt;
 
+/// the largest share of the rows a plan may leave to the native product: one in this many
+/// ([`Plan::native_rows`]); beyond it the whole product is native
+pub(crate) const MAX_NATIVE_SHARE: usize = 8;
+
 /// the accuracy a product is asked for
 ///
 /// # the promise

@@ -22,7 +22,7 @@
 //! time, never accuracy. Both read statistics every backend computes bit for bit the same, so
 //! every backend screens alike.
 
-use crate::policy::MAX_NATIVE_SHARE;
+use crate::precision::MAX_NATIVE_SHARE;
 use crate::report::NativeReason;
 use crate::shape::Shape;
 use crate::stats::RowStats;

@@ -3,7 +3,7 @@
 //! and as the benchmark's baselines, cuBLAS's own FP64 emulation among them
 
 use super::errors::driver;
-use super::faults::{Fault, point};
+use super::fault_points::{Fault, point};
 use super::ptr::DevPtr;
 use crate::shape::Shape;
 use crate::{Error, Scalar};

@@ -2,7 +2,7 @@
 //! machine without the driver gets an error, not a panic
 
 use super::errors::driver;
-use super::faults::{Fault, point};
+use super::fault_points::{Fault, point};
 use super::pinned::Pinned;
 use super::ptr::DevPtr;
 use super::slot::{SLOTS, Slot};

@@ -4,7 +4,7 @@
 
 use super::device::Gpu;
 use super::errors::driver;
-use super::faults::{Fault, point};
+use super::fault_points::{Fault, point};
 use super::ptr::DevPtr;
 use crate::Error;
 use cudarc::driver::sys::{self, CUresult};

@@ -25,6 +25,8 @@ mod digits;
 mod engine;
 mod errors;
 #[cfg_attr(not(feature = "faults"), allow(dead_code))]
+mod fault_points;
+#[cfg(feature = "faults")]
 pub mod faults;
 mod footprint;
 #[cfg(feature = "bench")]

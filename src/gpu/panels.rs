@@ -4,7 +4,7 @@
 
 use super::device::Gpu;
 use super::errors::driver;
-use super::faults::{Fault, point};
+use super::fault_points::{Fault, point};
 use super::footprint::split;
 use super::job::DeviceOperand;
 use super::matrix::DeviceMatrix;

@@ -2,7 +2,7 @@
 //! product leaks any
 
 use super::errors::driver;
-use super::faults::{Fault, point};
+use super::fault_points::{Fault, point};
 use crate::Error;
 use cudarc::driver::{CudaContext, DriverError, PinnedHostSlice};
 use std::sync::Arc;

@@ -7,7 +7,7 @@
 //! chunk, whatever the host layout
 
 use super::errors::driver;
-use super::faults::{Fault, point};
+use super::fault_points::{Fault, point};
 use super::pinned::Pinned;
 use super::ptr::DevPtr;
 use crate::view::View;

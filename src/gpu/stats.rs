@@ -3,7 +3,7 @@
 
 use super::device::Gpu;
 use super::errors::driver;
-use super::faults::{Fault, point};
+use super::fault_points::{Fault, point};
 use super::job::DeviceOperand;
 use super::ptr::DevPtr;
 use super::slot::Slot;
