@@ -221,10 +221,8 @@ impl Gpu {
 	/// can hold) is freed, the stream is synchronised (so that the memory pool gives what it holds
 	/// back to the device, where the driver's own allocations can use it) and `f` runs once more.
 	/// Still out of memory: an [`Error::OutOfMemory`] for `what()`
-	pub fn freeing_scratch<R>(&self, what: impl FnOnce() -> String, f: impl Fn() -> Result<R, DriverError>) -> Result<R, Error> {
-		let what = std::cell::Cell::new(Some(what));
-		let what = || what.take().map(|f| f()).unwrap_or_default();
-		point(Fault::Allocation, what)?;
+	pub fn freeing_scratch<R>(&self, what: impl Fn() -> String, f: impl Fn() -> Result<R, DriverError>) -> Result<R, Error> {
+		point(Fault::Allocation, &what)?;
 		let out_of_memory = |e: &DriverError| e.0 == CUresult::CUDA_ERROR_OUT_OF_MEMORY;
 		let result = match f() {
 			Err(e) if out_of_memory(&e) => {
