@@ -3,7 +3,7 @@
 // tiles of m64nBNk32 wgmma (exact INT32 accumulation), a persistent grid, optionally in clusters
 // of two CTAs along M that share (multicast) the B tile. The variants (BN, ring depth, cluster)
 // are instances of one template (Config), each entry point instantiated for each of them by one
-// macro (EMU_CHASSIS); src/gpu/wgmma_config.rs picks one per product. The ring, the
+// macro (EMU_CHASSIS); src/gpu/kernels/wgmma_config.rs picks one per product. The ring, the
 // warp-specialised split and the tile walk are cuda/persistent.cuh's, shared with fused scheme I.
 // Earlier versions (no-swizzle layout with plain loads; one CTA per tile; fixed 128 x 256 tiles)
 // each measured slower than the one that replaced them.
@@ -35,7 +35,7 @@ struct Config {
 	// the ring of stages (shared by the CLUSTER CTAs' multicast) and the walk of the tiles
 	using Ring = emu::hopper::Ring<STAGES, STAGE_BYTES, CLUSTER>;
 	using Schedule = emu::hopper::Schedule<BM, BN, CLUSTER>;
-	// the dynamic shared memory (src/gpu/wgmma_config.rs: Variant::smem): the ring (its stages,
+	// the dynamic shared memory (src/gpu/kernels/wgmma_config.rs: Variant::smem): the ring (its stages,
 	// alignment slack and barriers: ring_bytes); and with the two warpgroups' staging after it, for
 	// the kernels whose epilogue is STAGED
 	static constexpr int SMEM = Ring::BYTES, STAGED_SMEM = SMEM + 2 * STAGING_BYTES;
@@ -412,7 +412,7 @@ __device__ void persistent(const CUtensorMap* map_a, const CUtensorMap* map_b, i
 		                                        Residue3mOut<Config<BN, STAGES, CLUSTER>::ACC>{re, im, moduli, stride});               \
 	}
 
-// the variants (src/gpu/wgmma_config.rs: VARIANTS lists the same)
+// the variants (src/gpu/kernels/wgmma_config.rs: VARIANTS lists the same)
 EMU_CHASSIS(256, 4, 1)
 EMU_CHASSIS(256, 4, 2)
 EMU_CHASSIS(128, 6, 1)

@@ -31,14 +31,14 @@ __device__ __forceinline__ double scheme1_part(const int* acc, long long idx, lo
 constexpr int CRT_MAX = 20;
 
 // the CRT's constants (Crt in src/scheme2.rs), a kernel parameter passed by value (CrtParams in
-// src/gpu/pipeline.rs, the same layout): the weights' split parts for the first p moduli, P split
+// src/gpu/kernels/crt.rs, the same layout): the weights' split parts for the first p moduli, P split
 // on the same grid, 1/P; the sums index the weights at compile time only, so that they come from
 // the constant bank (no per-launch upload, no shared-memory copy)
 struct CrtConstants {
 	double hi[CRT_MAX], lo[CRT_MAX];
 	double p_hi, p_lo, inv_p;
 };
-static_assert(sizeof(CrtConstants) == (2 * CRT_MAX + 3) * sizeof(double), "CrtParams in src/gpu/pipeline.rs has this layout");
+static_assert(sizeof(CrtConstants) == (2 * CRT_MAX + 3) * sizeof(double), "CrtParams in src/gpu/kernels/crt.rs has this layout");
 
 // the CRT sums of one entry (Crt::reconstruct): sum hi_l c_l is exact (hence one fma per term, the
 // same value as a multiplication and an addition), sum lo_l c_l is one fma per term, rounded term
@@ -219,7 +219,7 @@ struct CrtOut {
 	}
 };
 
-// the dynamic shared memory of crt_entries (launch_crt in src/gpu/pipeline.rs sizes it): per warp
+// the dynamic shared memory of crt_entries (launch_crt in src/gpu/kernels/crt.rs sizes it): per warp
 // CRT_STAGES<T> stages of the planes [part][l][CRT_SEGMENT]. P: the modulus count, at compile time
 // (crt_entries picks the instance), so that the sums are unrolled whole and take their weights
 // from the constant bank

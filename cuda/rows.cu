@@ -1,5 +1,5 @@
 // emugemm: the rows of the product that the error bound leaves to the native product, computed by
-// cuBLAS on the rows alone (src/gpu/rows.rs):
+// cuBLAS on the rows alone (src/gpu/kernels/rows.rs):
 //   gather_rows   rows[q] of A (column-major, leading dimension lda) into a compact r x k matrix
 //   scatter_rows  the r x n native product of those rows into the output: entry (rows[q], j) as
 //                 alpha c (+ old), every operation rounded in f64 as `combine` in src/emulator.rs;

@@ -39,7 +39,7 @@ using namespace emu::hopper;
 constexpr int BM = 128, MAX_STAGES = 8;
 
 // the tile width N and the K chunks (of 32) per stage, by slice count p: p N / 2 accumulator
-// registers per consumer thread (research/kernels.md C.7); src/gpu/scheme1_fused.rs mirrors N
+// registers per consumer thread (research/kernels.md C.7); src/gpu/schemes/scheme1_fused.rs mirrors N
 template <int P>
 struct Tiling;
 #define EMU_TILING(P, N_, CHUNKS_)                                    \

@@ -27,7 +27,7 @@ namespace {
 // column is 128 bytes), in 16-byte chunks of PER_CHUNK elements, 2048 chunks (32 KiB), N elements
 // per thread and plane store. Row rr of the tile keeps its chunk c at rr * CHUNKS_PER_ROW + (c ^
 // swizzle): the XOR spreads the chunks that one load or read instruction touches over all banks
-// (see `chunk_at`). `Job::tiles` in src/gpu/pipeline.rs launches the same shape
+// (see `chunk_at`). `Job::tiles` in src/gpu/product/job.rs launches the same shape
 template <typename T>
 struct Tile {
 	static constexpr int K = 256, ROWS = 128 / sizeof(T), PER_CHUNK = 16 / sizeof(T), CHUNKS_PER_ROW = K / PER_CHUNK,

@@ -12,7 +12,7 @@
 // statistics come back in one download; two blocks of 1024 threads share a multiprocessor.
 #include "common.cuh"
 
-// one operand's statistics: its rows, and where they go (`StatsJob` in src/gpu/stats.rs, the
+// one operand's statistics: its rows, and where they go (`StatsJob` in src/gpu/kernels/stats.rs, the
 // same layout): seven arrays one after the other at `out`, largest magnitude (f64), norm bound
 // (u64, 0 for a zero row), L1 bound (u64), exponent of the largest magnitude, non-finite flag,
 // window counts of the real and of the imaginary parts (i32 each), `rows` entries each
@@ -22,10 +22,10 @@ struct StatsJob {
 	long long rs, cs;
 	char* out;
 };
-static_assert(sizeof(StatsJob) == 40, "StatsJob must match src/gpu/pipeline.rs");
+static_assert(sizeof(StatsJob) == 40, "StatsJob must match src/gpu/kernels/stats.rs");
 
 // the seven arrays of a StatsJob's output region of `rows` rows (the offsets of `StatsRegion` in
-// src/gpu/stats.rs)
+// src/gpu/kernels/stats.rs)
 struct StatsArrays {
 	char* out;
 	long long rows;

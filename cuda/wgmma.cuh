@@ -168,7 +168,7 @@ EMU_SPECIAL_REGISTER(int, cluster_count, "nclusterid.x")
 
 // the most dynamic shared memory a block may opt in to on sm_90 (227 KB: the SM's 228 KB less the
 // 1 KB the system reserves per block), in bytes: what the kernels' shared-memory layouts must fit
-// and the host's launches may ask for (SMEM_LIMIT in src/gpu/launch.rs, the host's copy)
+// and the host's launches may ask for (SMEM_LIMIT in src/gpu/runtime/launch.rs, the host's copy)
 constexpr int SMEM_LIMIT = 232448;
 
 // the dynamic shared memory the kernel was launched with, in bytes

@@ -5,8 +5,8 @@
 //! grow. The counters are the process's: a test that injects faults runs alone (one test binary,
 //! or a lock around its products)
 
-pub use super::fault_points::{Fault, count, fail_nth, reset};
 use crate::Error;
+pub use crate::gpu::runtime::fault_points::{Fault, count, fail_nth, reset};
 
 /// what a leak would grow: the page-locked host bytes the crate holds, and the device memory in
 /// use on GPU `ordinal` (by every process, as the driver counts it), after the work enqueued on the
@@ -19,11 +19,11 @@ use crate::Error;
 /// # Ok::<(), emugemm::Error>(())
 /// ```
 pub fn memory(ordinal: usize) -> Result<(usize, usize), Error> {
-	let gpu = super::device::gpu_on(ordinal)?;
-	gpu.stream.synchronize().map_err(super::errors::driver)?;
-	gpu.ctx.bind_to_thread().map_err(super::errors::driver)?;
-	let (free, total) = cudarc::driver::result::mem_get_info().map_err(super::errors::driver)?;
-	Ok((super::pinned::held(), total - free))
+	let gpu = crate::gpu::runtime::context::gpu_on(ordinal)?;
+	gpu.stream.synchronize().map_err(crate::gpu::runtime::errors::driver)?;
+	gpu.ctx.bind_to_thread().map_err(crate::gpu::runtime::errors::driver)?;
+	let (free, total) = cudarc::driver::result::mem_get_info().map_err(crate::gpu::runtime::errors::driver)?;
+	Ok((crate::gpu::runtime::pinned::held(), total - free))
 }
 
 /// frees the buffers that the pipelines of a context over `gpus` (as [`crate::Emulator::gpus`]
@@ -37,7 +37,7 @@ pub fn memory(ordinal: usize) -> Result<(usize, usize), Error> {
 /// # Ok::<(), emugemm::Error>(())
 /// ```
 pub fn release_buffers(gpus: &[usize]) -> Result<(), Error> {
-	super::device::pipelines(gpus.iter().copied())
+	crate::gpu::runtime::context::pipelines(gpus.iter().copied())
 		.into_iter()
-		.try_for_each(|p| super::device::gpu_at(p)?.release_kept())
+		.try_for_each(|p| crate::gpu::runtime::context::gpu_at(p)?.release_kept())
 }

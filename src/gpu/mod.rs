@@ -9,65 +9,36 @@
 //! floating-point steps operation for operation, so results equal
 //! [`crate::Backend::CpuEmulation`] bit for bit
 
+// the rooms, lowest first: each imports only from those above it (bench, faults and tests from
+// any); the launch macros of `runtime` and `product` are in scope in the rooms declared after them
 #[macro_use]
-mod launch;
-mod balance;
+mod runtime;
+#[macro_use]
+mod product;
 #[cfg(feature = "bench")]
-pub mod baseline;
-mod blas;
-mod bound;
-mod calibrate;
-mod chassis;
-mod crt;
-mod cubin;
-mod device;
-mod digits;
-mod engine;
-mod errors;
-#[cfg_attr(not(feature = "faults"), allow(dead_code))]
-mod fault_points;
+pub mod bench;
 #[cfg(feature = "faults")]
 pub mod faults;
-mod footprint;
-#[cfg(feature = "bench")]
-mod fp64_emulation;
-mod job;
-mod kept;
-mod matrix;
-mod meeting;
-mod native;
-mod panels;
-mod parts;
-mod pinned;
-mod pipeline;
-#[cfg(feature = "bench")]
-pub mod profile;
-mod ptr;
-mod residues;
-mod rows;
-mod scheme1_fused;
-mod scheme_one;
-mod scheme_two;
-mod slot;
-mod staging;
-mod stats;
+mod kernels;
+mod orchestration;
+mod schemes;
 #[cfg(test)]
 mod tests;
-mod tiled;
-mod tma;
-mod wgmma_config;
+mod transfer;
 
-pub(crate) use engine::{device_product, host_product};
-pub use matrix::DeviceMatrix;
+#[cfg(feature = "bench")]
+pub use bench::{baseline, profile};
+pub(crate) use orchestration::engine::{device_product, host_product};
+pub use transfer::matrix::DeviceMatrix;
 
 /// the name of the GPU products run on first
 pub(crate) fn name() -> Result<String, crate::Error> {
-	Ok(device::gpu()?.name.clone())
+	Ok(runtime::context::gpu()?.name.clone())
 }
 
-/// the cost model of GPU `ordinal` (see [`calibrate::model`])
+/// the cost model of GPU `ordinal` (see [`runtime::calibrate::model`])
 pub(crate) fn model(ordinal: usize) -> Result<crate::devices::GpuModel, crate::Error> {
-	calibrate::model(&*device::gpu_at((ordinal, 0))?)
+	runtime::calibrate::model(&*runtime::context::gpu_at((ordinal, 0))?)
 }
 
 /// `Ok` when the GPU backend can run here, otherwise why not
@@ -77,10 +48,10 @@ pub(crate) fn probe() -> Result<(), String> {
 
 /// `Ok` when GPU `ordinal` can run the backend, otherwise why not
 pub(crate) fn probe_on(ordinal: usize) -> Result<(), String> {
-	device::gpu_on(ordinal).map(|_| ()).map_err(|e| e.to_string())
+	runtime::context::gpu_on(ordinal).map(|_| ()).map_err(|e| e.to_string())
 }
 
 /// lets the GPUs `ordinals` read each other's memory directly, where they can
 pub(crate) fn connect(ordinals: &[usize]) -> Result<(), crate::Error> {
-	device::connect(ordinals)
+	runtime::context::connect(ordinals)
 }

@@ -1,15 +1,15 @@
 //! the GPU's intermediate planes against the CPU oracle's, byte for byte (needs a Hopper GPU:
 //! ignored unless run with `--include-ignored`, and failing without one)
 
-use super::device::{Gpu, gpu};
-use super::digits::Digits;
-use super::job::DeviceOperand;
-use super::launch::ptr;
-use super::matrix::DeviceMatrix;
-use super::ptr::DevPtr;
-use super::scheme_two::split_residues;
-use super::slot::Slot;
 use crate::cpu::{Planes, digit_planes, residue_planes};
+use crate::gpu::kernels::digits::Digits;
+use crate::gpu::product::job::DeviceOperand;
+use crate::gpu::runtime::context::{Gpu, gpu};
+use crate::gpu::runtime::launch::ptr;
+use crate::gpu::runtime::ptr::DevPtr;
+use crate::gpu::runtime::slot::Slot;
+use crate::gpu::schemes::scheme2::split_residues;
+use crate::gpu::transfer::matrix::DeviceMatrix;
 use crate::operand::Operand;
 use crate::scheme2::{Crt, fast_shift};
 use crate::stats::row_stats;
@@ -141,8 +141,8 @@ fn for_each_split_case<T: Scalar>(mut check: impl FnMut(&Gpu, &DeviceOperand<T>,
 /// for one operand alone and for two in one launch; and the fast shifts the device computes from
 /// them equal `fast_shift` of the CPU's
 fn stats_match<T: Scalar>() {
-	use super::scheme_two::launch_fast_shifts;
-	use super::stats::{download_stats, launch_stats};
+	use crate::gpu::kernels::stats::{download_stats, launch_stats};
+	use crate::gpu::schemes::scheme2::launch_fast_shifts;
 	for_each_split_case::<T>(|g, op, cpu_op, what| {
 		let cpu = row_stats(cpu_op);
 		let alone = download_stats(g, &launch_stats::<T>(g, &[op]).unwrap()).unwrap();
@@ -200,7 +200,7 @@ fn ranges_match<T: Scalar>() {
 		for (op, what) in operands(&g, &dev, used) {
 			let what = format!("{} {m} x {k} ({used} rows used), {what}", T::NAME);
 			let expected = cpu_operand(&host, &what).inner_ranges();
-			assert_eq!(super::balance::ranges::<T>(&g, &op).unwrap(), expected, "{what}");
+			assert_eq!(crate::gpu::kernels::balance::ranges::<T>(&g, &op).unwrap(), expected, "{what}");
 			// (only the rows of A have an inner index with nothing finite: the matrix's column 5)
 			assert_eq!(
 				expected.contains(&crate::balance::Range::EMPTY),
@@ -257,7 +257,7 @@ fn planes_match<T: Scalar>() {
 /// digits: digit `t` of element `(r, h)` at byte `r p kpad + (h / 32 p + t) 32 + h % 32`, zeros
 /// from `k` to `kpad` (a multiple of 128)
 fn interleaved_digits_match<T: Scalar>() {
-	use super::digits::pad128;
+	use crate::gpu::kernels::digits::pad128;
 	for_each_split_case::<T>(|g, op, cpu_op, what| {
 		let kpad = pad128(op.k);
 		for p in 1..=scheme1::MAX_SLICES {
@@ -309,9 +309,9 @@ fn random_bytes(len: usize, seed: u64) -> Vec<i8> {
 fn crt_matches_the_oracle<T: Scalar>() {
 	// over 80 lines: the inputs, the launch and the check of every entry stay in one loop nest, so
 	// that a failure names its shape, modulus count and alpha
-	use super::crt::launch_crt;
-	use super::job::{Job, Output, ResiduePlanes};
 	use crate::fp::scale_pow2;
+	use crate::gpu::kernels::crt::launch_crt;
+	use crate::gpu::product::job::{Job, Output, ResiduePlanes};
 	use crate::scheme2::sym_mod;
 	let g = gpu().unwrap();
 	let parts = if T::IS_COMPLEX { 2 } else { 1 };
@@ -417,9 +417,9 @@ hopper_tests!(crt_matches_the_oracle:
 /// `bound_maxima` pass) equal the CPU's bit for bit, under both scalings, on shapes with ragged
 /// blocks and on inputs where the window loses pairings: so both backends certify the same plans
 fn bound_matches<T: Scalar>() {
-	use super::scheme_two::coarse_maxima;
-	use super::stats::{download_stats, launch_stats};
 	use crate::Scaling;
+	use crate::gpu::kernels::stats::{download_stats, launch_stats};
+	use crate::gpu::schemes::scheme2::coarse_maxima;
 	use crate::testing::{InnerPattern, Pair, pair};
 	let families = [
 		Pair::Phi(1.0),
@@ -460,7 +460,8 @@ fn bound_matches<T: Scalar>() {
 		let (sa, sb) = (row_stats(&ca), row_stats(&cb));
 		for scaling in [Scaling::Fast, Scaling::Accurate] {
 			let coarse = (scaling == Scaling::Accurate).then(|| coarse_maxima::<T>(&g, (&oa, &ob), (&stats[0], &stats[1])).unwrap());
-			let got = super::bound::bound::<T>(&g, (&oa, &ob), (&stats[0], &stats[1]), coarse.as_ref(), T::MANTISSA_BITS).unwrap();
+			let got =
+				crate::gpu::kernels::bound::bound::<T>(&g, (&oa, &ob), (&stats[0], &stats[1]), coarse.as_ref(), T::MANTISSA_BITS).unwrap();
 			let cpu_coarse = (scaling == Scaling::Accurate).then(|| crate::cpu::coarse_maxima(&ca, &cb));
 			let want = crate::cpu::bound::compute((&ca, &cb), (&sa, &sb), cpu_coarse.as_ref(), T::MANTISSA_BITS);
 			let bits = |rows: &[crate::bound::RowMaxima]| -> Vec<u64> {
@@ -485,8 +486,8 @@ hopper_tests!(bound_matches:
 #[test]
 #[ignore = "needs a Hopper GPU"]
 fn measured_rates_agree_with_the_data_sheet() {
-	let g = super::device::gpu().expect("these tests need a Hopper GPU");
-	let measured = super::calibrate::measure(&g, "this GPU").unwrap();
+	let g = crate::gpu::runtime::context::gpu().expect("these tests need a Hopper GPU");
+	let measured = crate::gpu::runtime::calibrate::measure(&g, "this GPU").unwrap();
 	let sheet = crate::devices::GpuModel::named(&g.name).expect("a Hopper GPU of the table").sheet();
 	let close = |what: &str, got: f64, expected: f64| {
 		assert!(

@@ -2,10 +2,10 @@
 //! residue products against the unfused route, the modular arithmetic of the kernels
 
 use super::random_bytes;
-use crate::gpu::device::gpu;
-use crate::gpu::launch::ptr;
-use crate::gpu::residues::{self, Route3m};
-use crate::gpu::wgmma_config::Variant;
+use crate::gpu::kernels::residues::{self, Route3m};
+use crate::gpu::kernels::wgmma_config::Variant;
+use crate::gpu::runtime::context::gpu;
+use crate::gpu::runtime::launch::ptr;
 use crate::scheme2::Crt;
 use crate::shape::Shape;
 
@@ -16,8 +16,8 @@ use crate::shape::Shape;
 #[test]
 #[ignore = "needs a Hopper GPU"]
 fn igemm_chassis_is_exact() {
-	use crate::gpu::chassis::igemm;
-	use crate::gpu::wgmma_config::{VARIANTS, choose};
+	use crate::gpu::kernels::chassis::igemm;
+	use crate::gpu::kernels::wgmma_config::{VARIANTS, choose};
 	use rayon::prelude::*;
 	let g = gpu().unwrap();
 	let mut wrong_total = 0;
@@ -53,7 +53,7 @@ fn exhaustive_mismatches(kernel: &str) -> u64 {
 	let moduli = g.stream.clone_htod(&crate::scheme2::MODULI).unwrap();
 	let count = g.stream.alloc_zeros::<u64>(1).unwrap();
 	let p = crate::scheme2::MODULI.len() as i32;
-	let launch = crate::gpu::launch::Launch {
+	let launch = crate::gpu::runtime::launch::Launch {
 		grid: (g.sm_count as u32 * 16, 1, 1),
 		block: (256, 1, 1),
 		smem: 0,
@@ -89,7 +89,7 @@ fn split_residues_are_exact_up_to_2_pow_91() {
 	let count = g.stream.alloc_zeros::<u64>(1).unwrap();
 	let samples = 256i32;
 	let threads = g.sm_count * 16 * 256;
-	let launch = crate::gpu::launch::Launch {
+	let launch = crate::gpu::runtime::launch::Launch {
 		grid: (g.sm_count as u32 * 16, 1, 1),
 		block: (256, 1, 1),
 		smem: 0,
@@ -149,8 +149,8 @@ fn residues_oracle(a: &[i8], b: &[i8], Shape { m, n, k }: Shape, moduli: &[u32],
 /// products, reduce_mod / reduce_3m) and the CPU, byte for byte
 fn fused_residues_match(variant: Option<Variant>, route: Option<Route3m>, complex: bool, shape: Shape, p: u32) {
 	let Shape { m, n, k } = shape;
-	use crate::gpu::job::ResiduePlanes;
-	use crate::gpu::residues::{Imposed, fused_residues, unfused_residues};
+	use crate::gpu::kernels::residues::{Imposed, fused_residues, unfused_residues};
+	use crate::gpu::product::job::ResiduePlanes;
 	let g = gpu().unwrap();
 	let moduli = Crt::new(p).moduli;
 	let per = if complex { 3 } else { 1 };
@@ -222,7 +222,7 @@ fn fused_3m_residues_match_the_unfused_route() {
 #[test]
 #[ignore = "needs a Hopper GPU"]
 fn every_chassis_variant_matches_the_unfused_route() {
-	for v in crate::gpu::wgmma_config::VARIANTS {
+	for v in crate::gpu::kernels::wgmma_config::VARIANTS {
 		fused_residues_match(Some(v), None, false, Shape::new(300, 300, 272), 20);
 		fused_residues_match(Some(v), None, false, Shape::new(1100, 700, 160), 15);
 		for route in [Route3m::OneLaunch, Route3m::ThreeLaunches] {
@@ -242,7 +242,7 @@ fn fused_residues_carry_beyond_the_int32_chunk() {
 	for route in [Route3m::OneLaunch, Route3m::ThreeLaunches] {
 		fused_residues_match(None, Some(route), true, Shape::new(64, 64, 300_000), 3);
 	}
-	for v in crate::gpu::wgmma_config::VARIANTS.into_iter().filter(|v| v.cluster == 2) {
+	for v in crate::gpu::kernels::wgmma_config::VARIANTS.into_iter().filter(|v| v.cluster == 2) {
 		fused_residues_match(Some(v), None, false, Shape::new(192, 32, 300_000), 2);
 		fused_residues_match(Some(v), Some(Route3m::OneLaunch), true, Shape::new(192, 32, 300_000), 2);
 	}

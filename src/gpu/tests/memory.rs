@@ -1,9 +1,9 @@
 //! products and matrices when the GPU's memory runs out: the scratch kept from earlier products is
 //! freed and the allocation tried again
 
-use crate::gpu::device::gpu;
-use crate::gpu::matrix::DeviceMatrix;
-use crate::gpu::slot::Slot;
+use crate::gpu::runtime::context::gpu;
+use crate::gpu::runtime::slot::Slot;
+use crate::gpu::transfer::matrix::DeviceMatrix;
 use crate::testing::random_matrix;
 use crate::{Accum, Backend, Emulator, Precision};
 
@@ -28,7 +28,7 @@ fn a_matrix_allocation_frees_kept_scratch_when_memory_runs_out() {
 	// the pipeline's scratch is allocated again when asked for
 	assert_ne!(
 		gpu().unwrap().scratch(Slot::Bench(0), 1 << 20).unwrap(),
-		crate::gpu::ptr::DevPtr::NULL
+		crate::gpu::runtime::ptr::DevPtr::NULL
 	);
 }
 

@@ -1,0 +1,145 @@
+//! the error bound on the GPU: window magnitudes (`split_window`), their exact products (cuBLASLt
+//! INT8, INT32 out), the per-row maxima (`bound_maxima`, cuda/bound.cu); the same integers and
+//! the same IEEE operations as the CPU's (src/cpu/bound.rs), so both certify the same plans
+
+use crate::bound::{Bound, Side, floor_exponent, offsets, sides};
+use crate::gpu::kernels::stats::OperandStats;
+use crate::gpu::product::job::{DeviceOperand, pad16};
+use crate::gpu::runtime::blas::Int8Gemm;
+use crate::gpu::runtime::context::Gpu;
+use crate::gpu::runtime::launch::{alloc, ptr, to_device, to_host};
+use crate::gpu::runtime::ptr::DevPtr;
+use crate::gpu::runtime::slot::Slot;
+use crate::scheme2::CoarseMaxima;
+use crate::shape::Shape;
+use crate::{Error, Scalar};
+use cudarc::driver::{CudaSlice, LaunchConfig};
+
+/// the rows and columns of the product one block of `bound_maxima` takes (`ROWS`, `COLUMNS` in
+/// cuda/bound.cu)
+const BLOCK: (usize, usize) = (128, 64);
+
+/// the error bound of `A B` (operands `a`, `b` of type `T` with statistics `sa`, `sb`; `coarse`
+/// under accurate scaling) for outputs of `mantissa` bits (`T`'s own, but for the real products of
+/// separately scaled parts, whose outputs are the complex product's)
+pub(crate) fn bound<T: Scalar>(
+	gpu: &Gpu,
+	(a, b): (&DeviceOperand<T>, &DeviceOperand<T>),
+	(sa, sb): (&OperandStats, &OperandStats),
+	coarse: Option<&CoarseMaxima>,
+	mantissa: u32,
+) -> Result<Bound, Error> {
+	let (m, n, k) = (a.rows, b.rows, a.k);
+	let bits = window_bits::<T>(k);
+	// the windows and their products need only the statistics: the GPU computes them while the
+	// host computes the sides
+	let (qa, qb) = (
+		window::<T>(gpu, Slot::WindowA, a, sa, bits)?,
+		window::<T>(gpu, Slot::WindowB, b, sb, bits)?,
+	);
+	let l = magnitude_products::<T>(gpu, (qa, qb), Shape::new(m, n, pad16(k)))?;
+	let (offsets_a, offsets_b) = offsets((&sa.rows, &sb.rows), coarse);
+	let side_a = sides(&sa.rows, |i| sa.amax[i], &offsets_a, bits);
+	let side_b = sides(&sb.rows, |j| sb.amax[j], &offsets_b, bits);
+	let upload = |v: &[Side]| to_device(gpu, bytemuck::cast_slice::<_, u8>(v));
+	let (dev_a, dev_b) = (upload(&side_a)?, upload(&side_b)?);
+	let sides = (ptr(gpu, &dev_a).cast::<Side>(), ptr(gpu, &dev_b).cast::<Side>());
+	let maxima = launch_maxima(gpu, l, (m, n), sides, (bits, floor_exponent(mantissa)))?;
+	let raw = to_host(gpu, &maxima)?;
+	Ok(Bound {
+		rows: bytemuck::cast_slice(&raw).to_vec(),
+		shape: Shape::new(m, n, k),
+		complex: T::IS_COMPLEX,
+		mantissa,
+	})
+}
+
+/// the window's bits for inner dimension `k` (twice the terms for complex products)
+pub(crate) fn window_bits<T: Scalar>(k: usize) -> i32 {
+	crate::bound::window_bits(k * if T::IS_COMPLEX { 2 } else { 1 })
+}
+
+/// the window magnitudes of `op` (`split_window`, one int8 plane per part, K padded to 16) in
+/// scratch `slot`
+pub(crate) fn window<T: Scalar>(
+	gpu: &Gpu,
+	slot: Slot,
+	op: &DeviceOperand<T>,
+	stats: &OperandStats,
+	bits: i32,
+) -> Result<DevPtr<i8>, Error> {
+	let parts = if T::IS_COMPLEX { 2 } else { 1 };
+	let out = gpu.scratch(slot, parts * op.rows * pad16(op.k))?.cast::<i8>();
+	launch_split!(gpu, "split_window", T, op, out, stats.device.e_max(), bits)?;
+	Ok(out)
+}
+
+/// the exact magnitude products L per part of the output (INT32, `m x n`, in scratch 32 and 33):
+/// real `QA QB`; complex `Re = QAr QBr + QAi QBi`, `Im = QAr QBi + QAi QBr` (null for real
+/// products); `dims` with K padded
+pub(crate) fn magnitude_products<T: Scalar>(
+	gpu: &Gpu,
+	(qa, qb): (DevPtr<i8>, DevPtr<i8>),
+	Shape { m, n, k: kpad }: Shape,
+) -> Result<(DevPtr<i32>, DevPtr<i32>), Error> {
+	let (plane_a, plane_b) = (m * kpad, n * kpad);
+	let product = |slot: Slot, terms: &[(DevPtr<i8>, DevPtr<i8>)]| -> Result<DevPtr<i32>, Error> {
+		let c = gpu.scratch(slot, 4 * m * n)?.cast::<i32>();
+		for (t, &(x, y)) in terms.iter().enumerate() {
+			Int8Gemm {
+				m,
+				n,
+				k: kpad,
+				a: x,
+				lda: kpad,
+				b: y,
+				ldb: kpad,
+				c,
+				accumulate: t > 0,
+			}
+			.run(&gpu.handles)?;
+		}
+		Ok(c)
+	};
+	if T::IS_COMPLEX {
+		let re = product(Slot::MagnitudeRe, &[(qa, qb), (qa.add(plane_a), qb.add(plane_b))])?;
+		Ok((re, product(Slot::MagnitudeIm, &[(qa, qb.add(plane_b)), (qa.add(plane_a), qb)])?))
+	} else {
+		Ok((product(Slot::MagnitudeRe, &[(qa, qb)])?, DevPtr::NULL))
+	}
+}
+
+/// the seven maxima of each row (`bound_maxima`, cuda/bound.cu) from the magnitude products and
+/// the sides, for a window of `bits` and outputs whose half smallest subnormal is `2^floor_exp`
+pub(crate) fn launch_maxima(
+	gpu: &Gpu,
+	(l_re, l_im): (DevPtr<i32>, DevPtr<i32>),
+	(m, n): (usize, usize),
+	(side_a, side_b): (DevPtr<Side>, DevPtr<Side>),
+	(bits, floor_exp): (i32, i32),
+) -> Result<CudaSlice<u64>, Error> {
+	let maxima = alloc::<u64>(gpu, 7 * m)?;
+	if m > 0 && n > 0 {
+		let cfg = LaunchConfig {
+			grid_dim: (m.div_ceil(BLOCK.0) as u32, n.div_ceil(BLOCK.1) as u32, 1),
+			block_dim: (BLOCK.0 as u32, 1, 1),
+			shared_mem_bytes: 0,
+		};
+		let (ma, mb) = (m as i32, n as i32);
+		launch!(
+			gpu,
+			"bound_maxima",
+			cfg,
+			l_re,
+			l_im,
+			ma,
+			mb,
+			side_a,
+			side_b,
+			bits,
+			floor_exp,
+			ptr(gpu, &maxima)
+		)?;
+	}
+	Ok(maxima)
+}

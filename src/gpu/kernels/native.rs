@@ -1,0 +1,98 @@
+//! the native product: cuBLAS for whole products, and the plain sums of products that non-finite
+//! rows and columns take
+
+use crate::cost::NativeArithmetic;
+use crate::gpu::product::job::{DeviceOperand, Job, Output};
+use crate::gpu::runtime::blas::{NativeMath, native_gemm};
+use crate::gpu::runtime::context::Gpu;
+use crate::gpu::runtime::launch::{elementwise, ptr, to_device};
+use crate::policy::native_arithmetic;
+use crate::shape::Shape;
+use crate::{Error, Precision, Scalar};
+
+/// the whole product natively at `precision`: through cuBLAS, or for `f32`/`c32` outputs above
+/// FP32 level (which an FP32 GEMM does not keep) through the native entries' kernel, which
+/// accumulates in `f64`, over every row
+pub(crate) fn whole_native<T: Scalar>(
+	gpu: &Gpu,
+	(a, b): (DeviceOperand<T>, DeviceOperand<T>),
+	out: Output<T>,
+	alpha: T,
+	precision: Precision,
+) -> Result<(), Error> {
+	if native_arithmetic(precision, T::MANTISSA_BITS) != NativeArithmetic::Wide {
+		return native::<T>(gpu, &a, &b, &out, alpha, precision);
+	}
+	let (rows, cols) = (to_device(gpu, &vec![1; a.rows])?, to_device(gpu, &vec![0; b.rows])?);
+	fixup(&Job {
+		gpu,
+		a,
+		b,
+		out,
+		alpha,
+		bad_rows: ptr(gpu, &rows),
+		bad_cols: ptr(gpu, &cols),
+	})
+}
+
+/// the native product through cuBLAS: a TF32 GEMM for `f32`/`c32` at [`Precision::Tf32`], the
+/// type's own GEMM otherwise
+pub(crate) fn native<T: Scalar>(
+	gpu: &Gpu,
+	a: &DeviceOperand<T>,
+	b: &DeviceOperand<T>,
+	out: &Output<T>,
+	alpha: T,
+	precision: Precision,
+) -> Result<(), Error> {
+	let math = match native_arithmetic(precision, T::MANTISSA_BITS) {
+		NativeArithmetic::Tf32 => NativeMath::Tf32,
+		_ => NativeMath::Exact,
+	};
+	operand_gemm(gpu, (a, b), out, alpha, math)
+}
+
+/// `out = alpha A B (+ out)` by cuBLAS in `math`, on the pipeline's operands (A column-major, B
+/// K-major)
+pub(crate) fn operand_gemm<T: Scalar>(
+	gpu: &Gpu,
+	(a, b): (&DeviceOperand<T>, &DeviceOperand<T>),
+	out: &Output<T>,
+	alpha: T,
+	math: NativeMath,
+) -> Result<(), Error> {
+	let beta = T::from_parts(out.accumulate as u8 as f64, 0.0);
+	let dims = Shape::new(a.rows, b.rows, a.k);
+	native_gemm(
+		&gpu.handles,
+		dims,
+		(a.ptr, a.cs.max(1) as usize),
+		(b.ptr, b.rs.max(1) as usize),
+		(out.ptr, out.ld),
+		alpha,
+		beta,
+		math,
+	)
+}
+
+/// the entries of non-finite rows and columns, recomputed as plain sums of products
+pub(crate) fn fixup<T: Scalar>(job: &Job<'_, T>) -> Result<(), Error> {
+	let Shape { m, n, k } = job.dims();
+	let (rows, cols) = (job.bad_rows, job.bad_cols);
+	let (mi, ni, ki) = (m as i32, n as i32, k as i32);
+	launch_output!(
+		job,
+		"native_fixup",
+		T,
+		elementwise(job.gpu, m * n),
+		job.a.ptr,
+		job.a.cs,
+		job.b.ptr,
+		job.b.rs,
+		mi,
+		ni,
+		ki,
+		rows,
+		cols
+	)
+}

@@ -1,0 +1,491 @@
+//! the GPU: context, stream, kernel functions, cuBLASLt handle and workspace, guarded so that a
+//! machine without the driver gets an error, not a panic
+
+use crate::Error;
+use crate::Scalar;
+use crate::gpu::runtime::errors::driver;
+use crate::gpu::runtime::fault_points::{Fault, point};
+use crate::gpu::runtime::pinned::Pinned;
+use crate::gpu::runtime::ptr::DevPtr;
+use crate::gpu::runtime::slot::{SLOTS, Slot};
+use crate::gpu::runtime::staging::{Drain, Staging};
+use crate::view::View;
+use cudarc::driver::sys::{CUfunction_attribute, CUresult};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DriverError};
+use cudarc::nvrtc::Ptx;
+use faer::MatMut;
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::thread::Scope;
+use std::time::Duration;
+
+/// one GPU with everything the pipeline needs; used by one product at a time (see [`gpu`])
+pub(crate) struct Gpu {
+	pub ctx: Arc<CudaContext>,
+	pub stream: Arc<CudaStream>,
+	/// whether the GPU runs the sm_90a code (a Hopper GPU); otherwise only the portable path's
+	pub hopper: bool,
+	/// the code the product in progress launches (see [`Gpu::using`])
+	code: Cell<Code>,
+	/// the embedded modules, each loaded on the first launch of one of its kernels: the sm_90a
+	/// ones, then the portable path's
+	modules: RefCell<Vec<Option<Arc<CudaModule>>>>,
+	/// the module of every kernel, per code (indices into `modules`)
+	entries: HashMap<(Code, &'static str), usize>,
+	functions: RefCell<HashMap<(Code, String), CudaFunction>>,
+	/// per kernel: the dynamic shared memory it is allowed, and its occupancies by (threads, bytes)
+	launch_limits: RefCell<HashMap<(Code, String), LaunchLimits>>,
+	pub handles: crate::gpu::runtime::blas::Handles,
+	/// grow-only scratch buffers of the pipeline, by slot
+	scratch: RefCell<Vec<Option<CudaSlice<u8>>>>,
+	/// the slots whose addresses the lock's current holder was given (bit `slot`); the others'
+	/// buffers are only kept for later products, and may be freed when memory runs out
+	scratch_in_use: Cell<u64>,
+	/// grow-only page-locked host buffer for small downloads (the statistics)
+	pinned: RefCell<Option<Pinned>>,
+	/// the page-locked buffers that matrices go to and from the GPU through
+	pub staging: RefCell<Staging>,
+	/// a second set, for output tiles downloaded while later tiles compute (see
+	/// [`Drain`])
+	drain_staging: RefCell<Staging>,
+	/// the device's name
+	pub name: String,
+	/// the cost model the policy prices this GPU's plans with, once known (see
+	/// [`crate::gpu::runtime::calibrate::model`])
+	pub model: Cell<Option<crate::devices::GpuModel>>,
+	/// streaming multiprocessors: the grid of the persistent kernels
+	pub sm_count: usize,
+}
+
+/// which embedded code a kernel is launched from
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Code {
+	/// the sm_90a cubins: every kernel, the fused wgmma products among them
+	Hopper,
+	/// the portable path's `compute_80` PTX, compiled by the driver for the GPU: the generic
+	/// kernels, for products whose INT8 work goes through cuBLASLt
+	Portable,
+}
+
+impl Code {
+	/// the code a pipeline launches under `settings` (on a Hopper GPU; any other takes the
+	/// portable path whatever they say)
+	pub fn of(settings: &crate::settings::Settings) -> Code {
+		if settings.portable { Code::Portable } else { Code::Hopper }
+	}
+}
+
+/// the code a GPU's kernels come from while it lives (see [`Gpu::using`])
+pub(crate) struct CodeInUse<'g>(&'g Gpu);
+
+impl Drop for CodeInUse<'_> {
+	fn drop(&mut self) {
+		let gpu = self.0;
+		gpu.code.set(if gpu.hopper { Code::Hopper } else { Code::Portable });
+	}
+}
+
+/// what [`Gpu::blocks_per_sm`] has set and found for one kernel
+#[derive(Default)]
+struct LaunchLimits {
+	/// the dynamic shared memory the kernel is allowed
+	smem: usize,
+	/// blocks per SM, or clusters on the device, by (threads per block, dynamic shared memory per
+	/// block, cluster size)
+	fit: HashMap<(u32, usize, u32), u32>,
+}
+
+impl Gpu {
+	fn new(ordinal: usize) -> Result<Self, Error> {
+		// SAFETY: only tries to dlopen libcuda; CudaContext::new panics without it
+		if !unsafe { cudarc::driver::sys::is_culib_present() } {
+			return Err(Error::gpu("no NVIDIA driver (libcuda) found"));
+		}
+		let start = std::time::Instant::now();
+		let count = CudaContext::device_count().map_err(|e| Error::gpu(format!("cannot count devices: {e:?}")))?;
+		if count as usize <= ordinal {
+			return Err(Error::gpu("no CUDA device present"));
+		}
+		let ctx = CudaContext::new(ordinal).map_err(driver)?;
+		let context = start.elapsed();
+		let name = ctx.name().map_err(driver)?;
+		let cc = ctx.compute_capability().map_err(driver)?;
+		if cc < (8, 0) {
+			return Err(Error::gpu(format!(
+				"{name} has compute capability {}.{}; the kernels need 8.0 or higher (Ampere and later)",
+				cc.0, cc.1
+			)));
+		}
+		let (hopper, portable) = (crate::kernels::KERNELS, crate::kernels::PORTABLE_KERNELS);
+		if hopper.is_empty() {
+			return Err(Error::NoKernels);
+		}
+		let mut entries = HashMap::new();
+		for (index, name) in crate::gpu::runtime::modules::entries(hopper).map_err(Error::gpu)? {
+			entries.insert((Code::Hopper, name), index);
+		}
+		for (index, name) in crate::gpu::runtime::modules::entries(portable).map_err(Error::gpu)? {
+			entries.insert((Code::Portable, name), hopper.len() + index);
+		}
+		let indexed = start.elapsed();
+		let sm_count = ctx
+			.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+			.map_err(driver)? as usize;
+		let stream = ctx.default_stream();
+		let handles = crate::gpu::runtime::blas::Handles::new(stream.clone())?;
+		log::debug!(
+			"emugemm: GPU {ordinal} ({name}) ready in {:.1?}: driver and context {context:.1?}, kernel index {:.1?}, cuBLAS handles and workspace {:.1?}",
+			start.elapsed(),
+			indexed - context,
+			start.elapsed() - indexed,
+		);
+		let is_hopper = cc == (9, 0);
+		Ok(Gpu {
+			ctx,
+			stream,
+			hopper: is_hopper,
+			code: Cell::new(if is_hopper { Code::Hopper } else { Code::Portable }),
+			modules: RefCell::new(vec![None; hopper.len() + portable.len()]),
+			entries,
+			functions: RefCell::new(HashMap::new()),
+			launch_limits: RefCell::new(HashMap::new()),
+			handles,
+			scratch: RefCell::new(Vec::new()),
+			scratch_in_use: Cell::new(0),
+			pinned: RefCell::new(None),
+			staging: RefCell::default(),
+			drain_staging: RefCell::default(),
+			name,
+			model: Cell::new(None),
+			sm_count,
+		})
+	}
+
+	/// `src` into the device matrix at `dst` through this GPU's staging buffers (see
+	/// [`Staging::upload`]); returns the host time it took
+	pub fn upload<'a, T: Scalar>(&self, src: impl Into<View<'a, T>>, dst: DevPtr<T>, chunk_bytes: usize) -> Result<Duration, Error> {
+		self.staging.borrow_mut().upload(&self.stream, src.into(), dst, chunk_bytes)
+	}
+
+	/// the device matrix at `src` into `dst` through this GPU's staging buffers (see
+	/// [`Staging::download`]); returns the host time it took
+	pub fn download<T: Scalar>(&self, src: DevPtr<T>, dst: MatMut<'_, T>, chunk_bytes: usize) -> Result<Duration, Error> {
+		self.staging.borrow_mut().download(&self.stream, src, dst, chunk_bytes)
+	}
+
+	/// a [`Drain`] in `scope` of the tiles computed on this GPU's stream, through its second set
+	/// of staging buffers (given back by [`Gpu::finish_drain`])
+	pub fn start_drain<'scope, T: Scalar>(&self, scope: &'scope Scope<'scope, '_>, chunk_bytes: usize) -> Result<Drain<'scope, T>, Error> {
+		let buffers = std::mem::take(&mut *self.drain_staging.borrow_mut());
+		Drain::start(scope, &self.stream, buffers, chunk_bytes)
+	}
+
+	/// waits for every tile `drain` was sent, takes its staging buffers back, and returns its
+	/// host time
+	pub fn finish_drain<T: Scalar>(&self, drain: Drain<'_, T>) -> Result<Duration, Error> {
+		let (host, buffers) = drain.finish()?;
+		*self.drain_staging.borrow_mut() = buffers;
+		Ok(host)
+	}
+
+	/// the device address of scratch buffer `slot` (< 64), at least `bytes` long (contents
+	/// undefined; valid until the next request of the same slot or the release of the GPU's lock;
+	/// grown by reallocation, never shrunk), untyped: callers cast it to what the slot holds. When
+	/// memory runs out, the buffers kept in the slots not requested since the lock was taken are
+	/// freed and the allocation is tried once more
+	pub fn scratch(&self, slot: Slot, bytes: usize) -> Result<DevPtr<u8>, Error> {
+		let slot = slot.index();
+		self.scratch_in_use.set(self.scratch_in_use.get() | 1 << slot);
+		let mut slots = self.scratch.borrow_mut();
+		if slots.len() <= slot {
+			slots.resize_with(slot + 1, || None);
+		}
+		if slots[slot].as_ref().is_none_or(|b| b.len() < bytes) {
+			slots[slot] = None;
+			drop(slots);
+			// SAFETY: scratch memory is written by the pipeline before it is read
+			let alloc = || unsafe { self.stream.alloc::<u8>(bytes.max(256)) };
+			let buffer = self.freeing_scratch(|| format!("{bytes} bytes of GPU workspace"), alloc)?;
+			slots = self.scratch.borrow_mut();
+			slots[slot] = Some(buffer);
+		}
+		Ok(DevPtr::new(
+			slots[slot].as_ref().expect("allocated above").device_ptr(&self.stream).0,
+		))
+	}
+
+	/// the result of `f`, a driver call that takes device memory (a scratch buffer, a device
+	/// matrix, cuBLAS workspace, a kernel's first load); when the GPU is out of memory, the scratch
+	/// kept in slots that the lock's holder has not requested (whose addresses nothing it enqueues
+	/// can hold) is freed, the stream is synchronised (so that the memory pool gives what it holds
+	/// back to the device, where the driver's own allocations can use it) and `f` runs once more.
+	/// Still out of memory: an [`Error::OutOfMemory`] for `what()`
+	pub fn freeing_scratch<R>(&self, what: impl Fn() -> String, f: impl Fn() -> Result<R, DriverError>) -> Result<R, Error> {
+		point(Fault::Allocation, &what)?;
+		let out_of_memory = |e: &DriverError| e.0 == CUresult::CUDA_ERROR_OUT_OF_MEMORY;
+		let result = match f() {
+			Err(e) if out_of_memory(&e) => {
+				self.free_kept_scratch();
+				self.stream.synchronize().map_err(driver)?;
+				f()
+			},
+			other => other,
+		};
+		result.map_err(|e| {
+			if out_of_memory(&e) {
+				Error::OutOfMemory { what: what() }
+			} else {
+				driver(e)
+			}
+		})
+	}
+
+	/// frees the buffers of the scratch slots not in use by the lock's holder (the work enqueued
+	/// before still completes: the frees are stream-ordered)
+	pub fn free_kept_scratch(&self) {
+		let in_use = self.scratch_in_use.get();
+		for (slot, buffer) in self.scratch.borrow_mut().iter_mut().enumerate() {
+			if in_use & 1 << slot == 0 {
+				*buffer = None;
+			}
+		}
+	}
+
+	/// frees every buffer kept between products (scratch, staging and page-locked buffers), once
+	/// the work enqueued has completed, so that the next product allocates them again
+	#[cfg(feature = "faults")]
+	pub fn release_kept(&self) -> Result<(), Error> {
+		self.stream.synchronize().map_err(driver)?;
+		self.scratch.borrow_mut().clear();
+		*self.pinned.borrow_mut() = None;
+		*self.staging.borrow_mut() = Staging::default();
+		*self.drain_staging.borrow_mut() = Staging::default();
+		Ok(())
+	}
+
+	/// runs `f` on the first `bytes` of the small page-locked buffer (grown as needed); the
+	/// stream is idle when `f` starts and must be idle again when it returns
+	pub fn with_pinned<R>(&self, bytes: usize, f: impl FnOnce(&mut [u8]) -> Result<R, Error>) -> Result<R, Error> {
+		let mut pinned = self.pinned.borrow_mut();
+		if pinned.as_ref().is_none_or(|p| p.len() < bytes) {
+			*pinned = None;
+			let what = || format!("{bytes} bytes of page-locked host memory");
+			*pinned = Some(Pinned::new(&self.ctx, bytes.max(4096), what)?);
+		}
+		let buffer = pinned.as_mut().expect("allocated above").as_mut_slice().map_err(driver)?;
+		f(&mut buffer[..bytes])
+	}
+
+	/// the device time of the work `work` enqueues on the stream, by a pair of events
+	pub fn timed(&self, work: impl FnOnce() -> Result<(), Error>) -> Result<std::time::Duration, Error> {
+		let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+		let (start, end) = (
+			self.ctx.new_event(flags).map_err(driver)?,
+			self.ctx.new_event(flags).map_err(driver)?,
+		);
+		start.record(&self.stream).map_err(driver)?;
+		work()?;
+		end.record(&self.stream).map_err(driver)?;
+		end.synchronize().map_err(driver)?;
+		Ok(std::time::Duration::from_secs_f64(
+			start.elapsed_ms(&end).map_err(driver)? as f64 / 1e3,
+		))
+	}
+
+	/// allows kernel `name` at least `smem` bytes of dynamic shared memory: one driver call per
+	/// kernel and size, so that a launch pays no host time for it afterwards
+	pub fn allow_smem(&self, name: &str, smem: usize) -> Result<(), Error> {
+		let key = (self.code.get(), name.to_string());
+		if self.launch_limits.borrow().get(&key).is_some_and(|limit| limit.smem >= smem) {
+			return Ok(());
+		}
+		let f = self.function(name)?;
+		f.set_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem as i32)
+			.map_err(driver)?;
+		self.launch_limits.borrow_mut().entry(key).or_default().smem = smem;
+		Ok(())
+	}
+
+	/// how many of `name`'s blocks (or clusters) of the shape `key` (threads per block, dynamic
+	/// shared memory, cluster size) fit on the device at once, by `count` once per kernel and
+	/// shape; the kernel is allowed the shared memory first
+	pub fn occupancy(
+		&self,
+		name: &str,
+		key: (u32, usize, u32),
+		count: impl FnOnce(&CudaFunction) -> Result<u32, Error>,
+	) -> Result<u32, Error> {
+		let kernel = (self.code.get(), name.to_string());
+		if let Some(&fit) = self.launch_limits.borrow().get(&kernel).and_then(|limit| limit.fit.get(&key)) {
+			return Ok(fit);
+		}
+		self.allow_smem(name, key.1)?;
+		let fit = count(&self.function(name)?)?;
+		self.launch_limits.borrow_mut().entry(kernel).or_default().fit.insert(key, fit);
+		Ok(fit)
+	}
+
+	/// how many blocks of `threads` threads with `smem` bytes of dynamic shared memory each fit on
+	/// one SM at once for the kernel `name`, which is allowed at least `smem` bytes from now on
+	pub fn blocks_per_sm(&self, name: &str, threads: u32, smem: usize) -> Result<u32, Error> {
+		self.occupancy(name, (threads, smem, 1), |f| {
+			f.occupancy_max_active_blocks_per_multiprocessor(threads, smem, None)
+				.map_err(driver)
+		})
+	}
+
+	/// the code the kernels come from until the guard is dropped (then the GPU's own again): the
+	/// portable path's wherever the GPU is not a Hopper GPU
+	pub fn using(&self, code: Code) -> CodeInUse<'_> {
+		self.code.set(if self.hopper { code } else { Code::Portable });
+		CodeInUse(self)
+	}
+
+	/// the module that defines kernel `name` in the code in use, loaded on first use; an error for
+	/// a name no embedded module of that code defines (a kernel of the feature `bench` without it,
+	/// or a Hopper-only kernel on the portable path)
+	fn module(&self, name: &str) -> Result<Arc<CudaModule>, Error> {
+		let code = self.code.get();
+		let index = *self
+			.entries
+			.get(&(code, name))
+			.ok_or_else(|| Error::gpu(format!("kernel {name} is not in the embedded {code:?} modules")))?;
+		if let Some(module) = &self.modules.borrow()[index] {
+			return Ok(module.clone());
+		}
+		let hopper = crate::kernels::KERNELS;
+		let crate::kernels::Module { stem, image, .. } = match index.checked_sub(hopper.len()) {
+			Some(portable) => &crate::kernels::PORTABLE_KERNELS[portable],
+			None => &hopper[index],
+		};
+		let start = std::time::Instant::now();
+		// the driver unpacks the compressed fatbin here (tens of milliseconds for the largest; the
+		// portable path's PTX is compiled for the GPU on its first load, then cached by the driver)
+		let load = || self.ctx.load_module(Ptx::from_binary(image.to_vec()));
+		let module = self.freeing_scratch(|| format!("the code of cuda/{stem}.cu"), load)?;
+		log::debug!(
+			"emugemm: cuda/{stem}.cu ({code:?} code, {} bytes compressed) loaded in {:.1?}",
+			image.len(),
+			start.elapsed()
+		);
+		self.modules.borrow_mut()[index] = Some(module.clone());
+		Ok(module)
+	}
+
+	/// the kernel `name`, looked up once in the embedded modules (panics on a name no cubin
+	/// defines: a programming error). The driver loads a kernel's code on this first lookup, which
+	/// takes device memory: an [`Error::OutOfMemory`] when even freeing the kept scratch leaves
+	/// too little
+	pub fn function(&self, name: &str) -> Result<CudaFunction, Error> {
+		let key = (self.code.get(), name.to_string());
+		if let Some(f) = self.functions.borrow().get(&key) {
+			return Ok(f.clone());
+		}
+		let module = self.module(name)?;
+		let f = self.freeing_scratch(|| format!("the code of kernel {name}"), || module.load_function(name))?;
+		self.functions.borrow_mut().insert(key, f.clone());
+		Ok(f)
+	}
+}
+
+// one bit of `Gpu::scratch_in_use` per scratch buffer
+const _: () = assert!(SLOTS <= 64);
+
+/// the most GPUs of one host the crate drives
+pub(crate) const MAX_GPUS: usize = 16;
+
+/// a pipeline on a GPU: its ordinal, and which of the pipelines on that GPU (a context whose list
+/// of GPUs repeats an ordinal runs one pipeline per repetition there, each with its own streams,
+/// scratch and staging buffers)
+pub(crate) type Device = (usize, usize);
+
+/// the pipelines of a list of ordinals, in order: each ordinal with the number of its earlier
+/// repetitions
+pub(crate) fn pipelines(ordinals: impl IntoIterator<Item = usize>) -> Vec<Device> {
+	let mut seen = Vec::new();
+	ordinals
+		.into_iter()
+		.map(|o| {
+			let copy = seen.iter().filter(|&&x| x == o).count();
+			seen.push(o);
+			(o, copy)
+		})
+		.collect()
+}
+
+/// the process's first pipeline on GPU 0 (see [`gpu_at`])
+pub(crate) fn gpu() -> Result<MutexGuard<'static, Gpu>, Error> {
+	gpu_at((0, 0))
+}
+
+/// the process's first pipeline on GPU `ordinal` (see [`gpu_at`])
+pub(crate) fn gpu_on(ordinal: usize) -> Result<MutexGuard<'static, Gpu>, Error> {
+	gpu_at((ordinal, 0))
+}
+
+/// the process's pipeline `device`, initialised on first use; products take its lock in turn
+pub(crate) fn gpu_at((ordinal, copy): Device) -> Result<MutexGuard<'static, Gpu>, Error> {
+	type Slot = OnceLock<Result<Mutex<Gpu>, Error>>;
+	static GPUS: [[Slot; crate::settings::Devices::MAX]; MAX_GPUS] =
+		[const { [const { OnceLock::new() }; crate::settings::Devices::MAX] }; MAX_GPUS];
+	let slot = GPUS
+		.get(ordinal)
+		.and_then(|copies| copies.get(copy))
+		.ok_or_else(|| Error::gpu(format!("GPU {ordinal}: this crate drives ordinals below {MAX_GPUS}")))?;
+	match slot.get_or_init(|| Gpu::new(ordinal).map(Mutex::new)) {
+		Ok(gpu) => {
+			let g = gpu.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+			// a new holder: no scratch address handed out yet; the driver calls the holder makes
+			// directly (copies, events) need the context current on its thread
+			g.scratch_in_use.set(0);
+			g.ctx.bind_to_thread().map_err(driver)?;
+			Ok(g)
+		},
+		Err(e) => Err(e.clone()),
+	}
+}
+
+/// lets every GPU of `ordinals` read the memory of every other directly (over NVLink where they
+/// are joined by it), so that copies between them do not pass through the host; pairs that cannot
+/// are left as they are (their copies still work, through the host)
+pub(crate) fn connect(ordinals: &[usize]) -> Result<(), Error> {
+	use cudarc::driver::sys;
+	let contexts = ordinals
+		.iter()
+		.map(|&o| Ok((o, gpu_on(o)?.ctx.clone())))
+		.collect::<Result<Vec<_>, Error>>()?;
+	for (d, ctx) in &contexts {
+		for (e, peer) in contexts.iter().filter(|(e, _)| e != d) {
+			let mut can = 0;
+			// SAFETY: plain queries and a context setting on contexts that outlive the calls
+			unsafe {
+				sys::cuDeviceCanAccessPeer(&mut can, ctx.cu_device(), peer.cu_device())
+					.result()
+					.map_err(driver)?;
+				if can == 0 {
+					log::debug!("emugemm: GPU {d} cannot read GPU {e} directly; copies between them go through the host");
+					continue;
+				}
+				ctx.bind_to_thread().map_err(driver)?;
+				match sys::cuCtxEnablePeerAccess(peer.cu_ctx(), 0) {
+					CUresult::CUDA_SUCCESS | CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED => {},
+					other => return Err(driver(DriverError(other))),
+				}
+				// the pipeline's buffers come from the peer's stream-ordered pool, which peer access
+				// does not open: its own setting does
+				let mut pool = std::ptr::null_mut();
+				sys::cuDeviceGetMemPool(&mut pool, peer.cu_device()).result().map_err(driver)?;
+				let access = sys::CUmemAccessDesc {
+					location: sys::CUmemLocation {
+						type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
+						id: ctx.cu_device(),
+					},
+					flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+				};
+				sys::cuMemPoolSetAccess(pool, &access, 1).result().map_err(driver)?;
+			}
+		}
+	}
+	Ok(())
+}
