@@ -4,13 +4,13 @@
 //! file: several files in one call make ptxas serialise wgmma), packed by `fatbinary` into a
 //! compressed fatbin (the driver unpacks it when it loads the module: the cubins' `-lineinfo`
 //! sections are most of their bytes and compress well). `$OUT_DIR/kernels.rs` lists them as
-//! `KERNELS`: every fatbin, embedded with `include_bytes!`, with the kernel entry points its cubin's
-//! ELF symbol table names (the compressed image cannot be read without the driver), read by
+//! `modules(Arch::Sm90a)` (the architectures are `src/arch.rs`'s, which this script includes): every
+//! fatbin, embedded with `include_bytes!`, with the kernel entry points its cubin's ELF symbol table names (the compressed image cannot be read without the driver), read by
 //! `src/kernels.rs`. a kernel whose ptxas report shows a register spill or a wgmma serialisation
 //! warning fails the build, and so does a kernel name that two files define.
 //!
 //! the files of [`PORTABLE`], which use no wgmma, TMA or clusters, are also compiled to PTX for
-//! `compute_80` (each in a compressed fatbin of its own, listed as `PORTABLE_KERNELS`, entry points
+//! `compute_80` (each in a compressed fatbin of its own, listed as `modules(Arch::Portable)`, entry points
 //! read from the PTX's `.entry` directives): the driver compiles them for any GPU of compute
 //! capability 8.0 or higher, the portable path's kernels.
 //!
@@ -27,6 +27,11 @@
 //! warnings. a kernel file whose inputs (nvcc, flags, environment, its `.cu` and every `.cuh`) are
 //! those of an earlier successful build in the same `$OUT_DIR` is not compiled again.
 
+#[path = "src/arch.rs"]
+#[allow(dead_code)]
+mod arch;
+
+use arch::Arch;
 use std::env;
 use std::fmt::Write as _;
 use std::fs;
@@ -68,38 +73,19 @@ const PORTABLE: &[&str] = &["balance", "bound", "parts", "reconstruct", "reduce"
 /// the nvcc flags of the portable path's PTX (no line info: it would ship as text)
 const PORTABLE_NVCC_FLAGS: &[&str] = &["-ptx", "-arch=compute_80", "-O3", "-std=c++17", "--fmad=false", "-I", "cuda"];
 
-/// what a kernel file is compiled to
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
-enum Target {
-	/// an `sm_90a` cubin
-	Hopper,
-	/// `compute_80` PTX, compiled by the driver for the GPU it loads on
-	Portable,
+/// the extension of the code nvcc writes for `arch`
+fn code_extension(arch: Arch) -> &'static str {
+	match arch {
+		Arch::Sm90a => "cubin",
+		Arch::Portable => "ptx",
+	}
 }
 
-impl Target {
-	/// the name of its files' extension
-	fn arch(self) -> &'static str {
-		match self {
-			Target::Hopper => "sm_90a",
-			Target::Portable => "compute_80",
-		}
-	}
-
-	/// the extension of the code nvcc writes
-	fn code(self) -> &'static str {
-		match self {
-			Target::Hopper => "cubin",
-			Target::Portable => "ptx",
-		}
-	}
-
-	/// `fatbinary`'s image argument for the code at `file`
-	fn image(self, file: &Path) -> String {
-		match self {
-			Target::Hopper => format!("--image3=kind=elf,sm={FATBIN_SM},file={}", file.display()),
-			Target::Portable => format!("--image3=kind=ptx,sm=80,file={}", file.display()),
-		}
+/// `fatbinary`'s image argument for the code of `arch` at `file`
+fn fatbin_image(arch: Arch, file: &Path) -> String {
+	match arch {
+		Arch::Sm90a => format!("--image3=kind=elf,sm={FATBIN_SM},file={}", file.display()),
+		Arch::Portable => format!("--image3=kind=ptx,sm=80,file={}", file.display()),
 	}
 }
 
@@ -142,7 +128,7 @@ fn main() {
 	} else {
 		Vec::new()
 	};
-	if !kernels.iter().any(|kernel| kernel.target == Target::Hopper) {
+	if !kernels.iter().any(|kernel| kernel.target == Arch::Sm90a) {
 		println!("cargo::rustc-cfg=emugemm_no_kernels");
 	}
 	let table = kernel_table(&kernels);
@@ -153,7 +139,7 @@ fn main() {
 /// compressed fatbin of that
 struct Kernel {
 	stem: String,
-	target: Target,
+	target: Arch,
 	code: PathBuf,
 	fatbin: PathBuf,
 }
@@ -161,7 +147,7 @@ struct Kernel {
 /// a kernel file as embedded: its compressed fatbin and the kernel entry points its code defines
 struct Embedded {
 	stem: String,
-	target: Target,
+	target: Arch,
 	fatbin: PathBuf,
 	entries: Vec<String>,
 }
@@ -172,10 +158,10 @@ fn bench() -> bool {
 }
 
 /// the nvcc flags of this build for `target`, before `-o <code> cuda/<stem>.cu`
-fn nvcc_flags(target: Target) -> Vec<&'static str> {
+fn nvcc_flags(target: Arch) -> Vec<&'static str> {
 	let mut flags = match target {
-		Target::Hopper => NVCC_FLAGS.to_vec(),
-		Target::Portable => PORTABLE_NVCC_FLAGS.to_vec(),
+		Arch::Sm90a => NVCC_FLAGS.to_vec(),
+		Arch::Portable => PORTABLE_NVCC_FLAGS.to_vec(),
 	};
 	if bench() {
 		flags.push(BENCH_DEFINE);
@@ -201,8 +187,8 @@ fn build_kernels(manifest_dir: &Path, out_dir: &Path) -> Vec<Embedded> {
 	};
 	check_version(&nvcc);
 	let portable = stems.iter().filter(|stem| PORTABLE.contains(&stem.as_str()));
-	let jobs: Vec<(String, Target)> = (stems.iter().map(|stem| (stem.clone(), Target::Hopper)))
-		.chain(portable.map(|stem| (stem.clone(), Target::Portable)))
+	let jobs: Vec<(String, Arch)> = (stems.iter().map(|stem| (stem.clone(), Arch::Sm90a)))
+		.chain(portable.map(|stem| (stem.clone(), Arch::Portable)))
 		.collect();
 	let results = compile_all(&nvcc, manifest_dir, out_dir, &jobs);
 	// report every file before giving up: a rejected kernel has already failed the build (`cargo::error`)
@@ -224,8 +210,8 @@ fn build_kernels(manifest_dir: &Path, out_dir: &Path) -> Vec<Embedded> {
 fn embed(kernel: Kernel) -> Result<Embedded, String> {
 	let code = fs::read(&kernel.code).map_err(|e| format!("cannot read {}: {e}", kernel.code.display()))?;
 	let entries = match kernel.target {
-		Target::Hopper => entry_points(&code).ok_or_else(|| format!("{} is not an ELF64 cubin", kernel.code.display()))?,
-		Target::Portable => ptx_entries(&String::from_utf8_lossy(&code)),
+		Arch::Sm90a => entry_points(&code).ok_or_else(|| format!("{} is not an ELF64 cubin", kernel.code.display()))?,
+		Arch::Portable => ptx_entries(&String::from_utf8_lossy(&code)),
 	};
 	Ok(Embedded {
 		stem: kernel.stem,
@@ -439,7 +425,7 @@ struct Compiled {
 
 /// compiles every `cuda/<stem>.cu` for its target, at most [`MAX_JOBS`] at a time; results in the
 /// order of `jobs`
-fn compile_all(nvcc: &Path, manifest_dir: &Path, out_dir: &Path, jobs: &[(String, Target)]) -> Vec<Compiled> {
+fn compile_all(nvcc: &Path, manifest_dir: &Path, out_dir: &Path, jobs: &[(String, Arch)]) -> Vec<Compiled> {
 	let cargo_jobs = env::var("NUM_JOBS").ok().and_then(|jobs| jobs.parse().ok()).unwrap_or(MAX_JOBS);
 	let workers = MAX_JOBS.min(cargo_jobs).min(jobs.len()).max(1);
 	let next = AtomicUsize::new(0);
@@ -466,17 +452,17 @@ fn compile_all(nvcc: &Path, manifest_dir: &Path, out_dir: &Path, jobs: &[(String
 /// root, then `fatbinary` packs the code into `$OUT_DIR/<stem>.<arch>.fatbin`; skipped when
 /// `$OUT_DIR` holds both and the log of a successful call with the same inputs (see
 /// [`inputs_key`]): then the log is read back, so that the report is the same
-fn compile(nvcc: &Path, manifest_dir: &Path, out_dir: &Path, stem: &str, target: Target) -> Compiled {
-	let arch = target.arch();
+fn compile(nvcc: &Path, manifest_dir: &Path, out_dir: &Path, stem: &str, target: Arch) -> Compiled {
+	let arch = target.nvcc_arch();
 	let kernel = Kernel {
 		stem: stem.into(),
 		target,
-		code: out_dir.join(format!("{stem}.{arch}.{}", target.code())),
+		code: out_dir.join(format!("{stem}.{arch}.{}", code_extension(target))),
 		fatbin: out_dir.join(format!("{stem}.{arch}.fatbin")),
 	};
 	let named = |extension: &str| match target {
-		Target::Hopper => out_dir.join(format!("{stem}.{extension}")),
-		Target::Portable => out_dir.join(format!("{stem}.{arch}.{extension}")),
+		Arch::Sm90a => out_dir.join(format!("{stem}.{extension}")),
+		Arch::Portable => out_dir.join(format!("{stem}.{arch}.{extension}")),
 	};
 	let (key_file, log_file) = (named("key"), named("log"));
 	let key = inputs_key(nvcc, manifest_dir, stem, target);
@@ -504,7 +490,7 @@ fn compile(nvcc: &Path, manifest_dir: &Path, out_dir: &Path, stem: &str, target:
 
 /// what a kernel's cubin and fatbin depend on, hashed: nvcc (and the `fatbinary` beside it), their
 /// flags and environment, `cuda/<stem>.cu` and every `cuda/*.cuh` (any of which it may include)
-fn inputs_key(nvcc: &Path, manifest_dir: &Path, stem: &str, target: Target) -> String {
+fn inputs_key(nvcc: &Path, manifest_dir: &Path, stem: &str, target: Arch) -> String {
 	let mut hasher = std::hash::DefaultHasher::new();
 	(nvcc, nvcc_flags(target), FATBIN_FLAGS).hash(&mut hasher);
 	ENV_VARS.iter().map(env::var_os).for_each(|value| value.hash(&mut hasher));
@@ -542,7 +528,7 @@ fn pack(nvcc: &Path, compiled: &mut Compiled) {
 	let kernel = &compiled.kernel;
 	let output = Command::new(&fatbinary)
 		.args(FATBIN_FLAGS)
-		.arg(kernel.target.image(&kernel.code))
+		.arg(fatbin_image(kernel.target, &kernel.code))
 		.arg(format!("--create={}", kernel.fatbin.display()))
 		.output();
 	let (success, log) = run_output(&fatbinary, output);
@@ -615,7 +601,7 @@ fn spill_bytes(line: &str) -> u64 {
 /// reports one nvcc call to cargo; `false` when the kernel is rejected (nvcc failed, a register spill,
 /// serialised wgmma): then nvcc's whole output goes out as warnings and the reasons as errors
 fn report(compiled: &Compiled) -> bool {
-	let file = format!("cuda/{}.cu ({})", compiled.kernel.stem, compiled.kernel.target.arch());
+	let file = format!("cuda/{}.cu ({})", compiled.kernel.stem, compiled.kernel.target.nvcc_arch());
 	let functions = parse_ptxas(&compiled.log);
 	let mut problems = Vec::new();
 	if !compiled.success {
@@ -647,35 +633,28 @@ fn report(compiled: &Compiled) -> bool {
 	true
 }
 
-/// the source of `$OUT_DIR/kernels.rs`: `KERNELS` (the `sm_90a` fatbins) and `PORTABLE_KERNELS`
-/// (the `compute_80` PTX fatbins), every compressed fatbin (64-byte aligned) with its kernels, by
-/// stem
+/// the source of `$OUT_DIR/kernels.rs`: `modules(arch)`, every compressed fatbin (64-byte
+/// aligned) of an architecture's code with its kernels, by stem
 fn kernel_table(kernels: &[Embedded]) -> String {
-	let mut src = String::from("// generated by build.rs: the fatbins of every `cuda/<stem>.cu`, by stem\n\n");
+	let mut src = String::from("// generated by build.rs: the fatbins of every `cuda/<stem>.cu`, by architecture and stem\n\n");
 	if !kernels.is_empty() {
 		src.push_str("/// a module image, aligned for the driver's loader\n#[repr(C, align(64))]\nstruct Aligned<B>(B);\n\n");
 	}
-	let tables = [
-		(Target::Hopper, "KERNELS", "every embedded `cuda/<stem>.cu` as sm_90a code"),
-		(
-			Target::Portable,
-			"PORTABLE_KERNELS",
-			"the portable path's `cuda/<stem>.cu` as compute_80 PTX",
-		),
-	];
-	for (target, name, what) in tables {
-		writeln!(src, "/// {what}, sorted by stem; empty without kernels").unwrap();
-		writeln!(src, "pub(crate) static {name}: &[Module] = &[").unwrap();
-		for Embedded { stem, fatbin, entries, .. } in kernels.iter().filter(|kernel| kernel.target == target) {
+	src.push_str("/// the embedded modules of `arch`'s code, sorted by stem; empty without kernels\n");
+	src.push_str("pub(crate) fn modules(arch: Arch) -> &'static [Module] {\n\tmatch arch {\n");
+	for arch in Arch::ALL {
+		writeln!(src, "\t\tArch::{arch:?} => &[").unwrap();
+		for Embedded { stem, fatbin, entries, .. } in kernels.iter().filter(|kernel| kernel.target == arch) {
 			let fatbin = fatbin.to_str().expect("OUT_DIR must be UTF-8");
 			writeln!(
 				src,
-				"\tModule {{\n\t\tstem: {stem:?},\n\t\timage: &Aligned(*include_bytes!({fatbin:?})).0,"
+				"\t\t\tModule {{\n\t\t\t\tstem: {stem:?},\n\t\t\t\timage: &Aligned(*include_bytes!({fatbin:?})).0,"
 			)
 			.unwrap();
-			writeln!(src, "\t\tkernels: &{entries:?},\n\t}},").unwrap();
+			writeln!(src, "\t\t\t\tkernels: &{entries:?},\n\t\t\t}},").unwrap();
 		}
-		src.push_str("];\n\n");
+		src.push_str("\t\t],\n");
 	}
+	src.push_str("\t}\n}\n");
 	src
 }

@@ -13,12 +13,12 @@ namespace {
 
 constexpr int FAMILIES = 3, MAXIMA = 2 * FAMILIES + 1, ROWS = 128, COLUMNS = 64, UNROLL = 4;
 
-// one row of A or column of B (`Side` in src/bound.rs, the same layout)
+// one row of A or column of B (`BoundSide` in src/bound.rs, the same layout)
 struct BoundSide {
 	double norm[FAMILIES], step[FAMILIES];
 	int e_max, zero;
 };
-static_assert(sizeof(BoundSide) == 56, "Side in src/bound.rs has this layout");
+static_assert(sizeof(BoundSide) == 56, "BoundSide in src/bound.rs has this layout");
 constexpr int SIDE_WORDS = sizeof(BoundSide) / 8;
 
 // RowMaxima::add

@@ -103,7 +103,7 @@ device_layout! {
 	/// distance of its window from its grid at each family's reference plan (scheme I: one slice,
 	/// with the largest of the shift's corrections over the slice counts), the entry bound of row `i`
 	/// and column `j` reads `ρ·S_j·2^(u_i + b - 16) = b.norm[f] * a.step[f]`
-	pub(crate) struct Side {
+	pub(crate) struct BoundSide {
 		/// per family: `ρ·S·2^(b - 16)` (`ρ` = 1/2 for scheme I, 1 for scheme II)
 		pub norm: [f64; FAMILIES],
 		/// per family: `2^u`
@@ -116,16 +116,16 @@ device_layout! {
 }
 
 // six f64, two i32, as `BoundSide`
-const _: () = assert!(size_of::<Side>() == 56);
+const _: () = assert!(size_of::<BoundSide>() == 56);
 
-impl Side {
+impl BoundSide {
 	/// the side of a row with statistics `stats`, largest magnitude `amax` and scheme II offset
 	/// `offset`, for a window of `bits`
-	pub fn new(stats: &RowStats, amax: f64, offset: ShiftOffset, bits: i32) -> Side {
+	pub fn new(stats: &RowStats, amax: f64, offset: ShiftOffset, bits: i32) -> BoundSide {
 		let Some(c) = offset.filter(|_| !stats.is_zero()) else {
-			return Side {
+			return BoundSide {
 				zero: 1,
-				..Side::default()
+				..BoundSide::default()
 			};
 		};
 		let (e, w) = (stats.e_max, window_shift(stats.e_max, bits));
@@ -135,7 +135,7 @@ impl Side {
 		let scheme2 = |parity: usize| w - (reference_lambdas()[parity] + c).div_euclid(2);
 		let u = [bits - 7 + corrected as i32, scheme2(0), scheme2(1)];
 		let norm = scale_pow2(stats.l1 as f64, bits - 16);
-		Side {
+		BoundSide {
 			norm: [0.5 * norm, norm, norm],
 			step: u.map(|u| scale_pow2(1.0, u)),
 			e_max: e,
@@ -154,11 +154,11 @@ pub(crate) fn offsets(stats: (&[RowStats], &[RowStats]), coarse: Option<&CoarseM
 }
 
 /// the sides of one operand's rows, from their statistics, largest magnitudes and offsets
-pub(crate) fn sides(stats: &[RowStats], amax: impl Fn(usize) -> f64 + Sync, offsets: &[ShiftOffset], bits: i32) -> Vec<Side> {
+pub(crate) fn sides(stats: &[RowStats], amax: impl Fn(usize) -> f64 + Sync, offsets: &[ShiftOffset], bits: i32) -> Vec<BoundSide> {
 	use rayon::prelude::*;
 	(0..stats.len())
 		.into_par_iter()
-		.map(|i| Side::new(&stats[i], amax(i), offsets[i], bits))
+		.map(|i| BoundSide::new(&stats[i], amax(i), offsets[i], bits))
 		.collect()
 }
 
@@ -193,7 +193,7 @@ impl RowMaxima {
 	///
 	/// normative: `cuda/bound.cu` performs the same IEEE operations in the same order
 	#[inline]
-	pub fn add(&mut self, a: &Side, b: &Side, l: i32, bits: i32, floor_exp: i32) {
+	pub fn add(&mut self, a: &BoundSide, b: &BoundSide, l: i32, bits: i32, floor_exp: i32) {
 		if a.zero != 0 || b.zero != 0 {
 			return; // the entry is exactly zero in every plan
 		}

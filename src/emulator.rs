@@ -3,14 +3,14 @@
 //! faer's native product ([`native`]), the emulation on the CPU ([`emulation`]) and the GPU's
 //! ([`crate::gpu`])
 
-use crate::devices::GpuModel;
+use crate::datasheets::GpuModel;
 use crate::settings::{DEFAULT_STAGING, Devices, Settings};
 use crate::{Backend, Error, Precision, Report, Scaling};
 use faer::Par;
 use std::sync::{Arc, Mutex, RwLock};
 
 #[cfg(feature = "cuda")]
-mod device;
+mod device_matrices;
 mod emulation;
 mod environment;
 mod front;

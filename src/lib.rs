@@ -88,12 +88,14 @@
 
 #[doc = include_str!("../docs/ACCURACY.md")]
 pub mod accuracy {}
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+mod arch;
 mod backend;
 mod balance;
 mod bound;
 mod cost;
 mod cpu;
-mod devices;
+mod datasheets;
 mod emulator;
 mod error;
 mod fp;

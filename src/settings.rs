@@ -2,7 +2,7 @@
 //! allowed, the staging buffers, the device memory and the GPUs
 
 use crate::Scaling;
-use crate::devices::GpuModel;
+use crate::datasheets::GpuModel;
 #[cfg(any(feature = "cuda", test))]
 use crate::{Route, shape::Shape};
 
@@ -98,7 +98,7 @@ impl Settings {
 mod tests {
 	use super::*;
 
-	fn hopper() -> Settings {
+	fn sm90a_h100() -> Settings {
 		Settings {
 			scaling: Scaling::Fast,
 			fused: true,
@@ -119,7 +119,7 @@ mod tests {
 	#[test]
 	fn scheme1_takes_the_route_the_model_prices_cheaper() {
 		let square = |n| Shape::new(n, n, n);
-		let settings = hopper();
+		let settings = sm90a_h100();
 		let model = settings.model.model();
 		for (slices, n, route) in [
 			(1, 8192, Route::Unfused),

@@ -952,3 +952,60 @@ fn k_boundaries_as_the_oracle() {
 	around::<f64>((&g, &o), 133_144, (4, 3), Precision::F64);
 	around::<c64>((&g, &o), 66_572, (4, 3), Precision::F64);
 }
+
+/// the policy's one sequence (screen, bound, plan, separately scaled parts) reaches the same plan
+/// from the CPU oracle, the GPU in core, the GPU in tiles and a product split over two pipelines:
+/// on ordinary inputs, inputs the screen sends native, and inner-scaled ones; the tiles and the
+/// split product weigh no separately scaled parts, so the complex inputs here are ones where the
+/// parts do not pay
+#[test]
+#[ignore = "needs a Hopper GPU"]
+fn one_policy_for_every_path() {
+	fn check<T: Scalar>(precision: Precision) {
+		let (m, k, n) = (700, 1024, 600);
+		let inner = pair::<T>(
+			Pair::InnerScaled {
+				pattern: InnerPattern::Alternating,
+				range: 30,
+			},
+			m,
+			k,
+			n,
+			9,
+		);
+		let inputs = [
+			("phi 1", (random_matrix::<T>(m, k, 1.0, 1), random_matrix::<T>(k, n, 1.0, 2))),
+			("phi 4", (random_matrix::<T>(m, k, 4.0, 3), random_matrix::<T>(k, n, 4.0, 4))),
+			("inner-scaled", inner),
+		];
+		// the tiles' budget holds about a quarter of the operands and the output
+		let budget = (m * k + k * n + m * n) * size_of::<T>() / 4;
+		let paths = [
+			("GPU in core", gpu()),
+			("GPU in tiles", gpu().with_device_memory(budget)),
+			(
+				"split over two pipelines",
+				on_path(Emulator::on_gpus(&[0, 0]).unwrap().with_native_candidate(false)),
+			),
+		];
+		for (input, (a, b)) in &inputs {
+			let oracle = cpu().plan(a.as_ref(), b.as_ref(), precision).unwrap();
+			for (path, emu) in &paths {
+				let _ = emulated(emu, a.as_ref(), b.as_ref(), precision);
+				let report = emu.last_report().unwrap();
+				if *path != "GPU in core" {
+					assert!(report.tiles.is_some(), "{} {input} {path}: not tiled: {report}", T::NAME);
+				}
+				assert_eq!(
+					plan_key(&report.plan),
+					plan_key(&oracle),
+					"{} {input} {path}: {report} / oracle {oracle}",
+					T::NAME
+				);
+			}
+		}
+	}
+	check::<f64>(Precision::F64);
+	check::<f32>(Precision::F32);
+	check::<c64>(Precision::F64);
+}

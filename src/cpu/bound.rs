@@ -1,7 +1,7 @@
 //! the error bound's pass on the CPU: magnitude planes, their exact product, the per-row maxima
 
 use super::igemm::{Planes, dot};
-use crate::bound::{Bound, RowMaxima, Side, floor_exponent, magnitude, offsets, sides, window_bits, window_shift};
+use crate::bound::{Bound, BoundSide, RowMaxima, floor_exponent, magnitude, offsets, sides, window_bits, window_shift};
 use crate::operand::Operand;
 use crate::scheme2::CoarseMaxima;
 use crate::shape::Shape;
@@ -37,7 +37,7 @@ fn products(qa: &Planes, qb: &Planes, i: usize, j: usize, complex: bool) -> [i32
 pub(crate) fn row_maxima(
 	(a, b): (&Operand, &Operand),
 	(stats_a, stats_b): (&[RowStats], &[RowStats]),
-	(side_a, side_b): (&[Side], &[Side]),
+	(side_a, side_b): (&[BoundSide], &[BoundSide]),
 	bits: i32,
 	floor_exp: i32,
 ) -> Vec<RowMaxima> {

@@ -11,13 +11,13 @@ use crate::cpu::parts::PartOperands;
 use crate::cpu::{self, Parts, Timer};
 use crate::fp::combine;
 use crate::operand::Operand;
-use crate::policy::{Choice, PolicyInput};
+use crate::policy::{Choice, Decided, Evidence, PolicyInput};
 use crate::report::{NativeReason, PhaseTimes, Report, Route};
 use crate::scheme2::CoarseMaxima;
 use crate::shape::Shape;
 use crate::stats::{RowStats, row_stats};
 use crate::view::View;
-use crate::{Plan, Precision, Scalar, Scaling, Scheme};
+use crate::{Error, Plan, Precision, Scalar, Scaling, Scheme};
 use faer::{Accum, Mat, MatMut, Par};
 use std::time::{Duration, Instant};
 
@@ -102,28 +102,15 @@ impl Emulator {
 		(a, b)
 	}
 
+	/// the operands as the emulation reads them, their statistics, and the policy's decision on
+	/// them ([`crate::policy::decide`], asking [`HostEvidence`])
 	pub(super) fn prepare<T: Scalar>(&self, lhs: View<'_, T>, rhs: View<'_, T>, precision: Precision) -> Prepared {
 		let (a, b) = self.operands(lhs, rhs, precision);
 		let (sa, sb) = (row_stats(&a), row_stats(&b));
-		let shape = Shape::new(a.len, b.len, a.k);
 		let start = Instant::now();
-		let screened = self.policy_input::<T>(None, shape).screened(precision, (&sa, &sb));
-		// a product the screen leaves native needs neither the coarse maxima nor the bound
-		let (coarse, bound) = match screened {
-			Some(_) => (None, None),
-			None => {
-				let coarse = self.coarse(&a, &b, precision);
-				let bound = self.bound::<T>((&a, &b), (&sa, &sb), coarse.as_ref(), precision);
-				(coarse, bound)
-			},
-		};
-		let input = self.policy_input::<T>(bound.as_ref(), shape);
-		let mut choice = screened.unwrap_or_else(|| input.choose(precision));
-		let mut parts = None;
-		if let Some((ops, bounds)) = self.separate_parts::<T>(&input, &choice, (&a, &b), precision) {
-			choice = input.with_parts(choice, &bounds, precision);
-			parts = choice.plan.separate_parts.then_some(ops);
-		}
+		let (decided, coarse, parts) = self.decide::<T>((&a, &b), (&sa, &sb), precision);
+		let choice = decided.choice;
+		let parts = parts.filter(|_| choice.plan.separate_parts);
 		let bound_time = start.elapsed();
 		Prepared {
 			a,
@@ -137,24 +124,36 @@ impl Emulator {
 		}
 	}
 
-	/// the parts of a complex product and their bounds, where the policy weighs plans with
-	/// separately scaled parts after `choice` and their screen passes
-	pub(super) fn separate_parts<T: Scalar>(
+	/// the policy's decision on the operands as the emulation reads them, with the coarse maxima
+	/// of accurate scaling where the product needs them (a product the screen leaves native does
+	/// not) and the separately scaled parts where the policy weighed them
+	pub(super) fn decide<T: Scalar>(
 		&self,
-		input: &PolicyInput<'_>,
-		choice: &Choice,
 		(a, b): (&Operand, &Operand),
+		(sa, sb): (&[RowStats], &[RowStats]),
 		precision: Precision,
-	) -> Option<(PartOperands, PartBounds)> {
-		if !input.weighs_separate_parts(choice, precision) {
-			return None;
-		}
-		let mut ops = PartOperands::new(a, b, self.settings.scaling == Scaling::Accurate);
-		if !input.separate_parts_pay(choice, &ops.screen(T::MANTISSA_BITS), precision) {
-			return None;
-		}
-		let bounds = ops.bounds(T::MANTISSA_BITS);
-		Some((ops, bounds))
+	) -> (Decided, Option<CoarseMaxima>, Option<PartOperands>) {
+		let shape = Shape::new(a.len, b.len, a.k);
+		let mut evidence = HostEvidence {
+			emu: self,
+			operands: (a, b),
+			stats: (sa, sb),
+			precision,
+			mantissa: T::MANTISSA_BITS,
+			coarse: None,
+			parts: None,
+		};
+		let decided = match crate::policy::decide(self.policy_input::<T>(shape), precision, &mut evidence) {
+			Ok(decided) => decided,
+			Err(e) => unreachable!("the host's evidence is infallible: {e}"),
+		};
+		let HostEvidence { coarse, parts, .. } = evidence;
+		let coarse = match coarse {
+			Some(coarse) => Some(coarse),
+			None if !decided.screened => self.coarse(a, b, precision),
+			None => None,
+		};
+		(decided, coarse, parts)
 	}
 
 	/// where a GPU context routes a host product of `shape` at a target `precision` to the host's
@@ -182,7 +181,7 @@ impl Emulator {
 		} else if self.below_native_size(shape) {
 			Some(NativeReason::BelowNativeSize)
 		} else {
-			self.policy_input::<T>(None, shape)
+			self.policy_input::<T>(shape)
 				.skips_bound(precision)
 				.then_some(NativeReason::FasterNatively)
 		}
@@ -199,19 +198,6 @@ impl Emulator {
 		matches!(self.backend, Backend::CpuEmulation | Backend::Gpu) && k > 0
 	}
 
-	/// the error bound of a product at a target `precision` (`None` for explicit plans, which
-	/// skip it, and where this context computes natively)
-	pub(super) fn bound<T: Scalar>(
-		&self,
-		ops: (&Operand, &Operand),
-		stats: (&[RowStats], &[RowStats]),
-		coarse: Option<&CoarseMaxima>,
-		precision: Precision,
-	) -> Option<Bound> {
-		(self.emulates(ops.0.k) && precision.target_bits(T::MANTISSA_BITS, ops.0.k).is_some())
-			.then(|| cpu::bound::compute(ops, stats, coarse, T::MANTISSA_BITS))
-	}
-
 	/// the coarse maxima of accurate scaling, computed once for the bound and the product (as the
 	/// GPU pipeline does): under [`Scaling::Accurate`], for target precisions and scheme II plans
 	pub(super) fn coarse(&self, a: &Operand, b: &Operand, precision: Precision) -> Option<CoarseMaxima> {
@@ -219,9 +205,9 @@ impl Emulator {
 		(self.settings.scaling == Scaling::Accurate && self.emulates(a.k) && needed).then(|| cpu::coarse_maxima(a, b))
 	}
 
-	/// the policy's view of a product of `shape` with error bound `bound`
-	pub(super) fn policy_input<'s, T: Scalar>(&self, bound: Option<&'s Bound>, shape: Shape) -> PolicyInput<'s> {
-		PolicyInput::of::<T>(shape, (self.settings().scaling, self.settings().native_candidate), bound).on(self.settings().model)
+	/// the policy's view of a product of `shape` in this context, before any bound
+	pub(super) fn policy_input<T: Scalar>(&self, shape: Shape) -> PolicyInput<'static> {
+		PolicyInput::in_context::<T>(shape, &self.settings)
 	}
 
 	pub(super) fn emulate<T: Scalar>(
@@ -278,5 +264,43 @@ impl Emulator {
 		nonfinite_entries(dst, accum, (lhs, rhs), alpha, (&a.nonfinite, &b.nonfinite));
 		let nonfinite = entries(m, b.len, a.nonfinite.len(), b.nonfinite.len());
 		self.report::<T>(choice, shape, nonfinite, timer.times())
+	}
+}
+
+/// the CPU oracle's answers to the policy, on the operands as the emulation reads them
+struct HostEvidence<'o> {
+	emu: &'o Emulator,
+	operands: (&'o Operand, &'o Operand),
+	stats: (&'o [RowStats], &'o [RowStats]),
+	precision: Precision,
+	mantissa: u32,
+	/// accurate scaling's coarse maxima, computed for the bound (the product reads them too)
+	coarse: Option<CoarseMaxima>,
+	/// the separately scaled parts, split for their screen
+	parts: Option<PartOperands>,
+}
+
+impl Evidence for HostEvidence<'_> {
+	fn stats(&mut self) -> Result<(&[RowStats], &[RowStats]), Error> {
+		Ok(self.stats)
+	}
+
+	fn bound(&mut self) -> Result<Bound, Error> {
+		let (a, b) = self.operands;
+		self.coarse = self.emu.coarse(a, b, self.precision);
+		Ok(cpu::bound::compute((a, b), self.stats, self.coarse.as_ref(), self.mantissa))
+	}
+
+	fn parts_screen(&mut self) -> Result<Option<Bound>, Error> {
+		let (a, b) = self.operands;
+		let parts = self
+			.parts
+			.insert(PartOperands::new(a, b, self.emu.settings.scaling == Scaling::Accurate));
+		Ok(Some(parts.screen(self.mantissa)))
+	}
+
+	fn parts_bounds(&mut self) -> Result<PartBounds, Error> {
+		let parts = self.parts.as_mut().expect("the policy screens the parts before their bounds");
+		Ok(parts.bounds(self.mantissa))
 	}
 }

@@ -5,7 +5,7 @@ use super::Emulator;
 use super::native::native_at;
 use crate::Backend;
 use crate::parallel;
-use crate::policy::{Choice, PolicyInput};
+use crate::policy::Choice;
 use crate::precision::validate;
 use crate::report::remember_on_thread;
 use crate::shape::{Shape, check_shapes};
@@ -83,36 +83,16 @@ impl Emulator {
 		check_shapes(lhs.shape(), rhs.shape(), None)?;
 		validate(precision).map_err(|reason| Error::InvalidPrecision { precision, reason })?;
 		let shape = Shape::new(lhs.nrows(), rhs.ncols(), lhs.ncols());
-		if self.emulates(shape.k)
-			&& self.goes_native::<T>(shape, precision).is_some()
-			&& precision.target_bits(T::MANTISSA_BITS, shape.k).is_some()
-		{
+		if !self.emulates(shape.k) {
+			return Ok(Vec::new());
+		}
+		if self.goes_native::<T>(shape, precision).is_some() && precision.target_bits(T::MANTISSA_BITS, shape.k).is_some() {
 			return Ok(vec![Plan::native(shape.m)]);
 		}
 		let (a, b) = self.operands(lhs, rhs, precision);
 		let (sa, sb) = (row_stats(&a), row_stats(&b));
-		let shape = Shape::new(a.len, b.len, a.k);
-		let screened = self.policy_input::<T>(None, shape).screened(precision, (&sa, &sb));
-		let bound = match screened {
-			None => self.bound::<T>((&a, &b), (&sa, &sb), self.coarse(&a, &b, precision).as_ref(), precision),
-			Some(_) => None,
-		};
-		let input = self.policy_input::<T>(bound.as_ref(), shape);
-		let first = match (screened, &bound) {
-			(Some(native), _) => native,
-			(None, Some(_)) => input.choose(precision),
-			(None, None) => return Ok(Vec::new()),
-		};
-		let ranked = match self.separate_parts::<T>(&input, &first, (&a, &b), precision) {
-			Some((_, bounds)) => PolicyInput {
-				parts: Some(&bounds),
-				..input
-			}
-			.candidates(precision),
-			// the screen's choice is the native product's
-			None if bound.is_none() => vec![first].into_iter().filter(|_| input.native_candidate).collect(),
-			None => input.candidates(precision),
-		};
+		let (decided, ..) = self.decide::<T>((&a, &b), (&sa, &sb), precision);
+		let ranked = decided.candidates(self.policy_input::<T>(Shape::new(a.len, b.len, a.k)), precision);
 		Ok(ranked.into_iter().map(|c| c.plan).collect())
 	}
 

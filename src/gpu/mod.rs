@@ -37,7 +37,7 @@ pub(crate) fn name() -> Result<String, crate::Error> {
 }
 
 /// the cost model of GPU `ordinal` (see [`runtime::calibrate::model`])
-pub(crate) fn model(ordinal: usize) -> Result<crate::devices::GpuModel, crate::Error> {
+pub(crate) fn model(ordinal: usize) -> Result<crate::datasheets::GpuModel, crate::Error> {
 	runtime::calibrate::model(&*runtime::context::gpu_at((ordinal, 0))?)
 }
 

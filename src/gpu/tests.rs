@@ -488,7 +488,9 @@ hopper_tests!(bound_matches:
 fn measured_rates_agree_with_the_data_sheet() {
 	let g = crate::gpu::runtime::context::gpu().expect("these tests need a Hopper GPU");
 	let measured = crate::gpu::runtime::calibrate::measure(&g, "this GPU").unwrap();
-	let sheet = crate::devices::GpuModel::named(&g.name).expect("a Hopper GPU of the table").sheet();
+	let sheet = crate::datasheets::GpuModel::named(&g.name)
+		.expect("a Hopper GPU of the table")
+		.sheet();
 	let close = |what: &str, got: f64, expected: f64| {
 		assert!(
 			got > 0.4 * expected && got < 1.5 * expected,

@@ -29,9 +29,9 @@ pub fn on_path(emu: Emulator) -> Emulator {
 	emu.with_portable_path(portable_run())
 }
 
-/// the route a product on a Hopper GPU takes: `hopper`, or the portable path's on a portable run
-pub fn route(hopper: emugemm::Route) -> emugemm::Route {
-	if portable_run() { emugemm::Route::Portable } else { hopper }
+/// the route a product on a Hopper GPU takes: `fused`, or the portable path's on a portable run
+pub fn route(fused: emugemm::Route) -> emugemm::Route {
+	if portable_run() { emugemm::Route::Portable } else { fused }
 }
 
 /// the GPU backend on the run's path, with the native product reserved for products no plan

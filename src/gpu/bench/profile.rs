@@ -397,11 +397,11 @@ pub fn chassis(emu: &Emulator, n: usize, moduli: u32, runs: usize, select: &dyn 
 					im: None,
 					stride: n * n,
 				};
-				let imposed = residues::Imposed {
+				let overrides = residues::Overrides {
 					variant: Some(v),
 					route: None,
 				};
-				residues::fused_residues(&g, (a.cast(), b.cast()), shape, &crt_moduli, out, imposed)
+				residues::fused_residues(&g, (a.cast(), b.cast()), shape, &crt_moduli, out, overrides)
 			})?;
 			rows.push(ChassisTime {
 				label: fused(name),
@@ -461,11 +461,11 @@ fn complex_routes(
 		}
 		let time = median(&mut || match route {
 			Some(route) => {
-				let imposed = residues::Imposed {
+				let overrides = residues::Overrides {
 					variant: None,
 					route: Some(route),
 				};
-				residues::fused_residues(g, (a, b), shape, moduli, out, imposed)
+				residues::fused_residues(g, (a, b), shape, moduli, out, overrides)
 			},
 			None => residues::unfused_residues(g, (a, b), shape, moduli, out),
 		})?;

@@ -2,7 +2,7 @@
 //! INT8, INT32 out), the per-row maxima (`bound_maxima`, cuda/bound.cu); the same integers and
 //! the same IEEE operations as the CPU's (src/cpu/bound.rs), so both certify the same plans
 
-use crate::bound::{Bound, Side, floor_exponent, offsets, sides};
+use crate::bound::{Bound, BoundSide, floor_exponent, offsets, sides};
 use crate::gpu::kernels::stats::OperandStats;
 use crate::gpu::product::job::{DeviceOperand, pad16};
 use crate::gpu::runtime::blas::Int8Gemm;
@@ -41,9 +41,9 @@ pub(crate) fn bound<T: Scalar>(
 	let (offsets_a, offsets_b) = offsets((&sa.rows, &sb.rows), coarse);
 	let side_a = sides(&sa.rows, |i| sa.amax[i], &offsets_a, bits);
 	let side_b = sides(&sb.rows, |j| sb.amax[j], &offsets_b, bits);
-	let upload = |v: &[Side]| to_device(gpu, bytemuck::cast_slice::<_, u8>(v));
+	let upload = |v: &[BoundSide]| to_device(gpu, bytemuck::cast_slice::<_, u8>(v));
 	let (dev_a, dev_b) = (upload(&side_a)?, upload(&side_b)?);
-	let sides = (ptr(gpu, &dev_a).cast::<Side>(), ptr(gpu, &dev_b).cast::<Side>());
+	let sides = (ptr(gpu, &dev_a).cast::<BoundSide>(), ptr(gpu, &dev_b).cast::<BoundSide>());
 	let maxima = launch_maxima(gpu, l, (m, n), sides, (bits, floor_exponent(mantissa)))?;
 	let raw = to_host(gpu, &maxima)?;
 	Ok(Bound {
@@ -115,7 +115,7 @@ pub(crate) fn launch_maxima(
 	gpu: &Gpu,
 	(l_re, l_im): (DevPtr<i32>, DevPtr<i32>),
 	(m, n): (usize, usize),
-	(side_a, side_b): (DevPtr<Side>, DevPtr<Side>),
+	(side_a, side_b): (DevPtr<BoundSide>, DevPtr<BoundSide>),
 	(bits, floor_exp): (i32, i32),
 ) -> Result<CudaSlice<u64>, Error> {
 	let maxima = alloc::<u64>(gpu, 7 * m)?;

@@ -72,15 +72,15 @@ pub(crate) fn fused_residues(
 	dims: Shape,
 	moduli: &[u32],
 	out: ResiduePlanes,
-	imposed: Imposed,
+	overrides: Overrides,
 ) -> Result<(), Error> {
 	let Shape { m, n, k: kpad } = dims;
 	// the kernels index K with int32 (K blocks of 128)
 	if kpad > i32::MAX as usize - 128 {
 		return unfused_residues(gpu, (ra, rb), dims, moduli, out);
 	}
-	let route = imposed.route.unwrap_or(Route3m::for_shape(m, n, kpad));
-	let variant = imposed
+	let route = overrides.route.unwrap_or(Route3m::for_shape(m, n, kpad));
+	let variant = overrides
 		.variant
 		.unwrap_or_else(|| residues_variant(gpu, dims, moduli.len(), out.im.map(|_| route)));
 	let dev_moduli = to_device(gpu, moduli)?;
@@ -109,7 +109,7 @@ pub(crate) fn fused_residues(
 /// what a caller imposes on [`fused_residues`] instead of its own choice, the chassis variant and
 /// the 3M route of complex products (real ones ignore it): tests and benchmarks compare them
 #[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Imposed {
+pub(crate) struct Overrides {
 	pub variant: Option<Variant>,
 	pub route: Option<Route3m>,
 }

@@ -3,10 +3,10 @@
 //! pipeline ([`crate::gpu::orchestration::pipeline`]) on one GPU or in tiles ([`crate::gpu::orchestration::tiled`]) over several
 
 use crate::gpu::orchestration::pipeline::product;
-use crate::gpu::orchestration::tiled::{self, Sink};
+use crate::gpu::orchestration::tiled::{self, Destination};
 use crate::gpu::product::footprint;
 use crate::gpu::product::job::{Columns, DeviceOperand, How, Outcome, Output};
-use crate::gpu::runtime::context::{Code, Device, Gpu, gpu, gpu_at, pipelines};
+use crate::gpu::runtime::context::{Device, Gpu, gpu, gpu_at, pipelines};
 use crate::gpu::runtime::errors::driver;
 use crate::gpu::runtime::slot::Slot;
 use crate::gpu::transfer::matrix::DeviceMatrix;
@@ -67,7 +67,15 @@ pub(crate) fn device_product<T: Scalar>(
 		.and_then(|left| footprint::tile::<T>(Shape { m: share, ..shape }, left))
 		.ok_or_else(|| too_large::<T>(shape, budget))?;
 	let operands = (Operand::Device(lhs), Operand::Device(rhs));
-	let (outcome, tiles) = tiled::tiled(&devices, operands, Sink::Device(dst), accum, alpha, (precision, settings), tile)?;
+	let (outcome, tiles) = tiled::tiled(
+		&devices,
+		operands,
+		Destination::Device(dst),
+		accum,
+		alpha,
+		(precision, settings),
+		tile,
+	)?;
 	let times = outcome.times;
 	Ok(Report {
 		tiles: Some(tiles),
@@ -114,7 +122,15 @@ pub(crate) fn host_product<T: Scalar>(
 		};
 		let tile = footprint::tile::<T>(share, budget).ok_or_else(|| too_large::<T>(shape, budget))?;
 		let operands = (Operand::Host(lhs), Operand::Host(rhs));
-		let (outcome, tiles) = tiled::tiled(&devices, operands, Sink::Host(dst), accum, alpha, (precision, settings), tile)?;
+		let (outcome, tiles) = tiled::tiled(
+			&devices,
+			operands,
+			Destination::Host(dst),
+			accum,
+			alpha,
+			(precision, settings),
+			tile,
+		)?;
 		let times = outcome.times;
 		let report = Report {
 			tiles: Some(tiles),
@@ -129,13 +145,13 @@ pub(crate) fn host_product<T: Scalar>(
 }
 
 /// `settings` as the GPUs `devices` run them: the portable path (and so the unfused pipeline)
-/// where it is asked for or where one of the GPUs is not a Hopper GPU
+/// where it is asked for or where one of the GPUs has no fused kernels
 fn for_gpus(settings: Settings, devices: &[Device]) -> Result<Settings, Error> {
-	let mut hopper = true;
+	let mut fused = true;
 	for &device in devices {
-		hopper &= gpu_at(device)?.hopper;
+		fused &= gpu_at(device)?.arch.fused();
 	}
-	let portable = settings.portable || !hopper;
+	let portable = settings.portable || !fused;
 	Ok(Settings {
 		portable,
 		fused: settings.fused && !portable,
@@ -165,7 +181,7 @@ pub(crate) fn staged<T: Scalar>(
 ) -> Result<Report, Error> {
 	let chunk = settings.staging_bytes;
 	let g = gpu()?;
-	let _code = g.using(Code::of(&settings));
+	let _code = g.using(&settings);
 	let (m, k, n) = (lhs.nrows(), lhs.ncols(), rhs.ncols());
 	let bytes = |rows: usize, cols: usize| (rows * cols * size_of::<T>()).max(1);
 	let (da, db, dc) = (
@@ -269,7 +285,7 @@ fn in_place<T: Scalar>(
 	how: How<'_>,
 ) -> Result<Outcome, Error> {
 	let g = gpu()?;
-	let _code = g.using(Code::of(&how.settings));
+	let _code = g.using(&how.settings);
 	let (m, k, n) = (lhs.nrows(), lhs.ncols(), rhs.ncols());
 	let a = DeviceOperand {
 		ptr: lhs.ptr(&g),

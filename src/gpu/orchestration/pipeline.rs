@@ -2,7 +2,7 @@
 //! reduction fused into our wgmma kernels for scheme II), reconstruction; every constant comes
 //! from the same Rust functions as the CPU oracle's
 
-use crate::bound::Bound;
+use crate::bound::{Bound, PartBounds};
 use crate::cost::NativeArithmetic;
 use crate::gpu::kernels::native::{self, fixup, whole_native};
 use crate::gpu::kernels::residues::Route3m;
@@ -16,11 +16,12 @@ use crate::gpu::schemes::scheme1_fused;
 use crate::gpu::schemes::scheme1_unfused;
 use crate::gpu::schemes::scheme2;
 use crate::gpu::schemes::scheme2::coarse_maxima;
-use crate::policy::{Choice, PolicyInput, native_arithmetic};
+use crate::policy::{Choice, Evidence, PolicyInput, native_arithmetic};
 use crate::scheme2::CoarseMaxima;
 use crate::screen;
 use crate::settings::Settings;
 use crate::shape::Shape;
+use crate::stats::RowStats;
 use crate::{Error, NativeReason, PhaseTimes, Plan, Precision, Route, Scalar, Scaling, Scheme};
 use cudarc::driver::CudaSlice;
 
@@ -55,7 +56,7 @@ fn compute<T: Scalar>(
 	let mut clock = Clock::start(gpu)?;
 	let (m, n, k) = (a.rows, b.rows, a.k);
 	let empty = m == 0 || n == 0 || k == 0;
-	if empty || (given.is_none() && policy::<T>(Shape::new(m, n, k), settings, None).skips_bound(precision)) {
+	if empty || (given.is_none() && PolicyInput::in_context::<T>(Shape::new(m, n, k), &settings).skips_bound(precision)) {
 		let reason = if empty {
 			native::native::<T>(gpu, &a, &b, &out, alpha, precision)?;
 			NativeReason::NotEmulated
@@ -93,17 +94,7 @@ fn compute<T: Scalar>(
 		(keep_a, keep_b) = (None, None);
 	}
 	let (sa, sb) = operand_stats::<T>(gpu, (&a, &b), (keep_a.as_deref_mut(), keep_b.as_deref_mut()))?;
-	// the screen reads the statistics already downloaded (no launch, no transfer); a product it
-	// leaves native pays neither the coarse maxima nor the bound
-	let start = std::time::Instant::now();
-	let screened = (given.is_none() && target)
-		.then(|| policy::<T>(Shape::new(m, n, k), settings, None).screened(precision, (&sa.rows, &sb.rows)))
-		.flatten();
-	let accurate = settings.scaling == Scaling::Accurate && (target || matches!(precision, Precision::SchemeII { .. }));
-	let coarse = (given.is_none() && accurate && screened.is_none())
-		.then(|| coarse_maxima::<T>(gpu, (&a, &b), (&sa, &sb)))
-		.transpose()?;
-	let decision = decide::<T>(gpu, (&a, &b), (&sa, &sb), (coarse.as_ref(), screened), how, (target, start))?;
+	let (decision, coarse) = decide::<T>(gpu, (&a, &b), (&sa, &sb), how)?;
 	let plan = decision.choice.plan;
 	if plan.scheme == Scheme::Native {
 		whole_native::<T>(gpu, (a, b), out, alpha, precision)?;
@@ -158,11 +149,6 @@ fn separate_parts<T: Scalar>(
 		..PhaseTimes::default()
 	};
 	Ok((route, times))
-}
-
-/// the policy's view of a product of `shape` of `T` in a context of `settings`, with `bound`
-fn policy<T: Scalar>(shape: Shape, settings: Settings, bound: Option<&Bound>) -> PolicyInput<'_> {
-	PolicyInput::of::<T>(shape, (settings.scaling, settings.native_candidate), bound).on(settings.model)
 }
 
 /// what the policy decided: the choice, the operands' separately scaled parts where the plan
@@ -234,7 +220,7 @@ fn sampled_screen<T: Scalar>(
 	let (va, vb) = balanced.as_ref().map_or((va, vb), |x| (x.a, x.b));
 	let (sa, sb) = operand_stats::<T>(gpu, (&va, &vb), (None, None))?;
 	let shape = Shape::new(a.rows, b.rows, a.k);
-	let choice = policy::<T>(shape, how.settings, None).screened_sample(how.precision, (&sa.rows, &sb.rows));
+	let choice = PolicyInput::in_context::<T>(shape, &how.settings).screened_sample(how.precision, (&sa.rows, &sb.rows));
 	Ok(choice.map(|choice| Decision {
 		choice,
 		parts: None,
@@ -242,47 +228,97 @@ fn sampled_screen<T: Scalar>(
 	}))
 }
 
-/// the plan of the product of `a` and `b`: a tile's from the whole product; otherwise the
-/// screen's native choice where it `screened` the product, or the error bound's (target
-/// precisions), weighing separately scaled parts where one scale per row for both parts would
-/// leave rows native; its host time counted from `start`
+/// the plan of the product of `a` and `b` (statistics `sa`, `sb`): a tile's from the whole
+/// product; otherwise the policy's ([`crate::policy::decide`], asking [`PipelineEvidence`]),
+/// with the coarse maxima of accurate scaling where the product needs them (a product the screen
+/// leaves native pays neither them nor the bound); its host time counted from the statistics
 fn decide<T: Scalar>(
 	gpu: &Gpu,
-	(a, b): (&DeviceOperand<T>, &DeviceOperand<T>),
-	(sa, sb): (&OperandStats, &OperandStats),
-	(coarse, screened): (Option<&CoarseMaxima>, Option<Choice>),
+	operands: (&DeviceOperand<T>, &DeviceOperand<T>),
+	stats: (&OperandStats, &OperandStats),
 	how: &How<'_>,
-	(target, start): (bool, std::time::Instant),
-) -> Result<Decision, Error> {
+) -> Result<(Decision, Option<CoarseMaxima>), Error> {
+	let start = std::time::Instant::now();
 	let (precision, settings) = (how.precision, how.settings);
 	if let Some(given) = how.given {
-		return Ok(Decision {
+		let decision = Decision {
 			choice: given.choice.clone(),
 			parts: None,
 			bound_time: start.elapsed(),
-		});
+		};
+		return Ok((decision, None));
 	}
-	let shape = Shape::new(a.rows, b.rows, a.k);
-	let bound = (target && screened.is_none())
-		.then(|| crate::gpu::kernels::bound::bound::<T>(gpu, (a, b), (sa, sb), coarse, T::MANTISSA_BITS))
-		.transpose()?;
-	let input = policy::<T>(shape, settings, bound.as_ref());
-	let mut choice = screened.unwrap_or_else(|| input.choose(precision));
-	let mut parts = None;
-	if input.weighs_separate_parts(&choice, precision) {
-		let screen = crate::gpu::schemes::parts::screen::<T>(gpu, (a, b), T::MANTISSA_BITS, settings.scaling)?;
-		if input.separate_parts_pay(&choice, &screen, precision) {
-			let ops = crate::gpu::schemes::parts::split::<T>(gpu, (a, b))?;
-			let bounds = ops.bounds(gpu, T::MANTISSA_BITS, settings.scaling)?;
-			choice = input.with_parts(choice, &bounds, precision);
-			parts = choice.plan.separate_parts.then_some(ops);
-		}
-	}
-	Ok(Decision {
-		choice,
-		parts,
+	let (a, b) = operands;
+	let mut evidence = PipelineEvidence {
+		gpu,
+		operands,
+		stats,
+		precision,
+		scaling: settings.scaling,
+		coarse: None,
+		parts: None,
+	};
+	let decided = crate::policy::decide(
+		PolicyInput::in_context::<T>(Shape::new(a.rows, b.rows, a.k), &settings),
+		precision,
+		&mut evidence,
+	)?;
+	let PipelineEvidence { coarse, parts, .. } = evidence;
+	let coarse = match coarse {
+		None if !decided.screened && needs_coarse::<T>(precision, settings.scaling, a.k) => Some(coarse_maxima::<T>(gpu, operands, stats)?),
+		coarse => coarse,
+	};
+	let decision = Decision {
+		parts: parts.filter(|_| decided.choice.plan.separate_parts),
+		choice: decided.choice,
 		bound_time: start.elapsed(),
-	})
+	};
+	Ok((decision, coarse))
+}
+
+/// whether a product at `precision` under `scaling` reads accurate scaling's coarse maxima: a
+/// target precision's bound, and a scheme II product's shifts
+fn needs_coarse<T: Scalar>(precision: Precision, scaling: Scaling, k: usize) -> bool {
+	let target = precision.target_bits(T::MANTISSA_BITS, k).is_some();
+	scaling == Scaling::Accurate && (target || matches!(precision, Precision::SchemeII { .. }))
+}
+
+/// the GPU pipeline's answers to the policy, on the operands as the emulation reads them
+struct PipelineEvidence<'e, T: Scalar> {
+	gpu: &'e Gpu,
+	operands: (&'e DeviceOperand<T>, &'e DeviceOperand<T>),
+	stats: (&'e OperandStats, &'e OperandStats),
+	precision: Precision,
+	scaling: Scaling,
+	/// accurate scaling's coarse maxima, computed for the bound (the product reads them too)
+	coarse: Option<CoarseMaxima>,
+	/// the separately scaled parts, split for their bounds
+	parts: Option<crate::gpu::schemes::parts::PartOperands>,
+}
+
+impl<T: Scalar> Evidence for PipelineEvidence<'_, T> {
+	fn stats(&mut self) -> Result<(&[RowStats], &[RowStats]), Error> {
+		Ok((&self.stats.0.rows, &self.stats.1.rows))
+	}
+
+	fn bound(&mut self) -> Result<Bound, Error> {
+		let (gpu, operands, stats) = (self.gpu, self.operands, self.stats);
+		if needs_coarse::<T>(self.precision, self.scaling, operands.0.k) {
+			self.coarse = Some(coarse_maxima::<T>(gpu, operands, stats)?);
+		}
+		crate::gpu::kernels::bound::bound::<T>(gpu, operands, stats, self.coarse.as_ref(), T::MANTISSA_BITS)
+	}
+
+	fn parts_screen(&mut self) -> Result<Option<Bound>, Error> {
+		crate::gpu::schemes::parts::screen::<T>(self.gpu, self.operands, T::MANTISSA_BITS, self.scaling).map(Some)
+	}
+
+	fn parts_bounds(&mut self) -> Result<PartBounds, Error> {
+		let parts = crate::gpu::schemes::parts::split::<T>(self.gpu, self.operands)?;
+		let bounds = parts.bounds(self.gpu, T::MANTISSA_BITS, self.scaling)?;
+		self.parts = Some(parts);
+		Ok(bounds)
+	}
 }
 
 /// the rows the emulation skips and the native product computes: those the bound leaves native

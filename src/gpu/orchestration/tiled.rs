@@ -2,7 +2,7 @@
 //! products over several GPUs, each a block of rows of the output
 //!
 //! the plan and the inner balancing are decided once for the whole product, from passes over
-//! panels of the operands, and every tile is then computed with them ([`Given`]): the inner
+//! panels of the operands, and every tile is then computed with them ([`FromWhole`]): the inner
 //! balancing's exponent ranges are maxima and minima over panels, and the error bound's seven
 //! maxima per row are maxima over the tiles of the row, so both equal the whole product's, and the
 //! policy takes the same plan. Each tile of `C` reads a panel of rows of `A` and a panel of
@@ -22,12 +22,12 @@
 //! ([`Exchange`]); the passes that decide the plan meet to pool their ranges and bounds.
 
 use crate::balance::{Range, normal_exponents, shifts};
-use crate::bound::{Bound, RowMaxima};
+use crate::bound::{Bound, PartBounds, RowMaxima};
 use crate::gpu::orchestration::pipeline;
 use crate::gpu::product::footprint::spans;
 use crate::gpu::product::footprint::split;
-use crate::gpu::product::job::{Columns, DeviceOperand, Given, How, Outcome, Output};
-use crate::gpu::runtime::context::{Code, Device, Gpu, gpu_at};
+use crate::gpu::product::job::{Columns, DeviceOperand, FromWhole, How, Outcome, Output};
+use crate::gpu::runtime::context::{Device, Gpu, gpu_at};
 use crate::gpu::runtime::errors::driver;
 use crate::gpu::runtime::slot::Slot;
 use crate::gpu::runtime::staging::{self, Drain};
@@ -35,7 +35,7 @@ use crate::gpu::schemes::resident::operand_stats;
 use crate::gpu::transfer::exchange::Exchange;
 use crate::gpu::transfer::matrix::DeviceMatrix;
 use crate::gpu::transfer::panels::{Operand, Panels};
-use crate::policy::{Choice, PolicyInput};
+use crate::policy::{Choice, Evidence, PolicyInput};
 use crate::settings::Settings;
 use crate::shape::Shape;
 use crate::stats::RowStats;
@@ -70,10 +70,10 @@ pub(crate) fn column_tiles<T: Scalar>(m: usize, n: usize) -> usize {
 
 /// the whole product's balancing and choice where a target precision needs the bound, without
 /// it otherwise: `Ok(given)` decided here, `Err(input)` for the bound to decide
-fn without_bound<T: Scalar>(shape: Shape, (precision, settings): (Precision, Settings)) -> Result<Given, PolicyInput<'static>> {
+fn without_bound<T: Scalar>(shape: Shape, (precision, settings): (Precision, Settings)) -> Result<FromWhole, PolicyInput<'static>> {
 	let Shape { m, n, k } = shape;
-	let input = PolicyInput::of::<T>(shape, (settings.scaling, settings.native_candidate), None).on(settings.model);
-	let given = |choice| Ok(Given { balance: None, choice });
+	let input = PolicyInput::in_context::<T>(shape, &settings);
+	let given = |choice| Ok(FromWhole { balance: None, choice });
 	if m == 0 || n == 0 || k == 0 {
 		given(Choice::native(m, NativeReason::NotEmulated))
 	} else if input.skips_bound(precision) {
@@ -87,14 +87,14 @@ fn without_bound<T: Scalar>(shape: Shape, (precision, settings): (Precision, Set
 
 /// the outcome of a product computed in tiles, as they complete
 struct Tiles<'a> {
-	given: &'a Given,
+	given: &'a FromWhole,
 	last: Outcome,
 	nonfinite_entries: usize,
 	times: PhaseTimes,
 }
 
 impl<'a> Tiles<'a> {
-	fn new(m: usize, given: &'a Given) -> Self {
+	fn new(m: usize, given: &'a FromWhole) -> Self {
 		Tiles {
 			given,
 			// (replaced by the first tile's)
@@ -105,9 +105,9 @@ impl<'a> Tiles<'a> {
 	}
 
 	/// what a tile of rows `rows` takes: the balancing, the plan and its own native rows
-	fn given(&self, rows: Span<usize>) -> Given {
+	fn given(&self, rows: Span<usize>) -> FromWhole {
 		let choice = &self.given.choice;
-		Given {
+		FromWhole {
 			balance: self.given.balance.clone(),
 			choice: Choice {
 				plan: choice.plan,
@@ -144,7 +144,7 @@ impl<'a> Tiles<'a> {
 }
 
 /// the destination of a tiled product
-pub(crate) enum Sink<'a, T: Scalar> {
+pub(crate) enum Destination<'a, T: Scalar> {
 	/// a host matrix: the tiles downloaded as they complete
 	Host(MatMut<'a, T>),
 	/// a device matrix split by rows over the product's pipelines, in their order: the tiles
@@ -185,7 +185,7 @@ struct Share<'a, T: Scalar> {
 struct Done {
 	/// `None` where it had no rows
 	outcome: Option<Outcome>,
-	given: Given,
+	given: FromWhole,
 	times: PhaseTimes,
 }
 
@@ -200,7 +200,7 @@ struct Done {
 pub(crate) fn tiled<T: Scalar>(
 	devices: &[Device],
 	(lhs, rhs): (Operand<'_, T>, Operand<'_, T>),
-	dst: Sink<'_, T>,
+	dst: Destination<'_, T>,
 	accum: Accum,
 	alpha: T,
 	(precision, settings): (Precision, Settings),
@@ -216,8 +216,8 @@ pub(crate) fn tiled<T: Scalar>(
 	let per_share = m.div_ceil(count).div_ceil(ti.max(1)).max(1);
 	let (rows, cols) = (split(m, count * per_share), spans(n, tj));
 	let (mut blocks, dst) = match dst {
-		Sink::Host(dst) => (staging::blocks(dst, &rows, &cols).into_iter().map(Some).collect::<Vec<_>>(), None),
-		Sink::Device(dst) => (Vec::new(), Some(dst)),
+		Destination::Host(dst) => (staging::blocks(dst, &rows, &cols).into_iter().map(Some).collect::<Vec<_>>(), None),
+		Destination::Device(dst) => (Vec::new(), Some(dst)),
 	};
 	let per = per_share * cols.len();
 	let mut shares: Vec<Share<'_, T>> = devices
@@ -318,7 +318,7 @@ fn on_every_gpu<'a, T: Scalar, R: Send>(
 /// one pipeline's share of a tiled product: its panels set up, the plan decided with the
 /// others, its tiles computed
 fn run_share<T: Scalar>(gpu: &Gpu, job: &Tiled<'_, T>, share: &mut Share<'_, T>) -> Result<Done, Error> {
-	let _code = gpu.using(Code::of(&job.settings));
+	let _code = gpu.using(&job.settings);
 	let (rows, cols) = (&job.rows[..], &job.cols[..]);
 	let operands = (job.lhs, job.rhs);
 	let mut panels = Panels::new(
@@ -347,7 +347,7 @@ fn run_share<T: Scalar>(gpu: &Gpu, job: &Tiled<'_, T>, share: &mut Share<'_, T>)
 /// inner exponent ranges of its row panels of `A` and of the column panels of `B` dealt to it,
 /// then the error bound of its tiles (target precisions only), shared with the others. The policy
 /// weighs neither separately scaled parts nor accurate scaling here (see the module's docs)
-fn decide<T: Scalar>(gpu: &Gpu, job: &Tiled<'_, T>, me: usize, panels: &mut Panels<'_, T>) -> Result<Given, Error> {
+fn decide<T: Scalar>(gpu: &Gpu, job: &Tiled<'_, T>, me: usize, panels: &mut Panels<'_, T>) -> Result<FromWhole, Error> {
 	let k = job.shape.k;
 	let settings = Settings {
 		scaling: Scaling::Fast,
@@ -434,16 +434,39 @@ fn decide<T: Scalar>(gpu: &Gpu, job: &Tiled<'_, T>, me: usize, panels: &mut Pane
 		.map(|(_, b)| all(&mut b.iter().copied()))
 		.find(|b| b.len() == job.shape.n)
 		.unwrap_or_default();
-	// the tiles screen as the pipeline does, here after the bound (the statistics come with it), so
-	// that a tiled product takes the plan an in-core product takes
-	let choice = input.screened(job.precision, (&sa, &sb)).unwrap_or_else(|| {
-		PolicyInput {
-			bound: Some(&bound),
-			..input
-		}
-		.choose(job.precision)
-	});
-	Ok(Given { balance, choice })
+	// the statistics come with the bound here, in one pass: the policy asks for them as it asks an
+	// in-core product's, so that a tiled product takes the plan an in-core product takes
+	let mut evidence = OnePass {
+		stats: (sa, sb),
+		bound: Some(bound),
+	};
+	let choice = crate::policy::decide(input, job.precision, &mut evidence)?.choice;
+	Ok(FromWhole { balance, choice })
+}
+
+/// the answers of a tiled product to the policy: the statistics and the bound of its tiles, from
+/// one pass over them; separately scaled parts are not weighed
+struct OnePass {
+	stats: (Vec<RowStats>, Vec<RowStats>),
+	bound: Option<Bound>,
+}
+
+impl Evidence for OnePass {
+	fn stats(&mut self) -> Result<(&[RowStats], &[RowStats]), Error> {
+		Ok((&self.stats.0, &self.stats.1))
+	}
+
+	fn bound(&mut self) -> Result<Bound, Error> {
+		Ok(self.bound.take().expect("the policy asks for the bound once"))
+	}
+
+	fn parts_screen(&mut self) -> Result<Option<Bound>, Error> {
+		Ok(None)
+	}
+
+	fn parts_bounds(&mut self) -> Result<PartBounds, Error> {
+		unreachable!("the policy weighs no separately scaled parts without their screen")
+	}
 }
 
 /// one pipeline's tiles with the whole product's `given`, row panel by row panel, column panels
@@ -453,7 +476,7 @@ fn compute<T: Scalar>(
 	job: &Tiled<'_, T>,
 	share: &mut Share<'_, T>,
 	panels: &mut Panels<'_, T>,
-	given: &Given,
+	given: &FromWhole,
 ) -> Result<(Option<Outcome>, std::time::Duration), Error> {
 	let Shape { m, n, k } = job.shape;
 	let (size, me) = (size_of::<T>(), share.me);

@@ -192,7 +192,7 @@ impl<T: Scalar> Job<'_, T> {
 /// what one tile of a tiled product takes from the whole product (see [`crate::gpu::orchestration::tiled`]), so that
 /// it computes its entries bit for bit as the whole product would: the inner balancing's shifts
 /// (`None`: none) and the choice, whose native rows are the tile's own (from 0)
-pub(crate) struct Given {
+pub(crate) struct FromWhole {
 	pub balance: Option<Vec<i32>>,
 	pub choice: Choice,
 }
@@ -203,7 +203,7 @@ pub(crate) struct Given {
 pub(crate) struct How<'a> {
 	pub precision: Precision,
 	pub settings: Settings,
-	pub given: Option<&'a Given>,
+	pub given: Option<&'a FromWhole>,
 	pub columns: Option<&'a mut Columns<'a>>,
 }
 

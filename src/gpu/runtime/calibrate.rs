@@ -4,7 +4,7 @@
 //! milliseconds in all)
 
 use crate::Error;
-use crate::devices::{DataSheet, GpuModel};
+use crate::datasheets::{DataSheet, GpuModel};
 use crate::gpu::runtime::blas::{Int8Gemm, NativeMath, native_gemm};
 use crate::gpu::runtime::context::Gpu;
 use crate::gpu::runtime::errors::driver;
@@ -87,5 +87,5 @@ pub(crate) fn measure(gpu: &Gpu, name: &'static str) -> Result<DataSheet, Error>
 		int8 / 1e12,
 		bandwidth / 1e9
 	);
-	Ok(DataSheet::measured(name, [fp64, fp32, tf32, int8, bandwidth], gpu.hopper))
+	Ok(DataSheet::measured(name, [fp64, fp32, tf32, int8, bandwidth], gpu.arch))
 }

@@ -3,6 +3,7 @@
 
 use crate::Error;
 use crate::Scalar;
+use crate::arch::Arch;
 use crate::gpu::runtime::errors::driver;
 use crate::gpu::runtime::fault_points::{Fault, point};
 use crate::gpu::runtime::pinned::Pinned;
@@ -24,18 +25,18 @@ use std::time::Duration;
 pub(crate) struct Gpu {
 	pub ctx: Arc<CudaContext>,
 	pub stream: Arc<CudaStream>,
-	/// whether the GPU runs the sm_90a code (a Hopper GPU); otherwise only the portable path's
-	pub hopper: bool,
+	/// the architecture whose code runs best on this GPU (its own, or the portable path's)
+	pub arch: Arch,
 	/// the code the product in progress launches (see [`Gpu::using`])
-	code: Cell<Code>,
-	/// the embedded modules, each loaded on the first launch of one of its kernels: the sm_90a
-	/// ones, then the portable path's
+	code: Cell<Arch>,
+	/// the embedded modules, each loaded on the first launch of one of its kernels: those of
+	/// every architecture in the order of [`Arch::ALL`]
 	modules: RefCell<Vec<Option<Arc<CudaModule>>>>,
-	/// the module of every kernel, per code (indices into `modules`)
-	entries: HashMap<(Code, &'static str), usize>,
-	functions: RefCell<HashMap<(Code, String), CudaFunction>>,
+	/// the module of every kernel, per architecture's code (indices into `modules`)
+	entries: HashMap<(Arch, &'static str), usize>,
+	functions: RefCell<HashMap<(Arch, String), CudaFunction>>,
 	/// per kernel: the dynamic shared memory it is allowed, and its occupancies by (threads, bytes)
-	launch_limits: RefCell<HashMap<(Code, String), LaunchLimits>>,
+	launch_limits: RefCell<HashMap<(Arch, String), LaunchLimits>>,
 	pub handles: crate::gpu::runtime::blas::Handles,
 	/// grow-only scratch buffers of the pipeline, by slot
 	scratch: RefCell<Vec<Option<CudaSlice<u8>>>>,
@@ -53,27 +54,9 @@ pub(crate) struct Gpu {
 	pub name: String,
 	/// the cost model the policy prices this GPU's plans with, once known (see
 	/// [`crate::gpu::runtime::calibrate::model`])
-	pub model: Cell<Option<crate::devices::GpuModel>>,
+	pub model: Cell<Option<crate::datasheets::GpuModel>>,
 	/// streaming multiprocessors: the grid of the persistent kernels
 	pub sm_count: usize,
-}
-
-/// which embedded code a kernel is launched from
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum Code {
-	/// the sm_90a cubins: every kernel, the fused wgmma products among them
-	Hopper,
-	/// the portable path's `compute_80` PTX, compiled by the driver for the GPU: the generic
-	/// kernels, for products whose INT8 work goes through cuBLASLt
-	Portable,
-}
-
-impl Code {
-	/// the code a pipeline launches under `settings` (on a Hopper GPU; any other takes the
-	/// portable path whatever they say)
-	pub fn of(settings: &crate::settings::Settings) -> Code {
-		if settings.portable { Code::Portable } else { Code::Hopper }
-	}
 }
 
 /// the code a GPU's kernels come from while it lives (see [`Gpu::using`])
@@ -82,7 +65,7 @@ pub(crate) struct CodeInUse<'g>(&'g Gpu);
 impl Drop for CodeInUse<'_> {
 	fn drop(&mut self) {
 		let gpu = self.0;
-		gpu.code.set(if gpu.hopper { Code::Hopper } else { Code::Portable });
+		gpu.code.set(gpu.arch);
 	}
 }
 
@@ -111,22 +94,23 @@ impl Gpu {
 		let context = start.elapsed();
 		let name = ctx.name().map_err(driver)?;
 		let cc = ctx.compute_capability().map_err(driver)?;
-		if cc < (8, 0) {
+		let Some(arch) = Arch::of_capability(cc) else {
 			return Err(Error::gpu(format!(
 				"{name} has compute capability {}.{}; the kernels need 8.0 or higher (Ampere and later)",
 				cc.0, cc.1
 			)));
-		}
-		let (hopper, portable) = (crate::kernels::KERNELS, crate::kernels::PORTABLE_KERNELS);
-		if hopper.is_empty() {
+		};
+		if crate::kernels::modules(Arch::Sm90a).is_empty() {
 			return Err(Error::NoKernels);
 		}
-		let mut entries = HashMap::new();
-		for (index, name) in crate::gpu::runtime::modules::entries(hopper).map_err(Error::gpu)? {
-			entries.insert((Code::Hopper, name), index);
-		}
-		for (index, name) in crate::gpu::runtime::modules::entries(portable).map_err(Error::gpu)? {
-			entries.insert((Code::Portable, name), hopper.len() + index);
+		// one index over every architecture's modules, in the order of Arch::ALL
+		let (mut entries, mut first) = (HashMap::new(), 0);
+		for code in Arch::ALL {
+			let modules = crate::kernels::modules(code);
+			for (index, name) in crate::gpu::runtime::modules::entries(modules).map_err(Error::gpu)? {
+				entries.insert((code, name), first + index);
+			}
+			first += modules.len();
 		}
 		let indexed = start.elapsed();
 		let sm_count = ctx
@@ -140,13 +124,12 @@ impl Gpu {
 			indexed - context,
 			start.elapsed() - indexed,
 		);
-		let is_hopper = cc == (9, 0);
 		Ok(Gpu {
 			ctx,
 			stream,
-			hopper: is_hopper,
-			code: Cell::new(if is_hopper { Code::Hopper } else { Code::Portable }),
-			modules: RefCell::new(vec![None; hopper.len() + portable.len()]),
+			arch,
+			code: Cell::new(arch),
+			modules: RefCell::new(vec![None; first]),
 			entries,
 			functions: RefCell::new(HashMap::new()),
 			launch_limits: RefCell::new(HashMap::new()),
@@ -336,9 +319,9 @@ impl Gpu {
 	}
 
 	/// the code the kernels come from until the guard is dropped (then the GPU's own again): the
-	/// portable path's wherever the GPU is not a Hopper GPU
-	pub fn using(&self, code: Code) -> CodeInUse<'_> {
-		self.code.set(if self.hopper { code } else { Code::Portable });
+	/// portable path's where `settings` ask for it, otherwise the GPU's own
+	pub fn using(&self, settings: &crate::settings::Settings) -> CodeInUse<'_> {
+		self.code.set(if settings.portable { Arch::Portable } else { self.arch });
 		CodeInUse(self)
 	}
 
@@ -354,18 +337,19 @@ impl Gpu {
 		if let Some(module) = &self.modules.borrow()[index] {
 			return Ok(module.clone());
 		}
-		let hopper = crate::kernels::KERNELS;
-		let crate::kernels::Module { stem, image, .. } = match index.checked_sub(hopper.len()) {
-			Some(portable) => &crate::kernels::PORTABLE_KERNELS[portable],
-			None => &hopper[index],
-		};
+		let crate::kernels::Module { stem, image, .. } = Arch::ALL
+			.into_iter()
+			.flat_map(crate::kernels::modules)
+			.nth(index)
+			.expect("the index covers the embedded modules");
 		let start = std::time::Instant::now();
 		// the driver unpacks the compressed fatbin here (tens of milliseconds for the largest; the
 		// portable path's PTX is compiled for the GPU on its first load, then cached by the driver)
 		let load = || self.ctx.load_module(Ptx::from_binary(image.to_vec()));
 		let module = self.freeing_scratch(|| format!("the code of cuda/{stem}.cu"), load)?;
 		log::debug!(
-			"emugemm: cuda/{stem}.cu ({code:?} code, {} bytes compressed) loaded in {:.1?}",
+			"emugemm: cuda/{stem}.cu ({} code, {} bytes compressed) loaded in {:.1?}",
+			code.nvcc_arch(),
 			image.len(),
 			start.elapsed()
 		);

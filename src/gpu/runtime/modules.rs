@@ -4,7 +4,7 @@
 use crate::kernels::Module;
 
 /// the module index and the name of every kernel entry point of `modules` (as
-/// `crate::kernels::KERNELS`); an image that is not one whole fatbin is an error naming its file
+/// `crate::kernels::modules(arch)`); an image that is not one whole fatbin is an error naming its file
 /// (found here, not by the driver when a product first needs the module)
 pub(crate) fn entries(modules: &[Module]) -> Result<Vec<(usize, &'static str)>, String> {
 	let mut entries = Vec::new();
@@ -45,9 +45,12 @@ mod tests {
 
 	/// every embedded image is a fatbin whose kernels are indexed: among them the pipeline's split,
 	/// CRT and fused product entry points (a build without nvcc embeds none)
+	use crate::arch::Arch;
+	use crate::kernels::modules;
+
 	#[test]
 	fn embedded_modules_name_their_kernels() {
-		let modules = crate::kernels::KERNELS;
+		let modules = modules(Arch::Sm90a);
 		let entries: HashMap<&str, usize> = super::entries(modules).unwrap().into_iter().map(|(i, name)| (name, i)).collect();
 		if modules.is_empty() {
 			skipped_without_kernels();
@@ -75,12 +78,8 @@ mod tests {
 	/// pipeline, each also in the sm_90a code, and none of the Hopper-only fused kernels
 	#[test]
 	fn portable_modules_name_the_unfused_pipelines_kernels() {
-		let (hopper, portable) = (crate::kernels::KERNELS, crate::kernels::PORTABLE_KERNELS);
-		assert_eq!(
-			portable.is_empty(),
-			hopper.is_empty(),
-			"the portable path is built with the kernels"
-		);
+		let (sm90a, portable) = (modules(Arch::Sm90a), modules(Arch::Portable));
+		assert_eq!(portable.is_empty(), sm90a.is_empty(), "the portable path is built with the kernels");
 		if portable.is_empty() {
 			skipped_without_kernels();
 			return;
@@ -112,9 +111,9 @@ mod tests {
 			let module = names.get(name).unwrap_or_else(|| panic!("{name} not in the portable code"));
 			assert_eq!(portable[*module].stem, stem, "{name}");
 		}
-		let every_hopper: Vec<&str> = hopper.iter().flat_map(|m| m.kernels.iter().copied()).collect();
+		let every_sm90a: Vec<&str> = sm90a.iter().flat_map(|m| m.kernels.iter().copied()).collect();
 		assert!(
-			names.keys().all(|name| every_hopper.contains(name)),
+			names.keys().all(|name| every_sm90a.contains(name)),
 			"the same kernels as the sm_90a code"
 		);
 		assert!(

@@ -3,7 +3,7 @@
 //! downloaded as it completes
 
 use crate::gpu::kernels::crt::crt_epilogue;
-use crate::gpu::kernels::residues::{Imposed, fused_residues, unfused_residues};
+use crate::gpu::kernels::residues::{Overrides, fused_residues, unfused_residues};
 use crate::gpu::kernels::stats::{OperandStats, StatsRegion};
 use crate::gpu::product::job::{Clock, Columns, DeviceOperand, Job, Output, Phase, ResiduePlanes, pad16};
 use crate::gpu::runtime::blas::Int8Gemm;
@@ -168,7 +168,7 @@ pub(crate) fn product<T: Scalar>(
 	};
 	let ra = split(keep_a, &job.a, shifts.a, m, Slot::SplitA)?;
 	let products = |ops, dims, moduli: &[u32], out| match fused {
-		true => fused_residues(gpu, ops, dims, moduli, out, Imposed::default()),
+		true => fused_residues(gpu, ops, dims, moduli, out, Overrides::default()),
 		false => unfused_residues(gpu, ops, dims, moduli, out),
 	};
 	let Some(columns) = columns else {

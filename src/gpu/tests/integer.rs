@@ -149,7 +149,7 @@ fn residues_oracle(a: &[i8], b: &[i8], Shape { m, n, k }: Shape, moduli: &[u32],
 /// products, reduce_mod / reduce_3m) and the CPU, byte for byte
 fn fused_residues_match(variant: Option<Variant>, route: Option<Route3m>, complex: bool, shape: Shape, p: u32) {
 	let Shape { m, n, k } = shape;
-	use crate::gpu::kernels::residues::{Imposed, fused_residues, unfused_residues};
+	use crate::gpu::kernels::residues::{Overrides, fused_residues, unfused_residues};
 	use crate::gpu::product::job::ResiduePlanes;
 	let g = gpu().unwrap();
 	let moduli = Crt::new(p).moduli;
@@ -170,11 +170,11 @@ fn fused_residues_match(variant: Option<Variant>, route: Option<Route3m>, comple
 	let start = std::time::Instant::now();
 	let route = route.unwrap_or(Route3m::for_shape(m, n, k));
 	let v = variant.unwrap_or_else(|| residues::residues_variant(&g, shape, p as usize, complex.then_some(route)));
-	let imposed = Imposed {
+	let overrides = Overrides {
 		variant: Some(v),
 		route: Some(route),
 	};
-	fused_residues(&g, ops, shape, &moduli, fused, imposed).unwrap();
+	fused_residues(&g, ops, shape, &moduli, fused, overrides).unwrap();
 	g.stream.synchronize().unwrap();
 	let t_fused = start.elapsed();
 	let start = std::time::Instant::now();

@@ -140,7 +140,7 @@ pub(crate) enum Operand<'a, T: Scalar> {
 }
 
 /// one pipeline's panels of one operand
-pub(crate) enum Side<'a, T: Scalar> {
+pub(crate) enum PanelSource<'a, T: Scalar> {
 	/// uploaded from the host matrix
 	Host(View<'a, T>, Ring),
 	/// on the device: column-major at `ptr` with leading dimension `ld`, its first row (of `A`)
@@ -155,8 +155,8 @@ pub(crate) enum Side<'a, T: Scalar> {
 
 /// a pipeline's panels of a tiled product: rows of `A` and columns of `B`, over all of K
 pub(crate) struct Panels<'a, T: Scalar> {
-	pub a: Side<'a, T>,
-	pub b: Side<'a, T>,
+	pub a: PanelSource<'a, T>,
+	pub b: PanelSource<'a, T>,
 	/// the host time of the uploads
 	pub upload: std::time::Duration,
 }
@@ -165,11 +165,11 @@ impl<T: Scalar> Panels<'_, T> {
 	/// rows `rows` of `A` (column-major)
 	pub(crate) fn a(&mut self, gpu: &Gpu, k: usize, rows: &Span<usize>) -> Result<DeviceOperand<T>, Error> {
 		let (ptr, cs) = match &mut self.a {
-			Side::Host(lhs, ring) => {
+			PanelSource::Host(lhs, ring) => {
 				let panel = (lhs.subrows(rows.start, rows.len()), (rows.clone(), 0..k));
 				(ring.panel(gpu, panel, None, &mut self.upload)?, rows.len())
 			},
-			Side::Device { ptr, ld, first, .. } => (ptr.add(rows.start - *first), *ld),
+			PanelSource::Device { ptr, ld, first, .. } => (ptr.add(rows.start - *first), *ld),
 		};
 		Ok(DeviceOperand {
 			ptr,
@@ -184,11 +184,11 @@ impl<T: Scalar> Panels<'_, T> {
 	/// asks for the same panels in the same order
 	pub(crate) fn b(&mut self, gpu: &Gpu, k: usize, cols: &Span<usize>, exchange: (&Exchange, usize)) -> Result<DeviceOperand<T>, Error> {
 		let (ptr, rs) = match &mut self.b {
-			Side::Host(rhs, ring) => {
+			PanelSource::Host(rhs, ring) => {
 				let panel = (rhs.subcols(cols.start, cols.len()), (0..k, cols.clone()));
 				(ring.panel(gpu, panel, Some(exchange), &mut self.upload)?, k)
 			},
-			Side::Device { ptr, ld, first, ready } => {
+			PanelSource::Device { ptr, ld, first, ready } => {
 				if let Some(ready) = ready.take() {
 					gpu.stream.wait(&ready).map_err(driver)?;
 				}
@@ -207,7 +207,7 @@ impl<T: Scalar> Panels<'_, T> {
 	/// waits for the uploads enqueued so far
 	pub fn synchronize(&self) -> Result<(), Error> {
 		for side in [&self.a, &self.b] {
-			if let Side::Host(_, ring) = side {
+			if let PanelSource::Host(_, ring) = side {
 				ring.up.synchronize().map_err(driver)?;
 			}
 		}
@@ -217,7 +217,7 @@ impl<T: Scalar> Panels<'_, T> {
 	/// the compute stream's work so far read the panels last handed out
 	pub(crate) fn read(&mut self, gpu: &Gpu) -> Result<(), Error> {
 		for side in [&mut self.a, &mut self.b] {
-			if let Side::Host(_, ring) = side {
+			if let PanelSource::Host(_, ring) = side {
 				ring.read(gpu)?;
 			}
 		}
@@ -240,13 +240,13 @@ impl<'a, T: Scalar> Panels<'a, T> {
 		let size = size_of::<T>();
 		let widest = |spans: &[Span<usize>]| spans.iter().map(Span::len).max().unwrap_or(0);
 		let a = match lhs {
-			Operand::Host(lhs) => Side::Host(
+			Operand::Host(lhs) => PanelSource::Host(
 				lhs,
 				Ring::new(gpu, [Slot::StagedA, Slot::SecondA], (widest(rows) * k * size).max(1), chunk)?,
 			),
 			Operand::Device(lhs) => {
 				let part = &lhs.parts[me];
-				Side::Device {
+				PanelSource::Device {
 					ptr: part.ptr(gpu).cast(),
 					ld: part.rows.len(),
 					first: part.rows.start,
@@ -255,11 +255,11 @@ impl<'a, T: Scalar> Panels<'a, T> {
 			},
 		};
 		let b = match rhs {
-			Operand::Host(rhs) => Side::Host(
+			Operand::Host(rhs) => PanelSource::Host(
 				rhs,
 				Ring::new(gpu, [Slot::StagedB, Slot::SecondB], (widest(cols) * k * size).max(1), chunk)?,
 			),
-			Operand::Device(rhs) if rhs.parts.len() == 1 => Side::Device {
+			Operand::Device(rhs) if rhs.parts.len() == 1 => PanelSource::Device {
 				ptr: rhs.parts[0].ptr(gpu).cast(),
 				ld: k,
 				first: 0,
@@ -267,7 +267,7 @@ impl<'a, T: Scalar> Panels<'a, T> {
 			},
 			Operand::Device(rhs) => {
 				let (ptr, ready) = gather(gpu, rhs, (exchange, me))?;
-				Side::Device {
+				PanelSource::Device {
 					ptr,
 					ld: k,
 					first: 0,

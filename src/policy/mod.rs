@@ -6,9 +6,13 @@
 //! how it chooses, and why, is the policy section of [`crate::accuracy`]. every backend runs the
 //! same policy on the same bound, so that the CPU oracle picks the plan the GPU picks
 
+mod sequence;
+
+pub(crate) use sequence::{Decided, Evidence, decide};
+
 use crate::bound::{Bound, PartBounds, RowBound, bits};
 use crate::cost::{CostModel, NativeArithmetic};
-use crate::devices::GpuModel;
+use crate::datasheets::GpuModel;
 use crate::precision::{MAX_NATIVE_SHARE, k_passes};
 use crate::report::NativeReason;
 use crate::shape::Shape;
@@ -75,6 +79,12 @@ impl<'a> PolicyInput<'a> {
 			native_candidate,
 			model: GpuModel::MEASURED.model(),
 		}
+	}
+
+	/// the policy's view, before any bound, of an `(m, n, k)` product of `T` in a context of
+	/// `settings`: its scaling, whether the native product competes, and its GPU's cost model
+	pub fn in_context<T: crate::Scalar>(shape: Shape, settings: &crate::settings::Settings) -> PolicyInput<'static> {
+		PolicyInput::of::<T>(shape, (settings.scaling, settings.native_candidate), None).on(settings.model)
 	}
 
 	/// the same input priced with the cost model of `gpu`

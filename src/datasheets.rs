@@ -12,6 +12,7 @@
 //! on the H200. A GPU not in the table is measured at first use ([`DataSheet::measured`]).
 //! These models are predictions: only the Hopper rows were measured
 
+use crate::arch::Arch;
 use crate::cost::{CostModel, H200, NativeRates};
 use std::sync::{OnceLock, RwLock};
 
@@ -30,8 +31,8 @@ pub(crate) struct DataSheet {
 	pub int8: f64,
 	/// memory bandwidth
 	pub bandwidth: f64,
-	/// whether it runs the fused sm_90a kernels
-	pub hopper: bool,
+	/// the architecture of the code it runs
+	pub arch: Arch,
 	/// where the numbers come from
 	pub source: &'static str,
 }
@@ -48,7 +49,7 @@ pub(crate) const GPUS: [DataSheet; 10] = [
 		tf32: 1250.0 * T,
 		int8: 5000.0 * T,
 		bandwidth: 8.0 * T,
-		hopper: false,
+		arch: Arch::Portable,
 		source: "NVIDIA GB200 NVL72 data sheet, per GPU",
 	},
 	DataSheet {
@@ -58,7 +59,7 @@ pub(crate) const GPUS: [DataSheet; 10] = [
 		tf32: 1100.0 * T,
 		int8: 4500.0 * T,
 		bandwidth: 8.0 * T,
-		hopper: false,
+		arch: Arch::Portable,
 		source: "NVIDIA DGX B200 / HGX B200 data sheet, per GPU",
 	},
 	DataSheet {
@@ -68,7 +69,7 @@ pub(crate) const GPUS: [DataSheet; 10] = [
 		tf32: 494.7 * T,
 		int8: 1979.0 * T,
 		bandwidth: 4.8 * T,
-		hopper: true,
+		arch: Arch::Sm90a,
 		source: "NVIDIA H200 Tensor Core GPU data sheet (SXM)",
 	},
 	DataSheet {
@@ -78,7 +79,7 @@ pub(crate) const GPUS: [DataSheet; 10] = [
 		tf32: 494.7 * T,
 		int8: 1979.0 * T,
 		bandwidth: 3.35 * T,
-		hopper: true,
+		arch: Arch::Sm90a,
 		source: "NVIDIA H100 Tensor Core GPU data sheet (SXM)",
 	},
 	DataSheet {
@@ -88,7 +89,7 @@ pub(crate) const GPUS: [DataSheet; 10] = [
 		tf32: 156.0 * T,
 		int8: 624.0 * T,
 		bandwidth: 2.039 * T,
-		hopper: false,
+		arch: Arch::Portable,
 		source: "NVIDIA A100 Tensor Core GPU data sheet (SXM 80 GB)",
 	},
 	DataSheet {
@@ -98,7 +99,7 @@ pub(crate) const GPUS: [DataSheet; 10] = [
 		tf32: 183.0 * T,
 		int8: 733.0 * T,
 		bandwidth: 0.864 * T,
-		hopper: false,
+		arch: Arch::Portable,
 		source: "NVIDIA L40S data sheet (FP64 at 1/64 of FP32)",
 	},
 	DataSheet {
@@ -108,7 +109,7 @@ pub(crate) const GPUS: [DataSheet; 10] = [
 		tf32: 60.0 * T,
 		int8: 242.5 * T,
 		bandwidth: 0.3 * T,
-		hopper: false,
+		arch: Arch::Portable,
 		source: "NVIDIA L4 data sheet (FP64 at 1/64 of FP32)",
 	},
 	DataSheet {
@@ -118,7 +119,7 @@ pub(crate) const GPUS: [DataSheet; 10] = [
 		tf32: 62.5 * T,
 		int8: 250.0 * T,
 		bandwidth: 0.6 * T,
-		hopper: false,
+		arch: Arch::Portable,
 		source: "NVIDIA A10 data sheet (FP64 at 1/32 of FP32)",
 	},
 	DataSheet {
@@ -128,7 +129,7 @@ pub(crate) const GPUS: [DataSheet; 10] = [
 		tf32: 104.8 * T,
 		int8: 838.0 * T,
 		bandwidth: 1.792 * T,
-		hopper: false,
+		arch: Arch::Portable,
 		source: "NVIDIA RTX Blackwell GPU architecture whitepaper (GeForce RTX 5090)",
 	},
 	DataSheet {
@@ -138,7 +139,7 @@ pub(crate) const GPUS: [DataSheet; 10] = [
 		tf32: 82.6 * T,
 		int8: 660.6 * T,
 		bandwidth: 1.008 * T,
-		hopper: false,
+		arch: Arch::Portable,
 		source: "NVIDIA Ada GPU architecture whitepaper (GeForce RTX 4090)",
 	},
 ];
@@ -159,7 +160,7 @@ impl DataSheet {
 	/// of its library GEMMs, `bandwidth` of a device-to-device copy; the shares the H200 reached
 	/// are divided out, so that the derived model gives back what was measured
 	#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
-	pub fn measured(name: &'static str, [fp64, fp32, tf32, int8, bandwidth]: [f64; 5], hopper: bool) -> DataSheet {
+	pub fn measured(name: &'static str, [fp64, fp32, tf32, int8, bandwidth]: [f64; 5], arch: Arch) -> DataSheet {
 		let (native, ours) = (&H200.native, &MEASURED_ON);
 		DataSheet {
 			name,
@@ -168,15 +169,15 @@ impl DataSheet {
 			tf32: tf32 * ours.tf32 / native.tf32,
 			int8: int8 / INT8_SHARE,
 			bandwidth,
-			hopper,
+			arch,
 			source: "measured at first use",
 		}
 	}
 
-	/// the cost model of this GPU: the measured one on a Hopper GPU, otherwise the portable
-	/// path's, rescaled from it
+	/// the cost model of this GPU: per architecture, the measured one of the fused kernels
+	/// (Hopper), or the portable path's, rescaled from it
 	pub fn model(&self) -> CostModel {
-		if self.hopper {
+		if let Arch::Sm90a = self.arch {
 			return H200;
 		}
 		let ours = &MEASURED_ON;
@@ -277,7 +278,7 @@ mod tests {
 	/// a GPU measured at first use gets a model that gives back what was measured
 	#[test]
 	fn a_measured_gpu_prices_what_was_measured() {
-		let sheet = DataSheet::measured("test GPU", [10.0 * T, 20.0 * T, 80.0 * T, 400.0 * T, 1.0 * T], false);
+		let sheet = DataSheet::measured("test GPU", [10.0 * T, 20.0 * T, 80.0 * T, 400.0 * T, 1.0 * T], Arch::Portable);
 		let model = GpuModel::register(sheet);
 		let shape = Shape::new(4096, 4096, 4096);
 		let dgemm = model.model().native(shape, false, 53, crate::cost::NativeArithmetic::Own);
@@ -313,7 +314,7 @@ mod tests {
 							false,
 						)
 				};
-				let path = if gpu.hopper { "fused" } else { "portable" };
+				let path = if gpu.arch.fused() { "fused" } else { "portable" };
 				println!(
 					"| {} | {path} | {n} | {:.2} | {:.2}x | {:.2}x |",
 					gpu.name,
