@@ -36,7 +36,7 @@ fn gpu() -> Result<Emulator, Error> {
 	let emu = Emulator::with_backend(Backend::Gpu)?;
 	let a = emu.upload(random_matrix::<f64>(64, 64, 1.0, 1).as_ref())?;
 	let mut c = emu.zeros_on_device::<f64>(64, 64)?;
-	emu.matmul_device(&mut c, Accum::Replace, &a, &a, 1.0, Precision::SchemeII { moduli: 15 })?;
+	emu.matmul_device(&mut c, Accum::Replace, (&a, &a), 1.0, Precision::SchemeII { moduli: 15 })?;
 	Ok(emu)
 }
 
@@ -63,13 +63,13 @@ fn products<T: Scalar>(c: &mut Criterion, emu: &Emulator, sizes: &[usize], nativ
 			})
 		});
 		for &precision in precisions {
-			emu.matmul_device(&mut dst, Accum::Replace, &a, &b, one, precision)?;
+			emu.matmul_device(&mut dst, Accum::Replace, (&a, &b), one, precision)?;
 			println!("emugemm {precision:?}: {}", emu.last_report().expect("a report"));
 			group.bench_function(BenchmarkId::new(format!("emugemm {precision:?}"), n), |bench| {
 				bench.iter_custom(|iters| {
 					(0..iters)
 						.map(|_| {
-							emu.matmul_device(&mut dst, Accum::Replace, &a, &b, one, precision)
+							emu.matmul_device(&mut dst, Accum::Replace, (&a, &b), one, precision)
 								.expect("an emulated product");
 							device_time(&emu.last_report().expect("a report").times)
 						})

@@ -283,7 +283,7 @@ impl Bench {
 		};
 		let (t, r, bits) = self
 			.measure(n, inputs, |dc, da, db| {
-				emu.matmul_device(dc, Accum::Replace, da, db, T::from_parts(1.0, 0.0), precision)?;
+				emu.matmul_device(dc, Accum::Replace, (da, db), T::from_parts(1.0, 0.0), precision)?;
 				let r = emu.last_report().unwrap();
 				Ok((compute_time(&r), r))
 			})
@@ -435,7 +435,7 @@ impl Bench {
 			let run = |s: &Self, precision: Precision| {
 				s.measure(n, (&inputs, 0), |dc, da, db| {
 					s.emu
-						.matmul_device(dc, Accum::Replace, da, db, T::from_parts(1.0, 0.0), precision)?;
+						.matmul_device(dc, Accum::Replace, (da, db), T::from_parts(1.0, 0.0), precision)?;
 					let r = s.emu.last_report().unwrap();
 					// a native plan has no phases: its wall time
 					let t = if r.plan.scheme == Scheme::Native {
@@ -679,11 +679,9 @@ impl Bench {
 				.matmul(
 					c.as_mut(),
 					Accum::Replace,
-					a.as_ref(),
-					b.as_ref(),
+					(a.as_ref(), b.as_ref()),
 					T::from_parts(1.0, 0.0),
-					faer::Par::rayon(0),
-					precision,
+					(faer::Par::rayon(0), precision),
 				)
 				.unwrap();
 			let t = start.elapsed();
@@ -759,11 +757,9 @@ fn out_of_core(sizes: &[usize], budget: usize, rows: &mut dyn FnMut(String)) {
 					match emu.matmul(
 						c.as_mut(),
 						Accum::Replace,
-						a.as_ref(),
-						b.as_ref(),
+						(a.as_ref(), b.as_ref()),
 						1.0,
-						faer::Par::rayon(0),
-						Precision::F64,
+						(faer::Par::rayon(0), Precision::F64),
 					) {
 						Ok(()) => Some((start.elapsed(), emu.last_report().unwrap())),
 						Err(e) => {
@@ -832,11 +828,9 @@ fn gpus(sizes: &[usize], rows: &mut dyn FnMut(String)) {
 				emu.matmul(
 					c.as_mut(),
 					Accum::Replace,
-					a.as_ref(),
-					b.as_ref(),
+					(a.as_ref(), b.as_ref()),
 					1.0,
-					faer::Par::rayon(0),
-					Precision::F64,
+					(faer::Par::rayon(0), Precision::F64),
 				)
 				.unwrap();
 			}));
@@ -844,7 +838,7 @@ fn gpus(sizes: &[usize], rows: &mut dyn FnMut(String)) {
 			let (da, db) = (emu.upload(a.as_ref()).unwrap(), emu.upload(b.as_ref()).unwrap());
 			let mut dc = emu.zeros_on_device::<f64>(n, n).unwrap();
 			let device = warm(Box::new(|| {
-				emu.matmul_device(&mut dc, Accum::Replace, &da, &db, 1.0, Precision::F64).unwrap();
+				emu.matmul_device(&mut dc, Accum::Replace, (&da, &db), 1.0, Precision::F64).unwrap();
 			}));
 			let device_report = emu.last_report().unwrap();
 			let ways = [("host to host", host, host_report), ("device matrices", device, device_report)];
@@ -897,10 +891,10 @@ fn routing(emu: &Emulator, shapes: &[(usize, usize, usize)], rows: &mut dyn FnMu
 				let start = Instant::now();
 				match side {
 					0 => auto
-						.matmul(c.as_mut(), Accum::Replace, a, b, 1.0, faer::Par::rayon(0), Precision::F64)
+						.matmul(c.as_mut(), Accum::Replace, (a, b), 1.0, (faer::Par::rayon(0), Precision::F64))
 						.unwrap(),
 					1 => forced
-						.matmul(c.as_mut(), Accum::Replace, a, b, 1.0, faer::Par::rayon(0), Precision::F64)
+						.matmul(c.as_mut(), Accum::Replace, (a, b), 1.0, (faer::Par::rayon(0), Precision::F64))
 						.unwrap(),
 					_ => drop(std::hint::black_box(a * b)),
 				}

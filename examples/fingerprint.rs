@@ -48,11 +48,9 @@ fn products<T: Scalar>(emu: &Emulator, what: &str, (m, k, n): (usize, usize, usi
 			match emu.matmul(
 				c.as_mut(),
 				Accum::Add,
-				a.as_ref(),
-				b.as_ref(),
+				(a.as_ref(), b.as_ref()),
 				alpha,
-				faer::Par::rayon(0),
-				precision,
+				(faer::Par::rayon(0), precision),
 			) {
 				// more bits than the type holds: not a product of this type
 				Err(emugemm::Error::InvalidPrecision { .. }) => continue,
@@ -64,7 +62,7 @@ fn products<T: Scalar>(emu: &Emulator, what: &str, (m, k, n): (usize, usize, usi
 				emu.upload(b.as_ref()).unwrap(),
 				emu.upload(old.as_ref()).unwrap(),
 			);
-			emu.matmul_device(&mut dc, Accum::Add, &da, &db, alpha, precision).unwrap();
+			emu.matmul_device(&mut dc, Accum::Add, (&da, &db), alpha, precision).unwrap();
 			let device = emu.last_report().unwrap();
 			println!(
 				"{} {m}x{k}x{n} {input} {precision:?} {what}: host {:016x} ({}, {:?}), device {:016x} ({}, {:?})",

@@ -26,7 +26,7 @@ mod native;
 /// let mut c = faer::Mat::<f64>::zeros(30, 10);
 /// let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap();
 /// // c = 2 a b
-/// emu.matmul(c.as_mut(), Accum::Replace, a.as_ref(), b.as_ref(), 2.0, faer::Par::Seq, Precision::F64).unwrap();
+/// emu.matmul(c.as_mut(), Accum::Replace, (a.as_ref(), b.as_ref()), 2.0, (faer::Par::Seq, Precision::F64)).unwrap();
 /// let native = &a * &b * faer::Scale(2.0);
 /// assert!((&c - &native).norm_max() <= 1e-13 * native.norm_max());
 /// ```
@@ -376,7 +376,9 @@ impl Emulator {
 		self.par
 	}
 
-	/// the settings the policy and the pipelines read
+	/// the settings the policy and the pipelines read (the GPU's pipelines and the policy's tests:
+	/// the CPU's engines read the field)
+	#[cfg(any(feature = "cuda", test))]
 	pub(crate) fn settings(&self) -> Settings {
 		self.settings
 	}

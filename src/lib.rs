@@ -67,7 +67,7 @@
 //! let a = emugemm::testing::random_matrix::<faer::c64>(20, 20, 1.0, 3);
 //! let mut c = faer::Mat::<faer::c64>::zeros(20, 20);
 //! let emu = Emulator::with_backend(Backend::CpuEmulation)?;
-//! emu.matmul(c.as_mut(), Accum::Replace, a.as_ref(), a.as_ref(), faer::c64::new(1.0, 0.0), faer::Par::Seq, Precision::SchemeII { moduli: 16 })?;
+//! emu.matmul(c.as_mut(), Accum::Replace, (a.as_ref(), a.as_ref()), faer::c64::new(1.0, 0.0), (faer::Par::Seq, Precision::SchemeII { moduli: 16 }))?;
 //! println!("{}", emu.last_report().unwrap());
 //! # Ok::<(), emugemm::Error>(())
 //! ```

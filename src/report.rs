@@ -36,7 +36,7 @@ pub struct PhaseTimes {
 /// // the oracle emulates even where the native product is faster, as here
 /// let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap();
 /// let mut c = faer::Mat::<f64>::zeros(8, 8);
-/// emu.matmul(c.as_mut(), faer::Accum::Replace, a.as_ref(), a.as_ref(), 1.0, faer::Par::Seq, Precision::F64).unwrap();
+/// emu.matmul(c.as_mut(), faer::Accum::Replace, (a.as_ref(), a.as_ref()), 1.0, (faer::Par::Seq, Precision::F64)).unwrap();
 /// assert_eq!(emu.last_report().unwrap().route, Route::Cpu);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -67,7 +67,7 @@ pub enum Route {
 /// // the oracle with the native product competing by time, as on a GPU
 /// let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap().with_native_candidate(true);
 /// let mut c = faer::Mat::<f64>::zeros(8, 8);
-/// emu.matmul(c.as_mut(), faer::Accum::Replace, a.as_ref(), a.as_ref(), 1.0, faer::Par::Seq, Precision::F64).unwrap();
+/// emu.matmul(c.as_mut(), faer::Accum::Replace, (a.as_ref(), a.as_ref()), 1.0, (faer::Par::Seq, Precision::F64)).unwrap();
 /// // a product this small is faster natively than any emulation with its bound
 /// assert_eq!(emu.last_report().unwrap().native_reason, Some(NativeReason::FasterNatively));
 /// ```
@@ -144,7 +144,7 @@ impl fmt::Display for NativeReason {
 /// let a = faer::Mat::<f64>::from_fn(8, 8, |i, j| (i + 2 * j) as f64);
 /// let mut c = faer::Mat::<f64>::zeros(8, 8);
 /// let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap();
-/// emu.matmul(c.as_mut(), Accum::Replace, a.as_ref(), a.as_ref(), 1.0, faer::Par::Seq, Precision::F64).unwrap();
+/// emu.matmul(c.as_mut(), Accum::Replace, (a.as_ref(), a.as_ref()), 1.0, (faer::Par::Seq, Precision::F64)).unwrap();
 /// let report = emu.last_report().unwrap();
 /// println!("{report}");
 /// assert_eq!(report.shape, (8, 8, 8));

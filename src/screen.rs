@@ -366,11 +366,9 @@ mod tests {
 			emu.matmul(
 				c.as_mut(),
 				faer::Accum::Replace,
-				a.as_ref(),
-				b.as_ref(),
+				(a.as_ref(), b.as_ref()),
 				T::from_parts(1.0, 0.0),
-				faer::Par::rayon(0),
-				precision,
+				(faer::Par::rayon(0), precision),
 			)
 			.unwrap();
 			let report = emu.last_report().unwrap();
@@ -413,11 +411,9 @@ mod tests {
 		emu.matmul(
 			c.as_mut(),
 			faer::Accum::Replace,
-			a.as_ref(),
-			a.transpose(),
+			(a.as_ref(), a.transpose()),
 			1.0,
-			faer::Par::rayon(0),
-			Precision::F64,
+			(faer::Par::rayon(0), Precision::F64),
 		)
 		.unwrap();
 		let report = emu.last_report().unwrap();

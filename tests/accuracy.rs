@@ -432,11 +432,9 @@ fn accumulation_case<T: Scalar>(precisions: &[Precision]) {
 			emu.matmul(
 				c.as_mut(),
 				Accum::Add,
-				a.as_ref(),
-				b.as_ref(),
+				(a.as_ref(), b.as_ref()),
 				T::from_parts(alpha, 0.0),
-				faer::Par::Seq,
-				precision,
+				(faer::Par::Seq, precision),
 			)
 			.unwrap();
 			let report = emu.last_report().unwrap();

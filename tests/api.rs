@@ -112,11 +112,9 @@ fn alpha_and_accumulation() {
 	emu.matmul(
 		c.as_mut(),
 		Accum::Add,
-		a.as_ref(),
-		b.as_ref(),
+		(a.as_ref(), b.as_ref()),
 		alpha,
-		faer::Par::rayon(0),
-		Precision::F64,
+		(faer::Par::rayon(0), Precision::F64),
 	)
 	.unwrap();
 	let expected = &old + (&a * &b) * faer::Scale(alpha);
@@ -127,11 +125,9 @@ fn alpha_and_accumulation() {
 	emu.matmul(
 		r.as_mut(),
 		Accum::Replace,
-		af.as_ref(),
-		bf.as_ref(),
+		(af.as_ref(), bf.as_ref()),
 		3.0,
-		faer::Par::rayon(0),
-		Precision::F32,
+		(faer::Par::rayon(0), Precision::F32),
 	)
 	.unwrap();
 	let expected = (&af * &bf) * faer::Scale(3.0f32);
@@ -250,11 +246,9 @@ fn native_plans_give_the_textbook_nonfinite_parts() {
 			emu.matmul(
 				c.as_mut(),
 				accum,
-				a.as_ref(),
-				b.as_ref(),
+				(a.as_ref(), b.as_ref()),
 				alpha,
-				faer::Par::rayon(0),
-				Precision::F64,
+				(faer::Par::rayon(0), Precision::F64),
 			)
 			.unwrap();
 			assert_eq!(emu.last_report().unwrap().plan.scheme, Scheme::Native);
@@ -299,11 +293,9 @@ fn shape_mismatch_is_an_error() {
 		.matmul(
 			c.as_mut(),
 			Accum::Replace,
-			a.as_ref(),
-			Mat::<f64>::zeros(4, 3).as_ref(),
+			(a.as_ref(), Mat::<f64>::zeros(4, 3).as_ref()),
 			1.0,
-			faer::Par::rayon(0),
-			Precision::F64,
+			(faer::Par::rayon(0), Precision::F64),
 		)
 		.unwrap_err();
 	assert!(matches!(err, Error::ShapeMismatch { dst: Some((2, 2)), .. }), "{err}");
@@ -415,7 +407,7 @@ fn complex_overflow_follows_the_native_product() {
 		for accum in [Accum::Replace, Accum::Add] {
 			let old = faer::mat![[c64::new(-3.0, 5.0), c64::new(1.0, 0.0)], [c64::new(0.0, 0.0), c64::new(2.0, 2.0)]];
 			let (mut c, mut native) = (old.clone(), old.clone());
-			emu.matmul(c.as_mut(), accum, a.as_ref(), b.as_ref(), alpha, faer::Par::rayon(0), precision)
+			emu.matmul(c.as_mut(), accum, (a.as_ref(), b.as_ref()), alpha, (faer::Par::rayon(0), precision))
 				.unwrap();
 			faer::linalg::matmul::matmul(native.as_mut(), accum, a.as_ref(), b.as_ref(), alpha, faer::Par::Seq);
 			let plan = emu.last_report().unwrap().plan;
@@ -456,11 +448,9 @@ fn fixup_case(mut a: Mat<c64>, mut b: Mat<c64>, separate: bool) {
 		emu.matmul(
 			c.as_mut(),
 			Accum::Add,
-			a.as_ref(),
-			b.as_ref(),
+			(a.as_ref(), b.as_ref()),
 			alpha,
-			faer::Par::rayon(0),
-			precision,
+			(faer::Par::rayon(0), precision),
 		)
 		.unwrap();
 		let report = emu.last_report().unwrap();
@@ -603,11 +593,9 @@ fn empty_products_report_alike() {
 					emu.matmul(
 						c.as_mut(),
 						accum,
-						a.as_ref(),
-						b.as_ref(),
+						(a.as_ref(), b.as_ref()),
 						c64::new(2.0, 1.0),
-						faer::Par::rayon(0),
-						precision,
+						(faer::Par::rayon(0), precision),
 					)
 					.unwrap();
 					let report = emu.last_report().unwrap();

@@ -46,11 +46,9 @@ impl<T: Scalar> Job<T> {
 		emu.matmul(
 			c.as_mut(),
 			Accum::Add,
-			self.a.as_ref(),
-			self.b.as_ref(),
+			(self.a.as_ref(), self.b.as_ref()),
 			alpha,
-			faer::Par::rayon(0),
-			self.precision,
+			(faer::Par::rayon(0), self.precision),
 		)
 		.unwrap();
 		(c, emugemm::last_report().unwrap())

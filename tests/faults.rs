@@ -63,13 +63,13 @@ fn run(emu: &Emulator, call: Call, (a, b, old): (&Mat<c64>, &Mat<c64>, &Mat<c64>
 	match call {
 		Call::Host => {
 			let mut c = old.clone();
-			emu.matmul(&mut c, Accum::Add, a, b, alpha, Par::rayon(0), Precision::F64)?;
+			emu.matmul(&mut c, Accum::Add, (a, b), alpha, (Par::rayon(0), Precision::F64))?;
 			Ok(c)
 		},
 		Call::Device => {
 			let (da, db) = (emu.upload(a.as_ref())?, emu.upload(b.as_ref())?);
 			let mut dc = emu.upload(old.as_ref())?;
-			emu.matmul_device(&mut dc, Accum::Add, &da, &db, alpha, Precision::SchemeII { moduli: 15 })?;
+			emu.matmul_device(&mut dc, Accum::Add, (&da, &db), alpha, Precision::SchemeII { moduli: 15 })?;
 			dc.download()
 		},
 		Call::Fresh => a.emu_mul_with(emu, b, Precision::F64),
@@ -201,11 +201,9 @@ fn call(i: usize, emu: &Emulator, split: &Emulator, inputs: &Inputs) -> Result<V
 			emu.matmul(
 				&mut c,
 				Accum::Add,
-				&inputs.c.0,
-				&inputs.c.1,
+				(&inputs.c.0, &inputs.c.1),
 				c64::new(0.5, 2.0),
-				Par::Seq,
-				Precision::SchemeII { moduli: 12 },
+				(Par::Seq, Precision::SchemeII { moduli: 12 }),
 			)
 			.map(|_| bits(c))
 			.map_err(err)
@@ -234,7 +232,7 @@ fn call(i: usize, emu: &Emulator, split: &Emulator, inputs: &Inputs) -> Result<V
 		6 => (|| {
 			let (da, db) = (emu.upload(inputs.c.0.as_ref())?, emu.upload(inputs.c.1.as_ref())?);
 			let mut dc = emu.zeros_on_device::<c64>(da.nrows(), db.ncols())?;
-			emu.matmul_device(&mut dc, Accum::Replace, &da, &db, c64::new(1.0, 0.0), Precision::F64)?;
+			emu.matmul_device(&mut dc, Accum::Replace, (&da, &db), c64::new(1.0, 0.0), Precision::F64)?;
 			dc.download()
 		})()
 		.map(bits)

@@ -54,11 +54,9 @@ fn conjugated_views_equal_conjugating_first() {
 		emu.matmul(
 			got.as_mut(),
 			Accum::Replace,
-			z.as_ref(),
-			w.adjoint(),
+			(z.as_ref(), w.adjoint()),
 			c64::new(1.0, 0.0),
-			faer::Par::rayon(0),
-			precision,
+			(faer::Par::rayon(0), precision),
 		)
 		.unwrap();
 		emulation_ran(emu.last_report());
@@ -146,20 +144,18 @@ fn the_free_function_equals_the_context_on_any_par() {
 			.matmul(
 				expected.as_mut(),
 				Accum::Add,
-				a.as_ref(),
-				b.as_ref(),
+				(a.as_ref(), b.as_ref()),
 				alpha,
-				faer::Par::rayon(0),
-				precision,
+				(faer::Par::rayon(0), precision),
 			)
 			.unwrap();
 		for par in [Par::Seq, Par::rayon(2), Par::rayon(0)] {
 			let mut c = got.clone();
-			emugemm::matmul(&mut c, Accum::Add, &a, b.as_ref(), alpha, par, precision).unwrap();
+			emugemm::matmul(&mut c, Accum::Add, (&a, b.as_ref()), alpha, (par, precision)).unwrap();
 			emulation_ran(emugemm::last_report());
 			assert!(same_bits(c.as_ref(), expected.as_ref()), "{par:?} at {precision:?}");
 		}
-		emugemm::matmul(got.as_mut(), Accum::Add, a.as_ref(), &b, alpha, Par::Seq, precision).unwrap();
+		emugemm::matmul(got.as_mut(), Accum::Add, (a.as_ref(), &b), alpha, (Par::Seq, precision)).unwrap();
 		assert!(same_bits(got.as_ref(), expected.as_ref()));
 	}
 }
@@ -217,47 +213,43 @@ mod nalgebra_forms {
 		for precision in PRECISIONS {
 			// beta = 0: c is not read, its NaNs do not spread
 			let mut c = DMatrix::from_element(40, 20, f64::NAN);
-			emugemm::emu_gemm(&mut c, 2.0, &a, &b, 0.0, precision).unwrap();
+			emugemm::emu_gemm(&mut c, 2.0, (&a, &b), 0.0, precision).unwrap();
 			emulation_ran(emugemm::last_report());
 			let mut expected = Mat::<f64>::zeros(40, 20);
 			cpu()
 				.matmul(
 					expected.as_mut(),
 					Accum::Replace,
-					faer_view(&a),
-					faer_view(&b),
+					(faer_view(&a), faer_view(&b)),
 					2.0,
-					faer::Par::rayon(0),
-					precision,
+					(faer::Par::rayon(0), precision),
 				)
 				.unwrap();
 			assert!(same_bits(faer_view(&c), expected.as_ref()), "beta = 0 at {precision:?}");
 
 			// beta = 0.5: c scaled first, the product added
 			let mut c = c0.clone();
-			emugemm::emu_gemm(&mut c, -1.5, &a, &b, 0.5, precision).unwrap();
+			emugemm::emu_gemm(&mut c, -1.5, (&a, &b), 0.5, precision).unwrap();
 			let mut expected = Mat::<f64>::from_fn(40, 20, |i, j| 0.5 * c0[(i, j)]);
 			cpu()
 				.matmul(
 					expected.as_mut(),
 					Accum::Add,
-					faer_view(&a),
-					faer_view(&b),
+					(faer_view(&a), faer_view(&b)),
 					-1.5,
-					faer::Par::rayon(0),
-					precision,
+					(faer::Par::rayon(0), precision),
 				)
 				.unwrap();
 			assert!(same_bits(faer_view(&c), expected.as_ref()), "beta = 0.5 at {precision:?}");
 		}
 		// a view as the destination, written in place
 		let mut big = DMatrix::<f64>::zeros(50, 30);
-		emugemm::emu_gemm(&mut big.view_mut((5, 5), (40, 20)), 1.0, &a, &b, 0.0, Precision::F64).unwrap();
+		emugemm::emu_gemm(&mut big.view_mut((5, 5), (40, 20)), 1.0, (&a, &b), 0.0, Precision::F64).unwrap();
 		assert_eq!(big[(0, 0)], 0.0);
 		assert_ne!(big[(5, 5)], 0.0);
 		// shapes that do not agree are an error, and c is left as it was
 		let mut c = c0.clone();
-		assert!(emugemm::emu_gemm(&mut c, 1.0, &a, &a, 0.5, Precision::F64).is_err());
+		assert!(emugemm::emu_gemm(&mut c, 1.0, (&a, &a), 0.5, Precision::F64).is_err());
 		assert_eq!(c, c0);
 	}
 }

@@ -31,11 +31,9 @@ fn product<T: Scalar>(emu: &Emulator, a: MatRef<'_, T>, b: MatRef<'_, T>, p: u32
 	emu.matmul(
 		c.as_mut(),
 		accum,
-		a,
-		b,
+		(a, b),
 		alpha,
-		faer::Par::rayon(0),
-		Precision::SchemeI { slices: p },
+		(faer::Par::rayon(0), Precision::SchemeI { slices: p }),
 	)
 	.expect("scheme I product");
 	c

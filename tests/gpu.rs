@@ -165,8 +165,7 @@ fn the_suite_runs_on_its_path() {
 	one.matmul_device(
 		&mut dc,
 		Accum::Replace,
-		&da,
-		&dt,
+		(&da, &dt),
 		c64::new(1.0, 0.0),
 		Precision::SchemeII { moduli: 16 },
 	)
@@ -218,11 +217,9 @@ fn views_alpha_and_accumulation() {
 			emu.matmul(
 				c.as_mut(),
 				Accum::Add,
-				a,
-				b,
+				(a, b),
 				alpha,
-				faer::Par::rayon(0),
-				Precision::SchemeII { moduli: 13 },
+				(faer::Par::rayon(0), Precision::SchemeII { moduli: 13 }),
 			)
 			.unwrap();
 			c
@@ -251,11 +248,9 @@ fn separate_parts_bit_exact() {
 			emu.matmul(
 				c.as_mut(),
 				Accum::Add,
-				a.as_ref(),
-				b.as_ref(),
+				(a.as_ref(), b.as_ref()),
 				alpha,
-				faer::Par::rayon(0),
-				precision,
+				(faer::Par::rayon(0), precision),
 			)
 			.unwrap();
 			(c, emu.last_report().unwrap())
@@ -384,15 +379,15 @@ fn device_resident_products() {
 	let (da, db) = (g.upload(a.as_ref()).unwrap(), g.upload(b.as_ref()).unwrap());
 	assert!(same_bits(da.download().unwrap().as_ref(), a.as_ref()));
 	let mut dc = g.zeros_on_device::<f64>(70, 30).unwrap();
-	g.matmul_device(&mut dc, Accum::Replace, &da, &db, 1.0, Precision::F64).unwrap();
-	g.matmul_device(&mut dc, Accum::Add, &da, &db, -1.0, Precision::F64).unwrap();
+	g.matmul_device(&mut dc, Accum::Replace, (&da, &db), 1.0, Precision::F64).unwrap();
+	g.matmul_device(&mut dc, Accum::Add, (&da, &db), -1.0, Precision::F64).unwrap();
 	assert!(dc.download().unwrap().norm_max() == 0.0);
-	g.matmul_device(&mut dc, Accum::Replace, &da, &db, 1.0, Precision::F64).unwrap();
+	g.matmul_device(&mut dc, Accum::Replace, (&da, &db), 1.0, Precision::F64).unwrap();
 	let staged = a.emu_mul_with(&g, &b, Precision::F64).unwrap();
 	assert!(same_bits(dc.download().unwrap().as_ref(), staged.as_ref()));
 	let mut wrong = g.zeros_on_device::<f64>(3, 3).unwrap();
 	assert!(matches!(
-		g.matmul_device(&mut wrong, Accum::Replace, &da, &db, 1.0, Precision::F64),
+		g.matmul_device(&mut wrong, Accum::Replace, (&da, &db), 1.0, Precision::F64),
 		Err(Error::ShapeMismatch { .. })
 	));
 }
@@ -444,7 +439,7 @@ fn native_products_compete_by_time() {
 	let (da, db) = (default.upload(a.as_ref()).unwrap(), default.upload(b.as_ref()).unwrap());
 	let mut got = default.zeros_on_device::<f32>(N, N).unwrap();
 	default
-		.matmul_device(&mut got, Accum::Replace, &da, &db, 1.0, Precision::Tf32)
+		.matmul_device(&mut got, Accum::Replace, (&da, &db), 1.0, Precision::Tf32)
 		.unwrap();
 	assert_eq!(default.last_report().unwrap().plan.scheme, Scheme::Native);
 	let mut tf32 = default.zeros_on_device::<f32>(N, N).unwrap();
@@ -458,8 +453,7 @@ fn native_products_compete_by_time() {
 		.matmul_device(
 			&mut default.zeros_on_device::<f32>(N, N).unwrap(),
 			Accum::Replace,
-			&da,
-			&db,
+			(&da, &db),
 			1.0,
 			Precision::Tf32,
 		)
@@ -479,7 +473,7 @@ fn reused_splits_give_the_same_bits() {
 	let one = c64::new(1.0, 0.0);
 	let product = |precision| {
 		let mut dc = g.zeros_on_device::<c64>(60, 40).unwrap();
-		g.matmul_device(&mut dc, Accum::Replace, &da, &db, one, precision).unwrap();
+		g.matmul_device(&mut dc, Accum::Replace, (&da, &db), one, precision).unwrap();
 		(dc.download().unwrap(), g.last_report().unwrap())
 	};
 	let plans = [
@@ -502,10 +496,10 @@ fn reused_splits_give_the_same_bits() {
 	dc.reuse_splits(true);
 	let dsq = g.upload(random_matrix::<c64>(50, 50, 1.0, 3).as_ref()).unwrap();
 	let mut out = g.zeros_on_device::<c64>(60, 50).unwrap();
-	g.matmul_device(&mut dc, Accum::Replace, &da, &dsq, one, Precision::F64).unwrap();
-	g.matmul_device(&mut out, Accum::Replace, &dc, &dsq, one, Precision::F64).unwrap();
-	g.matmul_device(&mut dc, Accum::Add, &da, &dsq, one, Precision::F64).unwrap();
-	g.matmul_device(&mut out, Accum::Replace, &dc, &dsq, one, Precision::F64).unwrap();
+	g.matmul_device(&mut dc, Accum::Replace, (&da, &dsq), one, Precision::F64).unwrap();
+	g.matmul_device(&mut out, Accum::Replace, (&dc, &dsq), one, Precision::F64).unwrap();
+	g.matmul_device(&mut dc, Accum::Add, (&da, &dsq), one, Precision::F64).unwrap();
+	g.matmul_device(&mut out, Accum::Replace, (&dc, &dsq), one, Precision::F64).unwrap();
 	let expected = emulated(
 		&cpu(),
 		dc.download().unwrap().as_ref(),
@@ -550,14 +544,14 @@ fn staged_products_in_small_chunks() {
 			assert!(same_bits(da.download().unwrap().as_ref(), a), "{what}: upload round trip");
 			let mut dc = resident.upload(old.as_ref()).unwrap();
 			resident
-				.matmul_device(&mut dc, Accum::Add, &da, &db, alpha, Precision::F64)
+				.matmul_device(&mut dc, Accum::Add, (&da, &db), alpha, Precision::F64)
 				.unwrap();
 			let expected = dc.download().unwrap();
 			for bytes in [size_of::<T>(), 1000, 4096 + 8, 1 << 20] {
 				let staged = gpu().with_staging_buffers(bytes);
 				let mut c = old.clone();
 				staged
-					.matmul(c.as_mut(), Accum::Add, a, b, alpha, faer::Par::rayon(0), Precision::F64)
+					.matmul(c.as_mut(), Accum::Add, (a, b), alpha, (faer::Par::rayon(0), Precision::F64))
 					.unwrap();
 				assert!(
 					same_bits(c.as_ref(), expected.as_ref()),
@@ -611,11 +605,9 @@ fn out_of_core_products_equal_in_core() {
 				.matmul(
 					expected.as_mut(),
 					Accum::Add,
-					a.as_ref(),
-					b.as_ref(),
+					(a.as_ref(), b.as_ref()),
 					alpha,
-					faer::Par::rayon(0),
-					precision,
+					(faer::Par::rayon(0), precision),
 				)
 				.unwrap();
 			let whole = in_core.last_report().unwrap();
@@ -627,11 +619,9 @@ fn out_of_core_products_equal_in_core() {
 				match tiled.matmul(
 					c.as_mut(),
 					Accum::Add,
-					a.as_ref(),
-					b.as_ref(),
+					(a.as_ref(), b.as_ref()),
 					alpha,
-					faer::Par::rayon(0),
-					precision,
+					(faer::Par::rayon(0), precision),
 				) {
 					// complex tiles of 64 x 64 need more than 1 MiB
 					Err(Error::OutOfMemory { .. }) if budget == 1 << 20 && T::IS_COMPLEX => continue,
@@ -686,17 +676,15 @@ fn host_products_in_column_tiles_equal_whole() {
 			emu.matmul(
 				c.as_mut(),
 				Accum::Add,
-				a.as_ref(),
-				b.as_ref(),
+				(a.as_ref(), b.as_ref()),
 				alpha,
-				faer::Par::rayon(0),
-				precision,
+				(faer::Par::rayon(0), precision),
 			)
 			.unwrap();
 			let staged = emu.last_report().unwrap();
 			let (da, db) = (emu.upload(a.as_ref()).unwrap(), emu.upload(b.as_ref()).unwrap());
 			let mut dc = emu.upload(old.as_ref()).unwrap();
-			emu.matmul_device(&mut dc, Accum::Add, &da, &db, alpha, precision).unwrap();
+			emu.matmul_device(&mut dc, Accum::Add, (&da, &db), alpha, precision).unwrap();
 			let whole = emu.last_report().unwrap();
 			let plan = |r: &emugemm::Report| (r.plan.scheme, r.plan.predicted_bits.to_bits(), r.native_rows.clone());
 			assert_eq!(plan(&staged), plan(&whole), "{} {precision:?}", T::NAME);
@@ -732,7 +720,7 @@ fn staged_nalgebra_views() {
 	let mut dc = resident.zeros_on_device::<f64>(41, 29).unwrap();
 	let (da, db) = (resident.upload(fa.as_ref()).unwrap(), resident.upload(fb.as_ref()).unwrap());
 	resident
-		.matmul_device(&mut dc, Accum::Replace, &da, &db, 1.0, Precision::F64)
+		.matmul_device(&mut dc, Accum::Replace, (&da, &db), 1.0, Precision::F64)
 		.unwrap();
 	let expected = dc.download().unwrap();
 	assert!((0..41).all(|i| (0..29).all(|j| c[(i, j)].to_bits() == expected[(i, j)].to_bits())));
@@ -750,11 +738,9 @@ fn host_and_device<T: Scalar>(
 	emu.matmul(
 		c.as_mut(),
 		Accum::Add,
-		a.as_ref(),
-		b.as_ref(),
+		(a.as_ref(), b.as_ref()),
 		alpha,
-		faer::Par::rayon(0),
-		precision,
+		(faer::Par::rayon(0), precision),
 	)
 	.unwrap();
 	let host = (c, emu.last_report().unwrap());
@@ -763,7 +749,7 @@ fn host_and_device<T: Scalar>(
 		emu.upload(b.as_ref()).unwrap(),
 		emu.upload(old.as_ref()).unwrap(),
 	);
-	emu.matmul_device(&mut dc, Accum::Add, &da, &db, alpha, precision).unwrap();
+	emu.matmul_device(&mut dc, Accum::Add, (&da, &db), alpha, precision).unwrap();
 	let report = emu.last_report().unwrap();
 	[host, (dc.download().unwrap(), report)]
 }
@@ -829,7 +815,9 @@ fn split_over_two_logical_devices() {
 	let (one, two) = (gpu(), on_path(Emulator::on_gpus(&[0, 0]).unwrap()));
 	let a = one.upload(Mat::<f64>::identity(4, 4).as_ref()).unwrap();
 	let mut c = two.zeros_on_device::<f64>(4, 4).unwrap();
-	let err = two.matmul_device(&mut c, Accum::Replace, &a, &a, 1.0, Precision::F64).unwrap_err();
+	let err = two
+		.matmul_device(&mut c, Accum::Replace, (&a, &a), 1.0, Precision::F64)
+		.unwrap_err();
 	assert!(matches!(err, Error::Placement { .. }), "{err}");
 }
 
@@ -914,17 +902,29 @@ fn empty_products_report_as_the_oracle() {
 			let at = format!("{m}x{n}x{k} {precision:?}");
 			let reason = |r: &Report| (r.plan.scheme, r.native_reason);
 			let (mut gc, mut oc) = (old.clone(), old.clone());
-			g.matmul(gc.as_mut(), Accum::Add, a.as_ref(), b.as_ref(), 2.0, faer::Par::rayon(0), precision)
-				.unwrap();
-			o.matmul(oc.as_mut(), Accum::Add, a.as_ref(), b.as_ref(), 2.0, faer::Par::rayon(0), precision)
-				.unwrap();
+			g.matmul(
+				gc.as_mut(),
+				Accum::Add,
+				(a.as_ref(), b.as_ref()),
+				2.0,
+				(faer::Par::rayon(0), precision),
+			)
+			.unwrap();
+			o.matmul(
+				oc.as_mut(),
+				Accum::Add,
+				(a.as_ref(), b.as_ref()),
+				2.0,
+				(faer::Par::rayon(0), precision),
+			)
+			.unwrap();
 			let (gr, or) = (g.last_report().unwrap(), o.last_report().unwrap());
 			assert_eq!(reason(&gr), reason(&or), "{at}: {gr} / {or}");
 			assert_eq!(or.native_reason, Some(emugemm::NativeReason::NotEmulated), "{at}");
 			assert!(same_bits(gc.as_ref(), oc.as_ref()), "{at}");
 			let (da, db) = (g.upload(a.as_ref()).unwrap(), g.upload(b.as_ref()).unwrap());
 			let mut dc = g.zeros_on_device::<f64>(m, n).unwrap();
-			g.matmul_device(&mut dc, Accum::Replace, &da, &db, 2.0, precision).unwrap();
+			g.matmul_device(&mut dc, Accum::Replace, (&da, &db), 2.0, precision).unwrap();
 			assert_eq!(reason(&g.last_report().unwrap()), reason(&or), "{at} on the device");
 		}
 	}
@@ -978,8 +978,9 @@ fn one_policy_for_every_path() {
 			("phi 4", (random_matrix::<T>(m, k, 4.0, 3), random_matrix::<T>(k, n, 4.0, 4))),
 			("inner-scaled", inner),
 		];
-		// the tiles' budget holds about a quarter of the operands and the output
-		let budget = (m * k + k * n + m * n) * size_of::<T>() / 4;
+		// a budget of the operands' and the output's bytes: below the in-core product's footprint
+		// (its planes), above that of tiles of 64 x 64
+		let budget = (m * k + k * n + m * n) * size_of::<T>();
 		let paths = [
 			("GPU in core", gpu()),
 			("GPU in tiles", gpu().with_device_memory(budget)),

@@ -41,11 +41,9 @@ fn conjugated_products(emu: &Emulator, what: &str) {
 				.matmul(
 					expected.as_mut(),
 					Accum::Add,
-					lhs_copy.as_ref(),
-					rhs_copy.as_ref(),
+					(lhs_copy.as_ref(), rhs_copy.as_ref()),
 					alpha,
-					faer::Par::rayon(0),
-					precision,
+					(faer::Par::rayon(0), precision),
 				)
 				.unwrap();
 			let mut got = old.clone();
@@ -53,22 +51,18 @@ fn conjugated_products(emu: &Emulator, what: &str) {
 				emu.matmul(
 					got.as_mut(),
 					Accum::Add,
-					z.adjoint(),
-					w.as_ref(),
+					(z.adjoint(), w.as_ref()),
 					alpha,
-					faer::Par::rayon(0),
-					precision,
+					(faer::Par::rayon(0), precision),
 				)
 				.unwrap();
 			} else {
 				emu.matmul(
 					got.as_mut(),
 					Accum::Add,
-					y.conjugate(),
-					v.adjoint(),
+					(y.conjugate(), v.adjoint()),
 					alpha,
-					faer::Par::rayon(0),
-					precision,
+					(faer::Par::rayon(0), precision),
 				)
 				.unwrap();
 			}

@@ -71,22 +71,18 @@ fn equals_the_oracle<T: Scalar>() {
 	emu.matmul(
 		got.as_mut(),
 		Accum::Add,
-		a.as_ref(),
-		b.as_ref(),
+		(a.as_ref(), b.as_ref()),
 		alpha,
-		faer::Par::rayon(0),
-		precision,
+		(faer::Par::rayon(0), precision),
 	)
 	.unwrap();
 	oracle
 		.matmul(
 			expected.as_mut(),
 			Accum::Add,
-			a.as_ref(),
-			b.as_ref(),
+			(a.as_ref(), b.as_ref()),
 			alpha,
-			faer::Par::rayon(0),
-			precision,
+			(faer::Par::rayon(0), precision),
 		)
 		.unwrap();
 	assert!(same_bits(got.as_ref(), expected.as_ref()), "{} with alpha and Accum::Add", T::NAME);

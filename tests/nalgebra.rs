@@ -237,9 +237,9 @@ fn gemm_on_a_context<T: Scalar + nalgebra::ComplexField>(seed: u64) {
 	let (alpha, beta) = (T::from_parts(-1.5, 0.25), T::from_parts(0.5, -2.0));
 	for precision in PRECISIONS {
 		let (mut mine, mut global) = (c0.clone(), c0.clone());
-		emu.emu_gemm(&mut mine, alpha, &a, &b, beta, precision).unwrap();
+		emu.emu_gemm(&mut mine, alpha, (&a, &b), beta, precision).unwrap();
 		emulation_ran(&emu);
-		emugemm::emu_gemm(&mut global, alpha, &a, &b, beta, precision).unwrap();
+		emugemm::emu_gemm(&mut global, alpha, (&a, &b), beta, precision).unwrap();
 		assert_ne!(emugemm::last_report().unwrap().plan.scheme, Scheme::Native);
 		assert!(same_bits(&mine, &global), "{precision:?}");
 		if precision == Precision::F64 {
@@ -249,8 +249,8 @@ fn gemm_on_a_context<T: Scalar + nalgebra::ComplexField>(seed: u64) {
 		// beta = 0: c is not read, its NaNs do not spread
 		let zero = T::from_parts(0.0, 0.0);
 		let (mut mine, mut global) = (DMatrix::from_element(40, 20, T::from_parts(f64::NAN, f64::NAN)), c0.clone());
-		emu.emu_gemm(&mut mine, alpha, &a, &b, zero, precision).unwrap();
-		emugemm::emu_gemm(&mut global, alpha, &a, &b, zero, precision).unwrap();
+		emu.emu_gemm(&mut mine, alpha, (&a, &b), zero, precision).unwrap();
+		emugemm::emu_gemm(&mut global, alpha, (&a, &b), zero, precision).unwrap();
 		assert!(same_bits(&mine, &global), "beta = 0 at {precision:?}");
 		if precision == Precision::F64 {
 			near_gemm(&mine, (alpha, &a, &b, zero, &c0));
@@ -260,10 +260,10 @@ fn gemm_on_a_context<T: Scalar + nalgebra::ComplexField>(seed: u64) {
 	// a strided view as the destination, written in place, the rest left alone
 	let mut big = DMatrix::from_element(90, 30, T::from_parts(7.0, 0.0));
 	let mut expected = c0.clone();
-	emu.emu_gemm(&mut expected, alpha, &a, &b, beta, Precision::F64).unwrap();
+	emu.emu_gemm(&mut expected, alpha, (&a, &b), beta, Precision::F64).unwrap();
 	let mut dst = big.view_with_steps_mut((1, 2), (40, 20), (1, 0));
 	dst.copy_from(&c0);
-	emu.emu_gemm(&mut dst, alpha, &a, &b, beta, Precision::F64).unwrap();
+	emu.emu_gemm(&mut dst, alpha, (&a, &b), beta, Precision::F64).unwrap();
 	assert!(same_bits(&big.view_with_steps((1, 2), (40, 20), (1, 0)), &expected));
 	assert_eq!(big[(2, 2)], T::from_parts(7.0, 0.0));
 	assert_eq!(big[(1, 1)], T::from_parts(7.0, 0.0));
@@ -273,9 +273,9 @@ fn gemm_on_a_context<T: Scalar + nalgebra::ComplexField>(seed: u64) {
 	let sb = SMatrix::<T, 7, 3>::from_iterator(random::<T>(7, 3, seed + 4).iter().copied());
 	let sc0 = SMatrix::<T, 5, 3>::from_iterator(random::<T>(5, 3, seed + 5).iter().copied());
 	let (mut mine, mut global) = (sc0, sc0);
-	emu.emu_gemm(&mut mine, alpha, &sa, &sb, beta, Precision::F64).unwrap();
+	emu.emu_gemm(&mut mine, alpha, (&sa, &sb), beta, Precision::F64).unwrap();
 	emulation_ran(&emu);
-	emugemm::emu_gemm(&mut global, alpha, &sa, &sb, beta, Precision::F64).unwrap();
+	emugemm::emu_gemm(&mut global, alpha, (&sa, &sb), beta, Precision::F64).unwrap();
 	assert!(same_bits(&mine, &global));
 	near_gemm(
 		&to_dynamic(&mine),
@@ -334,14 +334,14 @@ fn dynamic_shape_mismatches_are_errors() {
 		let c0 = random::<f64>(rows, cols, 86);
 		let mut c = c0.clone();
 		let shapes = ((6, inner), (4, 3), Some((rows, cols)));
-		assert_eq!(mismatch(emu.emu_gemm(&mut c, 1.0, &a, &b, 0.5, Precision::F64)), shapes);
+		assert_eq!(mismatch(emu.emu_gemm(&mut c, 1.0, (&a, &b), 0.5, Precision::F64)), shapes);
 		assert!(same_bits(&c, &c0), "c was touched");
-		assert_eq!(mismatch(emugemm::emu_gemm(&mut c, 1.0, &a, &b, 0.5, Precision::F64)), shapes);
+		assert_eq!(mismatch(emugemm::emu_gemm(&mut c, 1.0, (&a, &b), 0.5, Precision::F64)), shapes);
 		assert!(same_bits(&c, &c0), "c was touched");
 		if (rows, cols) == (6, 3) {
 			// a static destination against dynamic operands
 			let mut s = SMatrix::<f64, 6, 3>::from_element(2.0);
-			assert_eq!(mismatch(emu.emu_gemm(&mut s, 1.0, &a, &b, 0.5, Precision::F64)), shapes);
+			assert_eq!(mismatch(emu.emu_gemm(&mut s, 1.0, (&a, &b), 0.5, Precision::F64)), shapes);
 			assert_eq!(s, SMatrix::<f64, 6, 3>::from_element(2.0));
 		}
 	}

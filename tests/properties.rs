@@ -106,17 +106,15 @@ fn product_in_forms<T: Scalar>(
 	let mut c = old.clone();
 	// a conjugated form is read through faer's conjugate view, which undoes the stored conjugate
 	match (fa.conjugated && T::IS_COMPLEX, fb.conjugated && T::IS_COMPLEX) {
-		(false, false) => emu.matmul(c.as_mut(), accum, va, vb, alpha, faer::Par::rayon(0), precision),
-		(true, false) => emu.matmul(c.as_mut(), accum, va.conjugate(), vb, alpha, faer::Par::rayon(0), precision),
-		(false, true) => emu.matmul(c.as_mut(), accum, va, vb.conjugate(), alpha, faer::Par::rayon(0), precision),
+		(false, false) => emu.matmul(c.as_mut(), accum, (va, vb), alpha, (faer::Par::rayon(0), precision)),
+		(true, false) => emu.matmul(c.as_mut(), accum, (va.conjugate(), vb), alpha, (faer::Par::rayon(0), precision)),
+		(false, true) => emu.matmul(c.as_mut(), accum, (va, vb.conjugate()), alpha, (faer::Par::rayon(0), precision)),
 		(true, true) => emu.matmul(
 			c.as_mut(),
 			accum,
-			va.conjugate(),
-			vb.conjugate(),
+			(va.conjugate(), vb.conjugate()),
 			alpha,
-			faer::Par::rayon(0),
-			precision,
+			(faer::Par::rayon(0), precision),
 		),
 	}
 	.unwrap();

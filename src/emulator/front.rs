@@ -98,7 +98,8 @@ impl Emulator {
 
 	/// `dst = alpha * lhs * rhs` ([`Accum::Replace`]) or `dst += alpha * lhs * rhs` ([`Accum::Add`])
 	/// at `precision`, the CPU's part on `par`: what [`crate::matmul`] takes (faer's `matmul` with a
-	/// precision: matrices, columns, rows, owned or views), on this context
+	/// precision: matrices, columns, rows, owned or views; the operands as one pair `(lhs, rhs)`,
+	/// the threads and the precision as another, `(par, precision)`), on this context
 	///
 	/// the emulated product is written as `alpha * c` (complex: `(ar cr - ai ci, ar ci + ai cr)`),
 	/// then `old + that` for [`Accum::Add`], each operation rounded in `f64`, then rounded once to
@@ -114,23 +115,20 @@ impl Emulator {
 	/// let emu = Emulator::with_backend(Backend::CpuEmulation)?;
 	/// // the Gram matrix zᴴ z, without a copy of zᴴ
 	/// let mut g = faer::Mat::<faer::c64>::zeros(30, 30);
-	/// emu.matmul(&mut g, Accum::Replace, z.adjoint(), &z, faer::c64::new(1.0, 0.0), faer::Par::Seq, Precision::F64)?;
+	/// emu.matmul(&mut g, Accum::Replace, (z.adjoint(), &z), faer::c64::new(1.0, 0.0), (faer::Par::Seq, Precision::F64))?;
 	/// // y = zᴴ x, for a column x
 	/// let x = faer::Col::<faer::c64>::from_fn(40, |i| faer::c64::new(i as f64, 1.0));
 	/// let mut y = faer::Col::<faer::c64>::zeros(30);
-	/// emu.matmul(&mut y, Accum::Replace, z.adjoint(), &x, faer::c64::new(1.0, 0.0), faer::Par::Seq, Precision::F64)?;
+	/// emu.matmul(&mut y, Accum::Replace, (z.adjoint(), &x), faer::c64::new(1.0, 0.0), (faer::Par::Seq, Precision::F64))?;
 	/// # Ok::<(), emugemm::Error>(())
 	/// ```
-	#[allow(clippy::too_many_arguments)]
 	pub fn matmul<T: Scalar, L: Conjugate<Canonical = T>, R: Conjugate<Canonical = T>, M: faer::Shape, N: faer::Shape, K: faer::Shape>(
 		&self,
 		mut dst: impl AsMatMut<T = T, Rows = M, Cols = N>,
 		accum: Accum,
-		lhs: impl AsMatRef<T = L, Rows = M, Cols = K>,
-		rhs: impl AsMatRef<T = R, Rows = K, Cols = N>,
+		(lhs, rhs): (impl AsMatRef<T = L, Rows = M, Cols = K>, impl AsMatRef<T = R, Rows = K, Cols = N>),
 		alpha: T,
-		par: Par,
-		precision: Precision,
+		(par, precision): (Par, Precision),
 	) -> Result<(), Error> {
 		let views = (View::of(lhs.as_mat_ref().as_dyn()), View::of(rhs.as_mat_ref().as_dyn()));
 		self.matmul_views(dst.as_mat_mut().as_dyn_mut(), accum, views, alpha, (precision, par))
@@ -174,8 +172,8 @@ impl Emulator {
 	}
 
 	/// `dst = alpha lhs rhs` ([`Accum::Replace`]) or `dst += alpha lhs rhs` ([`Accum::Add`]) with
-	/// every operand in GPU memory (feature `cuda`, [`Backend::Gpu`]), the entries as
-	/// [`Emulator::matmul`] writes them
+	/// every operand in GPU memory (feature `cuda`, [`Backend::Gpu`]), the operands as one pair
+	/// `(lhs, rhs)`, the entries as [`Emulator::matmul`] writes them
 	///
 	/// # example
 	/// ```no_run
@@ -183,7 +181,7 @@ impl Emulator {
 	/// let emu = Emulator::with_backend(Backend::Gpu)?;
 	/// let a = emu.upload(emugemm::testing::random_matrix::<f64>(64, 64, 1.0, 1).as_ref())?;
 	/// let mut c = emu.zeros_on_device::<f64>(64, 64)?;
-	/// emu.matmul_device(&mut c, Accum::Replace, &a, &a, 1.0, Precision::F64)?;
+	/// emu.matmul_device(&mut c, Accum::Replace, (&a, &a), 1.0, Precision::F64)?;
 	/// println!("{}", emu.last_report().unwrap());
 	/// # Ok::<(), emugemm::Error>(())
 	/// ```
@@ -192,8 +190,7 @@ impl Emulator {
 		&self,
 		dst: &mut crate::DeviceMatrix<T>,
 		accum: Accum,
-		lhs: &crate::DeviceMatrix<T>,
-		rhs: &crate::DeviceMatrix<T>,
+		(lhs, rhs): (&crate::DeviceMatrix<T>, &crate::DeviceMatrix<T>),
 		alpha: T,
 		precision: Precision,
 	) -> Result<(), Error> {

@@ -268,15 +268,19 @@ where
 	}
 }
 
+/// the operands of [`emu_gemm`], `(a, b)`: any nalgebra matrices, vectors or views
+type Operands<'o, T, R2, C2, S2, R3, C3, S3> = (&'o Matrix<T, R2, C2, S2>, &'o Matrix<T, R3, C3, S3>);
+
 /// `c = alpha a b + beta c` at `precision` on the global context ([`Emulator::global`];
 /// [`Emulator::emu_gemm`] for a context of one's own), with the semantics of nalgebra's
 /// `c.gemm(alpha, &a, &b, beta)`: `beta = 0` does not read `c` (NaN there does not spread);
 /// otherwise `c` is scaled by `beta` first and the emulated `alpha a b` added to it, each entry
-/// rounded as [`Emulator::matmul`] rounds it. `c`, `a` and `b` may be any nalgebra matrices,
-/// vectors or views (read and written in place, without copies). Shapes are checked as `gemm`
-/// checks them, static ones when the program compiles (`c`'s rows against `a`'s, `c`'s columns
-/// against `b`'s, `a`'s columns against `b`'s rows), dynamic ones before `c` is touched; an error
-/// of the product itself (a GPU out of memory) can leave `c` scaled by `beta`
+/// rounded as [`Emulator::matmul`] rounds it. The operands come as one pair `(a, b)`; `c`, `a`
+/// and `b` may be any nalgebra matrices, vectors or views (read and written in place, without
+/// copies). Shapes are checked as `gemm` checks them, static ones when the program compiles
+/// (`c`'s rows against `a`'s, `c`'s columns against `b`'s, `a`'s columns against `b`'s rows),
+/// dynamic ones before `c` is touched; an error of the product itself (a GPU out of memory) can
+/// leave `c` scaled by `beta`
 ///
 /// # example
 /// ```
@@ -286,10 +290,10 @@ where
 /// let mut c = nalgebra::DMatrix::<f64>::from_element(3, 4, 1.0);
 /// let mut expected = c.clone();
 /// expected.gemm(2.0, &a, &b, 0.5);
-/// emu_gemm(&mut c, 2.0, &a, &b, 0.5, Precision::F64)?;
+/// emu_gemm(&mut c, 2.0, (&a, &b), 0.5, Precision::F64)?;
 /// assert_eq!(c, expected);
 /// // dynamic shapes that do not agree are an error, and `c` is left as it was
-/// assert!(emu_gemm(&mut c, 2.0, &b, &a, 0.5, Precision::F64).is_err());
+/// assert!(emu_gemm(&mut c, 2.0, (&b, &a), 0.5, Precision::F64).is_err());
 /// assert_eq!(c, expected);
 /// # Ok::<(), emugemm::Error>(())
 /// ```
@@ -302,15 +306,13 @@ where
 /// let a = SMatrix::<f64, 3, 2>::from_fn(|i, j| (i + j) as f64);
 /// let b = SMatrix::<f64, 2, 4>::from_fn(|i, j| (i * j) as f64);
 /// let mut c = SMatrix::<f64, 4, 4>::zeros();
-/// emu_gemm(&mut c, 2.0, &a, &b, 0.5, Precision::F64)?;
+/// emu_gemm(&mut c, 2.0, (&a, &b), 0.5, Precision::F64)?;
 /// # Ok::<(), emugemm::Error>(())
 /// ```
-#[allow(clippy::too_many_arguments)]
 pub fn emu_gemm<T, R1: Dim, C1: Dim, S1, R2: Dim, C2: Dim, S2, R3: Dim, C3: Dim, S3>(
 	c: &mut Matrix<T, R1, C1, S1>,
 	alpha: T,
-	a: &Matrix<T, R2, C2, S2>,
-	b: &Matrix<T, R3, C3, S3>,
+	operands: Operands<'_, T, R2, C2, S2, R3, C3, S3>,
 	beta: T,
 	precision: Precision,
 ) -> Result<(), Error>
@@ -321,14 +323,14 @@ where
 	S3: RawStorage<T, R3, C3>,
 	ShapeConstraint: SameNumberOfRows<R1, R2> + SameNumberOfColumns<C1, C3> + AreMultipliable<R2, C2, R3, C3>,
 {
-	Emulator::global().emu_gemm(c, alpha, a, b, beta, precision)
+	Emulator::global().emu_gemm(c, alpha, operands, beta, precision)
 }
 
 impl Emulator {
 	/// [`emu_gemm`] on this context (its backend and scaling): `c = alpha a b + beta c` at
-	/// `precision` with the semantics of nalgebra's `c.gemm(alpha, &a, &b, beta)`, the CPU's work
-	/// on [`Emulator::par`]. Shapes are checked as `gemm` checks them, static ones when the program
-	/// compiles, dynamic ones before `c` is touched
+	/// `precision` with the semantics of nalgebra's `c.gemm(alpha, &a, &b, beta)`, the operands as
+	/// one pair `(a, b)`, the CPU's work on [`Emulator::par`]. Shapes are checked as `gemm` checks
+	/// them, static ones when the program compiles, dynamic ones before `c` is touched
 	///
 	/// # example
 	/// ```
@@ -340,7 +342,7 @@ impl Emulator {
 	/// let mut c = Matrix2x4::<f64>::identity();
 	/// let mut expected = c;
 	/// expected.gemm(10.0, &a, &b, 5.0);
-	/// emu.emu_gemm(&mut c, 10.0, &a, &b, 5.0, Precision::F64)?;
+	/// emu.emu_gemm(&mut c, 10.0, (&a, &b), 5.0, Precision::F64)?;
 	/// assert_eq!(c, expected);
 	/// assert_eq!(emu.last_report().unwrap().shape, (2, 4, 3));
 	/// # Ok::<(), emugemm::Error>(())
@@ -354,16 +356,14 @@ impl Emulator {
 	/// let a = Matrix2x3::<f64>::new(1.0, 2.0, 3.0, 4.0, 5.0, 6.0);
 	/// let b = Matrix4::<f64>::identity();
 	/// let mut c = Matrix2x4::<f64>::identity();
-	/// emu.emu_gemm(&mut c, 10.0, &a, &b, 5.0, Precision::F64)?;
+	/// emu.emu_gemm(&mut c, 10.0, (&a, &b), 5.0, Precision::F64)?;
 	/// # Ok::<(), emugemm::Error>(())
 	/// ```
-	#[allow(clippy::too_many_arguments)]
 	pub fn emu_gemm<T, R1: Dim, C1: Dim, S1, R2: Dim, C2: Dim, S2, R3: Dim, C3: Dim, S3>(
 		&self,
 		c: &mut Matrix<T, R1, C1, S1>,
 		alpha: T,
-		a: &Matrix<T, R2, C2, S2>,
-		b: &Matrix<T, R3, C3, S3>,
+		(a, b): Operands<'_, T, R2, C2, S2, R3, C3, S3>,
 		beta: T,
 		precision: Precision,
 	) -> Result<(), Error>

@@ -75,11 +75,9 @@ pub fn emulated<T: Scalar>(emu: &Emulator, a: MatRef<'_, T>, b: MatRef<'_, T>, p
 	emu.matmul(
 		c.as_mut(),
 		Accum::Replace,
-		a,
-		b,
+		(a, b),
 		T::from_parts(1.0, 0.0),
-		faer::Par::rayon(0),
-		precision,
+		(faer::Par::rayon(0), precision),
 	)
 	.expect("emulated product");
 	c

@@ -83,7 +83,7 @@ pub fn native_matmul<T: Scalar>(
 	// set up before the clock starts, restored when dropped after it stopped
 	let _emulation = emulation::<T>(&g, math, shape)?;
 	timed(&g, || {
-		native_gemm(&g.handles, shape, (a, m.max(1)), (b, k.max(1)), (c, m.max(1)), one, zero, math)
+		native_gemm(&g.handles, shape, ((a, m.max(1)), (b, k.max(1)), (c, m.max(1))), (one, zero), math)
 	})
 }
 

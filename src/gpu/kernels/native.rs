@@ -63,16 +63,8 @@ pub(crate) fn operand_gemm<T: Scalar>(
 ) -> Result<(), Error> {
 	let beta = T::from_parts(out.accumulate as u8 as f64, 0.0);
 	let dims = Shape::new(a.rows, b.rows, a.k);
-	native_gemm(
-		&gpu.handles,
-		dims,
-		(a.ptr, a.cs.max(1) as usize),
-		(b.ptr, b.rs.max(1) as usize),
-		(out.ptr, out.ld),
-		alpha,
-		beta,
-		math,
-	)
+	let matrices = ((a.ptr, a.cs.max(1) as usize), (b.ptr, b.rs.max(1) as usize), (out.ptr, out.ld));
+	native_gemm(&gpu.handles, dims, matrices, (alpha, beta), math)
 }
 
 /// the entries of non-finite rows and columns, recomputed as plain sums of products

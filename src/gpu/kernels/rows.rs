@@ -34,16 +34,8 @@ pub(crate) fn native_rows<T: Scalar>(job: &Job<'_, T>, rows: &[usize]) -> Result
 		packed
 	)?;
 	let (one, zero) = (T::from_parts(1.0, 0.0), T::from_parts(0.0, 0.0));
-	native_gemm::<T>(
-		&gpu.handles,
-		Shape::new(r, n, k),
-		(packed, r),
-		(job.b.ptr, job.b.rs.max(1) as usize),
-		(product, r),
-		one,
-		zero,
-		NativeMath::Exact,
-	)?;
+	let matrices = ((packed, r), (job.b.ptr, job.b.rs.max(1) as usize), (product, r));
+	native_gemm::<T>(&gpu.handles, Shape::new(r, n, k), matrices, (one, zero), NativeMath::Exact)?;
 	launch_output!(
 		job,
 		"scatter_rows",

@@ -71,8 +71,7 @@ pub(crate) fn device_product<T: Scalar>(
 		&devices,
 		operands,
 		Destination::Device(dst),
-		accum,
-		alpha,
+		(accum, alpha),
 		(precision, settings),
 		tile,
 	)?;
@@ -126,8 +125,7 @@ pub(crate) fn host_product<T: Scalar>(
 			&devices,
 			operands,
 			Destination::Host(dst),
-			accum,
-			alpha,
+			(accum, alpha),
 			(precision, settings),
 			tile,
 		)?;
@@ -256,7 +254,7 @@ fn in_core<T: Scalar>(
 	// the operands are on the device: the host's cores are idle until the result comes back
 	crate::fresh::claim(dst.as_mut());
 	if count == 1 {
-		let outcome = product(gpu, a, b, out, alpha, How::plain(precision, settings), (None, None))?;
+		let outcome = product(gpu, (a, b), out, alpha, How::plain(precision, settings), (None, None))?;
 		return Ok((outcome, gpu.download(out.ptr, dst, chunk)?));
 	}
 	std::thread::scope(|scope| {
@@ -272,7 +270,7 @@ fn in_core<T: Scalar>(
 			columns: Some(&mut columns),
 			..How::plain(precision, settings)
 		};
-		let outcome = product(gpu, a, b, out, alpha, how, (None, None))?;
+		let outcome = product(gpu, (a, b), out, alpha, how, (None, None))?;
 		Ok((outcome, gpu.finish_drain(drain)?))
 	})
 }
@@ -312,7 +310,7 @@ fn in_place<T: Scalar>(
 		rhs.resident[1].lock().unwrap_or_else(|e| e.into_inner()),
 	);
 	let keep = (lhs.reuses().then_some(&mut *ka), rhs.reuses().then_some(&mut *kb));
-	let outcome = product(&g, a, b, out, alpha, how, keep)?;
+	let outcome = product(&g, (a, b), out, alpha, how, keep)?;
 	g.stream.synchronize().map_err(driver)?;
 	Ok(outcome)
 }

@@ -28,14 +28,13 @@ use cudarc::driver::CudaSlice;
 /// `dst = alpha A B (+ dst)` on the GPU (see [`How`])
 pub(crate) fn product<T: Scalar>(
 	gpu: &Gpu,
-	a: DeviceOperand<T>,
-	b: DeviceOperand<T>,
+	(a, b): (DeviceOperand<T>, DeviceOperand<T>),
 	out: Output<T>,
 	alpha: T,
 	mut how: How<'_>,
 	keep: (Option<&mut Resident>, Option<&mut Resident>),
 ) -> Result<Outcome, Error> {
-	let outcome = compute(gpu, a, b, out, alpha, &mut how, keep)?;
+	let outcome = compute(gpu, (a, b), out, alpha, &mut how, keep)?;
 	if let Some(columns) = how.columns {
 		columns.finish(b.rows)?;
 	}
@@ -45,8 +44,7 @@ pub(crate) fn product<T: Scalar>(
 /// [`product`], but for the columns of routes that compute the output whole
 fn compute<T: Scalar>(
 	gpu: &Gpu,
-	a: DeviceOperand<T>,
-	b: DeviceOperand<T>,
+	(a, b): (DeviceOperand<T>, DeviceOperand<T>),
 	out: Output<T>,
 	alpha: T,
 	how: &mut How<'_>,
@@ -101,22 +99,19 @@ fn compute<T: Scalar>(
 		return Ok(decision.outcome(Route::Native, 0, PhaseTimes::default()));
 	}
 	let natives = NativeRows::new::<T>(gpu, &decision, (&sa, &sb), precision)?;
-	let job = natives.job(gpu, (a, b), out, alpha, (&sa, &sb));
 	let nonfinite_entries = natives.nonfinite_entries((m, n));
+	let emulation = Emulation {
+		job: natives.job(gpu, (a, b), out, alpha, (&sa, &sb)),
+		stats: (&sa, &sb),
+		plan,
+		settings,
+		coarse: coarse.as_ref(),
+		natives: &natives,
+	};
 	let (route, times) = match &decision.parts {
-		Some(ops) => separate_parts(&job, ops, (&plan, settings), &natives, &mut clock)?,
+		Some(ops) => separate_parts(&emulation, ops, &mut clock)?,
 		None => {
-			let keep = (keep_a, keep_b);
-			let route = emulate(
-				&job,
-				(&sa, &sb),
-				coarse.as_ref(),
-				(&plan, settings),
-				keep,
-				how,
-				&natives,
-				&mut clock,
-			)?;
+			let route = emulate(&emulation, (keep_a, keep_b), how, &mut clock)?;
 			clock.mark(gpu, Phase::Reconstruct)?;
 			(route, clock.phase_times()?)
 		},
@@ -124,20 +119,31 @@ fn compute<T: Scalar>(
 	Ok(decision.outcome(route, nonfinite_entries, times))
 }
 
-/// the product of separately scaled parts `ops` by `plan`, and its native rows; the route and the
-/// phases: the statistics, bounds and policy before the real products join their splits; their
-/// reconstructions, the combination and the fixup are the reconstruction
+/// what the emulation of a product reads once the policy has decided it: its job (the rows it
+/// skips flagged), the operands' statistics, the plan and the settings it runs by, accurate
+/// scaling's coarse maxima where the product reads them, and the rows left to the native product
+struct Emulation<'e, T: Scalar> {
+	job: Job<'e, T>,
+	stats: (&'e OperandStats, &'e OperandStats),
+	plan: Plan,
+	settings: Settings,
+	coarse: Option<&'e CoarseMaxima>,
+	natives: &'e NativeRows,
+}
+
+/// the product of separately scaled parts `ops` by `emulation`'s plan, and its native rows; the
+/// route and the phases: the statistics, bounds and policy before the real products join their
+/// splits; their reconstructions, the combination and the fixup are the reconstruction
 fn separate_parts<T: Scalar>(
-	job: &Job<'_, T>,
+	emulation: &Emulation<'_, T>,
 	ops: &crate::gpu::schemes::parts::PartOperands,
-	(plan, settings): (&Plan, Settings),
-	natives: &NativeRows,
 	clock: &mut Clock,
 ) -> Result<(Route, PhaseTimes), Error> {
+	let job = &emulation.job;
 	clock.mark(job.gpu, Phase::Split)?;
-	let real = |a, b, out, how: How<'_>| product::<f64>(job.gpu, a, b, out, 1.0, how, (None, None));
-	let (route, real) = ops.product(job, plan, settings, real)?;
-	natives.compute(job)?;
+	let real = |a, b, out, how: How<'_>| product::<f64>(job.gpu, (a, b), out, 1.0, how, (None, None));
+	let (route, real) = ops.product(job, &emulation.plan, emulation.settings, real)?;
+	emulation.natives.compute(job)?;
 	clock.mark(job.gpu, Phase::Reconstruct)?;
 	let laps = clock.laps()?;
 	let (before, after) = (laps[0], laps[1]);
@@ -418,22 +424,25 @@ impl NativeRows {
 	}
 }
 
-/// the emulation of `job` by `plan` (scheme I or II, fused where `settings` and the kernels allow,
-/// scheme I where its cost model does not price the unfused pipeline cheaper), and its native
-/// rows; returns the route it took. Scheme II computes in column tiles where
-/// `how` asks (and nothing is kept of B), the native rows and entries first: the reconstruction
+/// the emulation of `emulation`'s job by its plan (scheme I or II, fused where its settings and
+/// the kernels allow, scheme I where its cost model does not price the unfused pipeline cheaper),
+/// and its native rows; returns the route it took. Scheme II computes in column tiles where `how`
+/// asks (and nothing is kept of B), the native rows and entries first: the reconstruction
 /// skips them, so the order does not matter
-#[allow(clippy::too_many_arguments)]
 fn emulate<T: Scalar>(
-	job: &Job<'_, T>,
-	(sa, sb): (&OperandStats, &OperandStats),
-	coarse: Option<&CoarseMaxima>,
-	(plan, settings): (&Plan, Settings),
+	emulation: &Emulation<'_, T>,
 	(keep_a, keep_b): (Option<&mut Resident>, Option<&mut Resident>),
 	how: &mut How<'_>,
-	natives: &NativeRows,
 	clock: &mut Clock,
 ) -> Result<Route, Error> {
+	let Emulation {
+		ref job,
+		stats: (sa, sb),
+		ref plan,
+		settings,
+		coarse,
+		natives,
+	} = *emulation;
 	let Shape { m, n, k } = job.dims();
 	let fused = settings.fused;
 	let tiles = match (plan.scheme, &keep_b) {

@@ -21,9 +21,8 @@
 //! share them, every pipeline asks for the same column panels in the same order, in lock-step
 //! ([`Exchange`]); the passes that decide the plan meet to pool their ranges and bounds.
 
-use crate::balance::{Range, normal_exponents, shifts};
-use crate::bound::{Bound, PartBounds, RowMaxima};
 use crate::gpu::orchestration::pipeline;
+use crate::gpu::orchestration::tiled_decision::whole_product;
 use crate::gpu::product::footprint::spans;
 use crate::gpu::product::footprint::split;
 use crate::gpu::product::job::{Columns, DeviceOperand, FromWhole, How, Outcome, Output};
@@ -31,15 +30,13 @@ use crate::gpu::runtime::context::{Device, Gpu, gpu_at};
 use crate::gpu::runtime::errors::driver;
 use crate::gpu::runtime::slot::Slot;
 use crate::gpu::runtime::staging::{self, Drain};
-use crate::gpu::schemes::resident::operand_stats;
 use crate::gpu::transfer::exchange::Exchange;
 use crate::gpu::transfer::matrix::DeviceMatrix;
 use crate::gpu::transfer::panels::{Operand, Panels};
-use crate::policy::{Choice, Evidence, PolicyInput};
+use crate::policy::Choice;
 use crate::settings::Settings;
 use crate::shape::Shape;
-use crate::stats::RowStats;
-use crate::{Accum, Error, NativeReason, PhaseTimes, Precision, Scalar, Scaling};
+use crate::{Accum, Error, NativeReason, PhaseTimes, Precision, Scalar};
 use faer::MatMut;
 use std::ops::Range as Span;
 use std::time::Instant;
@@ -47,7 +44,7 @@ use std::time::Instant;
 /// the column panels of row panel `i` in the order they are visited: forwards, then backwards on
 /// the next row panel, so that the last panel of `B` a row panel read is the first the next reads
 /// (and is not uploaded again)
-fn serpentine(i: usize, cols: usize) -> Box<dyn Iterator<Item = usize>> {
+pub(crate) fn serpentine(i: usize, cols: usize) -> Box<dyn Iterator<Item = usize>> {
 	if i.is_multiple_of(2) {
 		Box::new(0..cols)
 	} else {
@@ -66,23 +63,6 @@ pub(crate) fn column_tiles<T: Scalar>(m: usize, n: usize) -> usize {
 		_ => 1,
 	}
 	.min(n.max(1))
-}
-
-/// the whole product's balancing and choice where a target precision needs the bound, without
-/// it otherwise: `Ok(given)` decided here, `Err(input)` for the bound to decide
-fn without_bound<T: Scalar>(shape: Shape, (precision, settings): (Precision, Settings)) -> Result<FromWhole, PolicyInput<'static>> {
-	let Shape { m, n, k } = shape;
-	let input = PolicyInput::in_context::<T>(shape, &settings);
-	let given = |choice| Ok(FromWhole { balance: None, choice });
-	if m == 0 || n == 0 || k == 0 {
-		given(Choice::native(m, NativeReason::NotEmulated))
-	} else if input.skips_bound(precision) {
-		given(Choice::native(m, NativeReason::FasterNatively))
-	} else if precision.target_bits(T::MANTISSA_BITS, k).is_none() {
-		given(input.choose(precision))
-	} else {
-		Err(input)
-	}
 }
 
 /// the outcome of a product computed in tiles, as they complete
@@ -153,21 +133,21 @@ pub(crate) enum Destination<'a, T: Scalar> {
 }
 
 /// a tiled product, as every pipeline's thread sees it
-struct Tiled<'a, T: Scalar> {
-	lhs: Operand<'a, T>,
-	rhs: Operand<'a, T>,
+pub(crate) struct Tiled<'a, T: Scalar> {
+	pub(crate) lhs: Operand<'a, T>,
+	pub(crate) rhs: Operand<'a, T>,
 	/// a device destination (a host one is given out in blocks to the shares)
-	dst: Option<&'a DeviceMatrix<T>>,
-	shape: Shape,
+	pub(crate) dst: Option<&'a DeviceMatrix<T>>,
+	pub(crate) shape: Shape,
 	/// the row panels, `per_share` consecutive ones to each pipeline
-	rows: Vec<Span<usize>>,
-	per_share: usize,
-	cols: Vec<Span<usize>>,
-	accum: Accum,
-	alpha: T,
-	precision: Precision,
-	settings: Settings,
-	exchange: Exchange,
+	pub(crate) rows: Vec<Span<usize>>,
+	pub(crate) per_share: usize,
+	pub(crate) cols: Vec<Span<usize>>,
+	pub(crate) accum: Accum,
+	pub(crate) alpha: T,
+	pub(crate) precision: Precision,
+	pub(crate) settings: Settings,
+	pub(crate) exchange: Exchange,
 }
 
 /// one pipeline's share of a tiled product
@@ -196,13 +176,11 @@ struct Done {
 /// the balancing are decided once, from passes every pipeline runs over its panels. The outcome's
 /// times include the transfers (each the slowest pipeline's), and `bound` the passes that decide
 /// the plan; returns the grid of tiles too
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn tiled<T: Scalar>(
 	devices: &[Device],
 	(lhs, rhs): (Operand<'_, T>, Operand<'_, T>),
 	dst: Destination<'_, T>,
-	accum: Accum,
-	alpha: T,
+	(accum, alpha): (Accum, T),
 	(precision, settings): (Precision, Settings),
 	(ti, tj): (usize, usize),
 ) -> Result<(Outcome, (usize, usize)), Error> {
@@ -329,7 +307,7 @@ fn run_share<T: Scalar>(gpu: &Gpu, job: &Tiled<'_, T>, share: &mut Share<'_, T>)
 		(&job.exchange, share.me),
 	)?;
 	let start = Instant::now();
-	let given = decide(gpu, job, share.me, &mut panels)?;
+	let given = whole_product(gpu, job, share.me, &mut panels)?;
 	let bound = start.elapsed().saturating_sub(panels.upload);
 	let (outcome, download) = compute(gpu, job, share, &mut panels, &given)?;
 	panels.synchronize()?;
@@ -341,132 +319,6 @@ fn run_share<T: Scalar>(gpu: &Gpu, job: &Tiled<'_, T>, share: &mut Share<'_, T>)
 		..PhaseTimes::default()
 	};
 	Ok(Done { outcome, given, times })
-}
-
-/// the whole product's balancing and choice from passes every pipeline runs over its panels: the
-/// inner exponent ranges of its row panels of `A` and of the column panels of `B` dealt to it,
-/// then the error bound of its tiles (target precisions only), shared with the others. The policy
-/// weighs neither separately scaled parts nor accurate scaling here (see the module's docs)
-fn decide<T: Scalar>(gpu: &Gpu, job: &Tiled<'_, T>, me: usize, panels: &mut Panels<'_, T>) -> Result<FromWhole, Error> {
-	let k = job.shape.k;
-	let settings = Settings {
-		scaling: Scaling::Fast,
-		..job.settings
-	};
-	let input = match without_bound::<T>(job.shape, (job.precision, settings)) {
-		Ok(given) => return Ok(given),
-		Err(input) => input,
-	};
-	let union = |x: Vec<Range>, y: Vec<Range>| -> Vec<Range> {
-		x.into_iter()
-			.zip(y)
-			.map(|(x, y)| Range {
-				max: x.max.max(y.max),
-				min: x.min.min(y.min),
-			})
-			.collect()
-	};
-	let (exchange, count) = (&job.exchange, job.exchange.count());
-	let mine = &job.rows[me * job.per_share..(me + 1) * job.per_share];
-	let (mut a_ranges, mut b_ranges) = (vec![Range::EMPTY; k], vec![Range::EMPTY; k]);
-	// backwards, so that the first panels the bound pass reads are the ones uploaded last
-	for r in mine.iter().rev().filter(|r| !r.is_empty()) {
-		let a = panels.a(gpu, k, r)?;
-		a_ranges = union(a_ranges, crate::gpu::kernels::balance::ranges::<T>(gpu, &a)?);
-		panels.read(gpu)?;
-	}
-	for (j, c) in job.cols.iter().enumerate().rev() {
-		let b = panels.b(gpu, k, c, (exchange, me))?;
-		if j % count == me {
-			b_ranges = union(b_ranges, crate::gpu::kernels::balance::ranges::<T>(gpu, &b)?);
-		}
-		panels.read(gpu)?;
-	}
-	let (a_ranges, b_ranges) = exchange
-		.exchange(me, (a_ranges, b_ranges))?
-		.into_iter()
-		.reduce(|(a, b), (x, y)| (union(a, x), union(b, y)))
-		.expect("one pipeline at least");
-	let balance = shifts(&a_ranges, &b_ranges, normal_exponents(T::MANTISSA_BITS));
-	let first = mine.first().map_or(0, |r| r.start);
-	let mut maxima = vec![RowMaxima::default(); mine.last().map_or(0, |r| r.end) - first];
-	// the row statistics of the whole product, which its tiles' are, for the screen
-	let mut row_stats: Vec<Option<RowStats>> = vec![None; maxima.len()];
-	let mut col_stats: Vec<Option<RowStats>> = vec![None; job.shape.n];
-	for (local, r) in mine.iter().enumerate() {
-		for c in serpentine(local, job.cols.len()).map(|j| &job.cols[j]) {
-			let b = panels.b(gpu, k, c, (exchange, me))?;
-			if r.is_empty() {
-				continue;
-			}
-			let a = panels.a(gpu, k, r)?;
-			let balanced = balance
-				.as_ref()
-				.map(|d| crate::gpu::kernels::balance::balanced::<T>(gpu, (&a, &b), d))
-				.transpose()?;
-			let (a, b) = balanced.as_ref().map_or((a, b), |x| (x.a, x.b));
-			let (sa, sb) = operand_stats::<T>(gpu, (&a, &b), (None, None))?;
-			row_stats[r.start - first..r.end - first]
-				.iter_mut()
-				.zip(&sa.rows)
-				.for_each(|(x, y)| *x = Some(*y));
-			col_stats[c.clone()].iter_mut().zip(&sb.rows).for_each(|(x, y)| *x = Some(*y));
-			let tile = crate::gpu::kernels::bound::bound::<T>(gpu, (&a, &b), (&sa, &sb), None, T::MANTISSA_BITS)?;
-			panels.read(gpu)?;
-			maxima[r.start - first..r.end - first]
-				.iter_mut()
-				.zip(&tile.rows)
-				.for_each(|(x, y)| x.merge(y));
-		}
-	}
-	let bound = Bound {
-		rows: exchange.exchange(me, maxima)?.concat(),
-		shape: job.shape,
-		complex: T::IS_COMPLEX,
-		mantissa: T::MANTISSA_BITS,
-	};
-	let stats = exchange.exchange(me, (row_stats, col_stats))?;
-	let all = |stats: &mut dyn Iterator<Item = Option<RowStats>>| -> Vec<RowStats> { stats.flatten().collect() };
-	let sa = all(&mut stats.iter().flat_map(|(a, _)| a.iter().copied()));
-	// every pipeline with rows read every column panel
-	let sb = stats
-		.iter()
-		.map(|(_, b)| all(&mut b.iter().copied()))
-		.find(|b| b.len() == job.shape.n)
-		.unwrap_or_default();
-	// the statistics come with the bound here, in one pass: the policy asks for them as it asks an
-	// in-core product's, so that a tiled product takes the plan an in-core product takes
-	let mut evidence = OnePass {
-		stats: (sa, sb),
-		bound: Some(bound),
-	};
-	let choice = crate::policy::decide(input, job.precision, &mut evidence)?.choice;
-	Ok(FromWhole { balance, choice })
-}
-
-/// the answers of a tiled product to the policy: the statistics and the bound of its tiles, from
-/// one pass over them; separately scaled parts are not weighed
-struct OnePass {
-	stats: (Vec<RowStats>, Vec<RowStats>),
-	bound: Option<Bound>,
-}
-
-impl Evidence for OnePass {
-	fn stats(&mut self) -> Result<(&[RowStats], &[RowStats]), Error> {
-		Ok((&self.stats.0, &self.stats.1))
-	}
-
-	fn bound(&mut self) -> Result<Bound, Error> {
-		Ok(self.bound.take().expect("the policy asks for the bound once"))
-	}
-
-	fn parts_screen(&mut self) -> Result<Option<Bound>, Error> {
-		Ok(None)
-	}
-
-	fn parts_bounds(&mut self) -> Result<PartBounds, Error> {
-		unreachable!("the policy weighs no separately scaled parts without their screen")
-	}
 }
 
 /// one pipeline's tiles with the whole product's `given`, row panel by row panel, column panels
@@ -515,7 +367,7 @@ fn compute<T: Scalar>(
 				let outcome = match (&mut host, part) {
 					(Some(host), _) => {
 						let block = share.blocks[local * job.cols.len() + j].take().expect("one block per tile");
-						host.product(gpu, block, (a, b), (job.accum, job.alpha), how, &mut panels.upload)?
+						host.product(block, (a, b), (job.accum, job.alpha), how, &mut panels.upload)?
 					},
 					(None, Some(part)) => {
 						let out = Output {
@@ -524,7 +376,7 @@ fn compute<T: Scalar>(
 							accumulate: job.accum == Accum::Add,
 							remainder: None,
 						};
-						pipeline::product(gpu, a, b, out, job.alpha, how, (None, None))?
+						pipeline::product(gpu, (a, b), out, job.alpha, how, (None, None))?
 					},
 					(None, None) => unreachable!("a host destination drains"),
 				};
@@ -537,9 +389,10 @@ fn compute<T: Scalar>(
 	})
 }
 
-/// the tiles of a host destination: computed in two output buffers in turn, each downloaded into
-/// its block in column pieces as they complete
+/// the tiles of a host destination on `gpu`: computed in two output buffers in turn, each
+/// downloaded into its block in column pieces as they complete
 struct HostTiles<'scope, T: Scalar> {
+	gpu: &'scope Gpu,
 	drain: Drain<'scope, T>,
 	chunk: usize,
 	/// per tile still in an output buffer, the downloads it was sent in
@@ -549,8 +402,9 @@ struct HostTiles<'scope, T: Scalar> {
 }
 
 impl<'scope, T: Scalar> HostTiles<'scope, T> {
-	fn start<'env>(scope: &'scope std::thread::Scope<'scope, 'env>, gpu: &Gpu, chunk: usize) -> Result<Self, Error> {
+	fn start<'env>(scope: &'scope std::thread::Scope<'scope, 'env>, gpu: &'scope Gpu, chunk: usize) -> Result<Self, Error> {
 		Ok(HostTiles {
+			gpu,
 			drain: gpu.start_drain(scope, chunk)?,
 			chunk,
 			pending: Default::default(),
@@ -562,14 +416,13 @@ impl<'scope, T: Scalar> HostTiles<'scope, T> {
 	/// host time added to `upload`) for [`Accum::Add`]
 	fn product(
 		&mut self,
-		gpu: &Gpu,
 		block: MatMut<'scope, T>,
 		(a, b): (DeviceOperand<T>, DeviceOperand<T>),
 		(accum, alpha): (Accum, T),
 		how: How<'_>,
 		upload: &mut std::time::Duration,
 	) -> Result<Outcome, Error> {
-		let (rows, cols, size) = (block.nrows(), block.ncols(), size_of::<T>());
+		let (gpu, rows, cols, size) = (self.gpu, block.nrows(), block.ncols(), size_of::<T>());
 		// the output buffer of two tiles ago: written once its downloads are under way
 		if self.pending.len() == 2 {
 			(0..self.pending.pop_front().unwrap_or(0)).try_for_each(|_| self.drain.reuse())?;
@@ -602,7 +455,7 @@ impl<'scope, T: Scalar> HostTiles<'scope, T> {
 			columns: Some(&mut columns),
 			..how
 		};
-		let outcome = pipeline::product(gpu, a, b, out, alpha, how, (None, None))?;
+		let outcome = pipeline::product(gpu, (a, b), out, alpha, how, (None, None))?;
 		self.pending.push_back(sends);
 		self.computed += 1;
 		Ok(outcome)

@@ -219,16 +219,15 @@ fn types<T: Scalar>(math: NativeMath) -> (blas::cudaDataType, blas::cublasComput
 	(data, compute)
 }
 
+/// a column-major matrix on the device: its address and its leading dimension
+pub(crate) type ColumnMajor<T> = (DevPtr<T>, usize);
+
 /// `C = alpha A B + beta C` natively, column-major operands (`A` m x k, `B` k x n)
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn native_gemm<T: Scalar>(
 	handles: &Handles,
 	Shape { m, n, k }: Shape,
-	a: (DevPtr<T>, usize),
-	b: (DevPtr<T>, usize),
-	c: (DevPtr<T>, usize),
-	alpha: T,
-	beta: T,
+	(a, b, c): (ColumnMajor<T>, ColumnMajor<T>, ColumnMajor<T>),
+	(alpha, beta): (T, T),
 	math: NativeMath,
 ) -> Result<(), Error> {
 	point(Fault::Launch, || "cuBLAS's GemmEx".into())?;

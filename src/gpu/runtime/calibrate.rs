@@ -49,9 +49,9 @@ pub(crate) fn measure(gpu: &Gpu, name: &'static str) -> Result<DataSheet, Error>
 	let gemm = |math: NativeMath, wide: bool| {
 		move || -> Result<(), Error> {
 			if wide {
-				native_gemm::<f64>(&gpu.handles, shape, (a.cast(), N), (b.cast(), N), (c.cast(), N), 1.0, 0.0, math)
+				native_gemm::<f64>(&gpu.handles, shape, ((a.cast(), N), (b.cast(), N), (c.cast(), N)), (1.0, 0.0), math)
 			} else {
-				native_gemm::<f32>(&gpu.handles, shape, (a.cast(), N), (b.cast(), N), (c.cast(), N), 1.0, 0.0, math)
+				native_gemm::<f32>(&gpu.handles, shape, ((a.cast(), N), (b.cast(), N), (c.cast(), N)), (1.0, 0.0), math)
 			}
 		}
 	};

@@ -81,7 +81,7 @@ fn a_product_frees_scratch_kept_in_other_slots_when_memory_runs_out() {
 			}
 		}
 	}
-	emu.matmul_device(&mut dc, Accum::Replace, &da, &db, 1.0, Precision::F64)
+	emu.matmul_device(&mut dc, Accum::Replace, (&da, &db), 1.0, Precision::F64)
 		.expect("the scratch kept in the benchmark's slots freed for the product");
 	assert!(free() > 1 << 30, "the product ran without needing the kept scratch freed");
 	let mut c = faer::Mat::<f64>::zeros(N, N);
@@ -90,11 +90,9 @@ fn a_product_frees_scratch_kept_in_other_slots_when_memory_runs_out() {
 		.matmul(
 			c.as_mut(),
 			Accum::Replace,
-			a.as_ref(),
-			b.as_ref(),
+			(a.as_ref(), b.as_ref()),
 			1.0,
-			faer::Par::rayon(0),
-			Precision::F64,
+			(faer::Par::rayon(0), Precision::F64),
 		)
 		.unwrap();
 	let g = dc.download().unwrap();

@@ -27,7 +27,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// let da = emu.upload(a.as_ref())?;
 /// let mut dc = emu.zeros_on_device::<f64>(256, 256)?;
 /// for _ in 0..10 {
-///     emu.matmul_device(&mut dc, Accum::Add, &da, &da, 1.0, Precision::F64)?;
+///     emu.matmul_device(&mut dc, Accum::Add, (&da, &da), 1.0, Precision::F64)?;
 /// }
 /// let c = dc.download()?;
 /// # Ok::<(), emugemm::Error>(())
@@ -75,7 +75,7 @@ impl<T: Scalar> DeviceMatrix<T> {
 	/// a.reuse_splits(true);
 	/// let mut c = emu.zeros_on_device::<f64>(512, 512)?;
 	/// for _ in 0..3 {
-	///     emu.matmul_device(&mut c, Accum::Add, &a, &a, 1.0, Precision::SchemeII { moduli: 16 })?; // splits `a` once per side
+	///     emu.matmul_device(&mut c, Accum::Add, (&a, &a), 1.0, Precision::SchemeII { moduli: 16 })?; // splits `a` once per side
 	/// }
 	/// # Ok::<(), emugemm::Error>(())
 	/// ```
