@@ -42,15 +42,22 @@ impl Emulator {
 		precision: Precision,
 	) -> Result<Plan, Error> {
 		let (lhs, rhs) = (View::of(lhs), View::of(rhs));
-		let precision = self.precision_for(precision);
-		self.refused()?;
-		check_shapes(lhs.shape(), rhs.shape(), None)?;
-		validate(precision).map_err(|reason| Error::InvalidPrecision { precision, reason })?;
-		let shape = Shape::new(lhs.nrows(), rhs.ncols(), lhs.ncols());
+		let (precision, shape) = self.query((lhs, rhs), precision)?;
 		if self.goes_native::<T>(shape, precision).is_some() {
 			return Ok(Plan::native(shape.m));
 		}
 		Ok(self.prepare(lhs, rhs, precision).choice.plan)
+	}
+
+	/// the precision in force (the context's override applied) and the shape of a question about
+	/// a product ([`Emulator::plan`], [`Emulator::candidates`]), checked as the
+	/// product itself would be
+	fn query<T: Scalar>(&self, (lhs, rhs): (View<'_, T>, View<'_, T>), precision: Precision) -> Result<(Precision, Shape), Error> {
+		let precision = self.precision_for(precision);
+		self.refused()?;
+		check_shapes(lhs.shape(), rhs.shape(), None)?;
+		validate(precision).map_err(|reason| Error::InvalidPrecision { precision, reason })?;
+		Ok((precision, Shape::new(lhs.nrows(), rhs.ncols(), lhs.ncols())))
 	}
 
 	/// the plans the policy weighs for `lhs * rhs` at a target `precision`, cheapest first (the
@@ -78,11 +85,7 @@ impl Emulator {
 		precision: Precision,
 	) -> Result<Vec<Plan>, Error> {
 		let (lhs, rhs) = (View::of(lhs), View::of(rhs));
-		let precision = self.precision_for(precision);
-		self.refused()?;
-		check_shapes(lhs.shape(), rhs.shape(), None)?;
-		validate(precision).map_err(|reason| Error::InvalidPrecision { precision, reason })?;
-		let shape = Shape::new(lhs.nrows(), rhs.ncols(), lhs.ncols());
+		let (precision, shape) = self.query((lhs, rhs), precision)?;
 		if !self.emulates(shape.k) {
 			return Ok(Vec::new());
 		}
