@@ -33,7 +33,7 @@
 //! straight from the fragment and for the one whose epilogue stages its int8 output in shared
 //! memory: with direct stores the multicast pairs of 128 x 256 tiles are the fastest per product,
 //! so the table picks them for large products; the staged kernel's single CTA is faster than the
-//! pair (its stores no longer hold the tensor cores up as long, and the pair's barriers cost the
+//! pair (its staged stores hold the tensor cores up for less time, and the pair's barriers cost the
 //! same), so large real products take single CTAs; single CTAs also where the M tiles form one row,
 //! and 128 x 128 tiles where they fill the last wave enough better.
 
