@@ -5,7 +5,7 @@
 // are instances of one template (Config), each entry point instantiated for each of them by one
 // macro (EMU_CHASSIS); src/gpu/kernels/wgmma_config.rs picks one per product. The ring, the
 // warp-specialised split and the tile walk are cuda/persistent.cuh's, shared with fused scheme I.
-// Each of these measured faster than its alternative: the 128-byte swizzle (against plain loads
+// Each of these measures faster than its alternative: the 128-byte swizzle (against plain loads
 // of an unswizzled layout), the persistent grid (against one CTA per tile), and the table of tile
 // shapes (against fixed 128 x 256 tiles).
 #include <stdint.h>
@@ -109,7 +109,7 @@ __device__ __forceinline__ void with_phase(int f, Body& body) {
 // |e| = |v| delta / 2^32 < 1/2, so r = v - q m (exact in int32: it is small) lies in
 // [-m/2, 3m/2): the carry between K chunks needs only that (congruence and a bound), the
 // symmetric residue one conditional subtraction more. Integer arithmetic only (a few instructions,
-// 32-bit temporaries: emu::sym_mod_exact's double arithmetic here made ptxas spill); checked
+// 32-bit temporaries: emu::sym_mod_exact's double arithmetic here makes ptxas spill); checked
 // against integer % for every int32 and every modulus by modulus_exhaustive below
 struct Modulus {
 	int m, magic, half;
@@ -141,9 +141,9 @@ __device__ __forceinline__ void set_byte(uint32_t (&packed)[N], int i, int v) {
 // stores(F), the mapped values are stored to destination(Phase<F>, State), a column-major m x n
 // output (int8 or INT32 by the pointer's type), through the warpgroup's staging where STAGED
 // (TileStore: a warp's byte stores from the fragment write 8 bytes in each of 4 columns, partial
-// sectors; staged, the fused real product measured 6-7% faster on an H100 at n = 4096, 1-2.5% on
-// an H200, and faster than the multicast pair in a single CTA; the 3M kernel, whose two stores per
-// tile came out 1% slower staged, stores straight)
+// sectors; staged, the fused real product runs 6-7% faster on an H100 at n = 4096, 1-2.5% on an
+// H200, and faster in a single CTA than in the multicast pair; the 3M kernel, whose two stores per
+// tile run 1% slower staged, stores straight)
 struct Int32Out {
 	static constexpr int PHASES = 1;
 	static constexpr bool CARRY = false, STAGED = false;
@@ -305,7 +305,7 @@ __device__ void consume(int m, int n, int blocks, const typename Cfg::Schedule& 
 	for (int u = sched.first; u < sched.units; u += sched.stride) {
 		const Tile tile = sched.tile(u);
 		typename Epilogue::State state = epilogue.start(tile.plane);
-		// one K loop for every phase (a run-time phase loop: unrolled phases made ptxas spill)
+		// one K loop for every phase (a run-time phase loop: unrolled phases make ptxas spill)
 #pragma unroll 1
 		for (int f = 0; f < PHASES; ++f) {
 			int d[ACC];
@@ -334,7 +334,7 @@ __device__ void consume(int m, int n, int blocks, const typename Cfg::Schedule& 
 					if constexpr (PHASES == 1) {
 						for (int kb = kb0; kb < end; ++kb) block();
 					} else {
-						// not unrolled: unrolled, the 3M kernel spilled
+						// not unrolled: unrolled, the 3M kernel spills
 #pragma unroll 1
 						for (int kb = kb0; kb < end; ++kb) block();
 					}
@@ -345,7 +345,7 @@ __device__ void consume(int m, int n, int blocks, const typename Cfg::Schedule& 
 			// from the fragment of m64nBN (accumulator 4 j + q at row r + 8 (q / 2), column col +
 			// 8 j + q % 2: 32-byte pieces of 4 columns per warp store, whole sectors). The
 			// coordinates pass through an opaque move: computed here, not hoisted out of the phase
-			// and tile loops, where they held registers through the K loops and made ptxas spill
+			// and tile loops, where they would hold registers through the K loops and make ptxas spill
 			auto fragment = [&](auto phase) {
 #pragma unroll
 				for (int i = 0; i < ACC; ++i) d[i] = epilogue(phase, state, i, d[i]);

@@ -309,7 +309,8 @@ mod tests {
 	/// the end-to-end medians (ms) of the default route, `n x n x n`, measured by
 	/// `examples/bench.rs` on an NVIDIA H200 (2026-11-22): the `emugemm` rows
 	/// (`SchemeII { moduli: 10 }` is the `F32` row, which runs it), and for c64 at 16384 the
-	/// `emugemm unfused` row, the route complex products with K > 8,192 took in that build
+	/// `emugemm unfused` row: the model prices complex products with K > 8,192 as the unfused
+	/// route (see the module's docs)
 	const MEASURED: &[(&str, usize, Scheme, f64)] = &[
 		("f64", 4096, two(8), 1.646),
 		("f64", 4096, two(10), 1.829),
@@ -378,10 +379,11 @@ mod tests {
 	}
 
 	/// scheme I on both routes in one process, `n x n x n`, ms: `(GPU, type, n, slices, fused,
-	/// unfused)`. The H200's rows are those the unfused constants were fitted to (2026-11-22);
-	/// the H100's come from later builds, whose split and products ran 5-15% faster on both
-	/// routes (2026-11-25; p = 4 at n = 8192 from the portable-path table of
-	/// docs/PERFORMANCE.md, f32 p = 2 at 8192 from a later run)
+	/// unfused)`. The H200's rows are those the unfused constants are fitted to (2026-11-22); the
+	/// H100's (2026-11-25; p = 4 at n = 8192 from the portable-path table of docs/PERFORMANCE.md,
+	/// f32 p = 2 at 8192 from a run of its own) come from a build whose split and products run
+	/// 5-15% faster on both routes than the H200's build, so they check which route is faster,
+	/// not the predicted times
 	const BOTH_ROUTES: &[(&str, &str, usize, u32, f64, f64)] = &[
 		("H200", "f64", 4096, 2, 1.598, 1.290),
 		("H200", "f64", 4096, 4, 1.959, 2.053),
@@ -406,7 +408,7 @@ mod tests {
 	];
 
 	/// the unfused scheme I rows of the H200 within 25% of the model (at n = 4096 the split of
-	/// that run took 20-40% longer than the model on both routes)
+	/// those rows takes 20-40% longer than the model on both routes)
 	#[test]
 	fn predicts_the_unfused_scheme1_rows() {
 		for &(gpu, ty, n, slices, _, ms) in BOTH_ROUTES.iter().filter(|r| r.0 == "H200") {
@@ -478,8 +480,8 @@ mod tests {
 		assert!(compared > 140, "{compared} ordered pairs");
 	}
 
-	/// each measured end-to-end time within 20% of the model (the 16384 run ran its longest
-	/// products 8-15% below the fitted rates, both schemes alike)
+	/// each measured end-to-end time within 20% of the model (at n = 16384 the longest products
+	/// run 8-15% below the fitted rates, both schemes alike)
 	#[test]
 	fn predicts_the_measured_times() {
 		for &(ty, n, scheme, ms) in MEASURED {

@@ -136,7 +136,7 @@ pub(crate) struct Rule {
 /// the time per wave of the fused real scheme II product (15 moduli, `profile::chassis`, NVIDIA
 /// H100) relative to `bn256_s4_c1`: with direct stores at n = 8192, staged at n = 8192 and 16384
 pub(crate) const TABLE: [Rule; 4] = [
-	// multicast pair of 128 x 256 tiles, from K = 8192 on (at K = 4096 the pair took 1.05-1.14x
+	// multicast pair of 128 x 256 tiles, from K = 8192 on (at K = 4096 the pair takes 1.05-1.14x
 	// the single CTA's time on the H200, 0.97-1.03x on the H100): direct, a wave in 94% of the
 	// single CTA's (96% on the H200); staged, in 101-102% (n = 8192) and 107% (16384)
 	Rule {
