@@ -902,22 +902,16 @@ fn empty_products_report_as_the_oracle() {
 			let at = format!("{m}x{n}x{k} {precision:?}");
 			let reason = |r: &Report| (r.plan.scheme, r.native_reason);
 			let (mut gc, mut oc) = (old.clone(), old.clone());
-			g.matmul(
-				gc.as_mut(),
-				Accum::Add,
-				(a.as_ref(), b.as_ref()),
-				2.0,
-				(faer::Par::rayon(0), precision),
-			)
-			.unwrap();
-			o.matmul(
-				oc.as_mut(),
-				Accum::Add,
-				(a.as_ref(), b.as_ref()),
-				2.0,
-				(faer::Par::rayon(0), precision),
-			)
-			.unwrap();
+			for (emu, c) in [(&g, &mut gc), (&o, &mut oc)] {
+				emu.matmul(
+					c.as_mut(),
+					Accum::Add,
+					(a.as_ref(), b.as_ref()),
+					2.0,
+					(faer::Par::rayon(0), precision),
+				)
+				.unwrap();
+			}
 			let (gr, or) = (g.last_report().unwrap(), o.last_report().unwrap());
 			assert_eq!(reason(&gr), reason(&or), "{at}: {gr} / {or}");
 			assert_eq!(or.native_reason, Some(emugemm::NativeReason::NotEmulated), "{at}");

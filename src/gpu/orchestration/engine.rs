@@ -67,19 +67,14 @@ pub(crate) fn device_product<T: Scalar>(
 		.and_then(|left| footprint::tile::<T>(Shape { m: share, ..shape }, left))
 		.ok_or_else(|| too_large::<T>(shape, budget))?;
 	let operands = (Operand::Device(lhs), Operand::Device(rhs));
-	let (outcome, tiles) = tiled::tiled(
+	tiled::tiled(
 		&devices,
 		operands,
 		Destination::Device(dst),
 		(accum, alpha),
 		(precision, settings),
 		tile,
-	)?;
-	let times = outcome.times;
-	Ok(Report {
-		tiles: Some(tiles),
-		..outcome.report::<T>(shape, times)
-	})
+	)
 }
 
 /// the device memory a product may take on each of the pipelines `devices`: the context's
@@ -121,7 +116,7 @@ pub(crate) fn host_product<T: Scalar>(
 		};
 		let tile = footprint::tile::<T>(share, budget).ok_or_else(|| too_large::<T>(shape, budget))?;
 		let operands = (Operand::Host(lhs), Operand::Host(rhs));
-		let (outcome, tiles) = tiled::tiled(
+		let report = tiled::tiled(
 			&devices,
 			operands,
 			Destination::Host(dst),
@@ -129,11 +124,6 @@ pub(crate) fn host_product<T: Scalar>(
 			(precision, settings),
 			tile,
 		)?;
-		let times = outcome.times;
-		let report = Report {
-			tiles: Some(tiles),
-			..outcome.report::<T>(shape, times)
-		};
 		return Ok(named(report, settings));
 	}
 	let report = staged(settings, dst, accum, (lhs, rhs), |g, operands, dst| {

@@ -36,7 +36,7 @@ use crate::gpu::transfer::panels::{Operand, Panels};
 use crate::policy::Choice;
 use crate::settings::Settings;
 use crate::shape::Shape;
-use crate::{Accum, Error, NativeReason, PhaseTimes, Precision, Scalar};
+use crate::{Accum, Error, NativeReason, PhaseTimes, Precision, Report, Scalar};
 use faer::MatMut;
 use std::ops::Range as Span;
 use std::time::Instant;
@@ -175,7 +175,7 @@ struct Done {
 /// pipeline needs shared out between them, tiles downloaded while the next computes. The plan and
 /// the balancing are decided once, from passes every pipeline runs over its panels. The outcome's
 /// times include the transfers (each the slowest pipeline's), and `bound` the passes that decide
-/// the plan; returns the grid of tiles too
+/// the plan; the report gives the grid of tiles too
 pub(crate) fn tiled<T: Scalar>(
 	devices: &[Device],
 	(lhs, rhs): (Operand<'_, T>, Operand<'_, T>),
@@ -183,7 +183,7 @@ pub(crate) fn tiled<T: Scalar>(
 	(accum, alpha): (Accum, T),
 	(precision, settings): (Precision, Settings),
 	(ti, tj): (usize, usize),
-) -> Result<(Outcome, (usize, usize)), Error> {
+) -> Result<Report, Error> {
 	let shape = match (&lhs, &rhs) {
 		(Operand::Host(a), Operand::Host(b)) => Shape::new(a.nrows(), b.ncols(), a.ncols()),
 		(Operand::Device(a), Operand::Device(b)) => Shape::new(a.nrows(), b.ncols(), a.ncols()),
@@ -232,14 +232,17 @@ pub(crate) fn tiled<T: Scalar>(
 		.into_iter()
 		.chain(done.filter_map(|d| d.outcome))
 		.for_each(|o| tiles.add(o));
-	let mut outcome = tiles.outcome();
-	outcome.times = PhaseTimes {
+	let outcome = tiles.outcome();
+	let times = PhaseTimes {
 		upload,
 		download,
 		bound,
 		..outcome.times
 	};
-	Ok((outcome, (job.rows.len(), job.cols.len())))
+	Ok(Report {
+		tiles: Some((job.rows.len(), job.cols.len())),
+		..outcome.report::<T>(shape, times)
+	})
 }
 
 /// `work` on every share at once, one thread each holding its pipeline's lock (taken in the
