@@ -1,7 +1,7 @@
 //! the explicit context: its backend and settings. Its products go through one front door
-//! ([`front`]), which checks them, times them and publishes their report, in front of the engines:
-//! faer's native product ([`native`]), the emulation on the CPU ([`emulation`]) and the GPU's
-//! ([`crate::gpu`])
+//! ([`front`]), which checks them, builds each call's one [`crate::request::Request`], times it and
+//! publishes its report, in front of the engines: faer's native product ([`crate::native`]), the
+//! CPU oracle ([`crate::cpu::oracle`]) and the GPU's ([`crate::gpu`])
 
 use crate::datasheets::GpuModel;
 use crate::settings::{DEFAULT_STAGING, Devices, Settings};
@@ -11,10 +11,8 @@ use std::sync::{Arc, Mutex, RwLock};
 
 #[cfg(feature = "cuda")]
 mod device_matrices;
-mod emulation;
 mod environment;
 mod front;
-mod native;
 
 /// the emulation context: a backend, the scaling rule of scheme II, and the last report
 ///
@@ -376,9 +374,9 @@ impl Emulator {
 		self.par
 	}
 
-	/// the settings the policy and the pipelines read (the GPU's pipelines and the policy's tests:
-	/// the CPU's engines read the field)
-	#[cfg(any(feature = "cuda", test))]
+	/// the settings the policy and the engines read (the policy's tests: the front door puts them
+	/// in each call's request)
+	#[cfg(test)]
 	pub(crate) fn settings(&self) -> Settings {
 		self.settings
 	}

@@ -110,11 +110,13 @@ mod gpu;
 mod interop;
 #[cfg(feature = "cuda")]
 mod kernels;
+mod native;
 mod operand;
 mod parallel;
 mod policy;
 mod precision;
 mod report;
+mod request;
 mod routing;
 mod scalar;
 pub mod scheme1;

@@ -6,6 +6,7 @@
 
 pub(crate) mod bound;
 mod igemm;
+pub(crate) mod oracle;
 pub(crate) mod parts;
 mod scheme1;
 mod scheme2;

@@ -2,14 +2,15 @@
 //! its engine, timed, and its report published once
 
 use super::Emulator;
-use super::native::native_at;
 use crate::Backend;
+use crate::cpu::oracle;
+use crate::native::{HostRequest, native_at};
 use crate::parallel;
-use crate::policy::Choice;
+use crate::policy::{Choice, PolicyInput};
 use crate::precision::validate;
 use crate::report::remember_on_thread;
+use crate::request::{Request, Routine};
 use crate::shape::{Shape, check_shapes};
-use crate::stats::row_stats;
 use crate::view::View;
 use crate::{Error, NativeReason, PhaseTimes, Plan, Precision, Report, Scalar};
 use faer::mat::{AsMatMut, AsMatRef};
@@ -41,23 +42,49 @@ impl Emulator {
 		rhs: MatRef<'_, R>,
 		precision: Precision,
 	) -> Result<Plan, Error> {
-		let (lhs, rhs) = (View::of(lhs), View::of(rhs));
-		let (precision, shape) = self.query((lhs, rhs), precision)?;
-		if self.goes_native::<T>(shape, precision).is_some() {
-			return Ok(Plan::native(shape.m));
+		let request = self.query((View::of(lhs), View::of(rhs)), precision)?;
+		if self.goes_native::<T>(request.shape, request.precision).is_some() {
+			return Ok(Plan::native(request.shape.m));
 		}
-		Ok(self.prepare(lhs, rhs, precision).choice.plan)
+		Ok(oracle::prepare(&request).choice.plan)
 	}
 
-	/// the precision in force (the context's override applied) and the shape of a question about
-	/// a product ([`Emulator::plan`], [`Emulator::candidates`]), checked as the
-	/// product itself would be
-	fn query<T: Scalar>(&self, (lhs, rhs): (View<'_, T>, View<'_, T>), precision: Precision) -> Result<(Precision, Shape), Error> {
-		let precision = self.precision_for(precision);
+	/// the request of a question about a product ([`Emulator::plan`], [`Emulator::candidates`]):
+	/// the product `lhs rhs` replacing its destination, checked as the product itself would be
+	fn query<'a, T: Scalar>(&self, operands: (View<'a, T>, View<'a, T>), precision: Precision) -> Result<HostRequest<'a, T>, Error> {
+		let request = self.request(
+			Accum::Replace,
+			operands,
+			T::from_parts(1.0, 0.0),
+			(self.precision_for(precision), self.par),
+		);
 		self.refused()?;
-		check_shapes(lhs.shape(), rhs.shape(), None)?;
-		validate(precision).map_err(|reason| Error::InvalidPrecision { precision, reason })?;
-		Ok((precision, Shape::new(lhs.nrows(), rhs.ncols(), lhs.ncols())))
+		check_shapes(request.lhs.shape(), request.rhs.shape(), None)?;
+		validate(request.precision).map_err(|reason| Error::InvalidPrecision { precision, reason })?;
+		Ok(request)
+	}
+
+	/// the one request of a call of the routine [`Routine::Gemm`] on `operands`: its shape, the
+	/// precision in force (`precision`, after the context's override) and this context's
+	/// settings
+	pub(crate) fn request<T: Scalar, O: Operands>(
+		&self,
+		accum: Accum,
+		(lhs, rhs): (O, O),
+		alpha: T,
+		(precision, par): (Precision, Par),
+	) -> Request<T, O> {
+		Request {
+			routine: Routine::Gemm,
+			shape: Shape::new(lhs.dims().0, rhs.dims().1, lhs.dims().1),
+			lhs,
+			rhs,
+			accum,
+			alpha,
+			precision,
+			par,
+			settings: self.settings,
+		}
 	}
 
 	/// the plans the policy weighs for `lhs * rhs` at a target `precision`, cheapest first (the
@@ -84,19 +111,15 @@ impl Emulator {
 		rhs: MatRef<'_, R>,
 		precision: Precision,
 	) -> Result<Vec<Plan>, Error> {
-		let (lhs, rhs) = (View::of(lhs), View::of(rhs));
-		let (precision, shape) = self.query((lhs, rhs), precision)?;
+		let request = self.query((View::of(lhs), View::of(rhs)), precision)?;
+		let Request { shape, precision, .. } = request;
 		if !self.emulates(shape.k) {
 			return Ok(Vec::new());
 		}
 		if self.goes_native::<T>(shape, precision).is_some() && precision.target_bits(T::MANTISSA_BITS, shape.k).is_some() {
 			return Ok(vec![Plan::native(shape.m)]);
 		}
-		let (a, b) = self.operands(lhs, rhs, precision);
-		let (sa, sb) = (row_stats(&a), row_stats(&b));
-		let (decided, ..) = self.decide::<T>((&a, &b), (&sa, &sb), precision);
-		let ranked = decided.candidates(self.policy_input::<T>(Shape::new(a.len, b.len, a.k)), precision);
-		Ok(ranked.into_iter().map(|c| c.plan).collect())
+		Ok(oracle::candidates(&request))
 	}
 
 	/// `dst = alpha * lhs * rhs` ([`Accum::Replace`]) or `dst += alpha * lhs * rhs` ([`Accum::Add`])
@@ -146,28 +169,31 @@ impl Emulator {
 		alpha: T,
 		(precision, par): (Precision, Par),
 	) -> Result<(), Error> {
-		let precision = self.precision_for(precision);
-		let shape = Shape::new(lhs.nrows(), rhs.ncols(), lhs.ncols());
+		let request = self.request(accum, (lhs, rhs), alpha, (self.precision_for(precision), par));
+		let Request { shape, precision, .. } = request;
 		let dims = [lhs.shape(), rhs.shape(), dst.shape()];
 		// the native product on the host's cores, with the host routing that sent it there
 		let on_host = |dst: MatMut<'_, T>, host_routing: Option<crate::HostRouting>, reason| {
-			native_at(dst, accum, (lhs, rhs), alpha, (precision, par));
+			native_at(dst, &request);
 			Ok(Report {
 				host_routing,
-				..self.report::<T>(Choice::native(shape.m, reason), shape, 0, PhaseTimes::default())
+				..oracle::report::<T>(Choice::native(shape.m, reason), shape, 0, PhaseTimes::default())
 			})
 		};
 		self.run(dims, precision, || {
-			parallel::within(par, || match self.backend {
+			parallel::within(par, || match (request.routine, self.backend) {
 				// an empty product is native on every backend, for one reason
 				_ if shape.is_empty() => on_host(dst, None, NativeReason::NotEmulated),
-				Backend::CpuEmulation => Ok(self.emulate(dst, accum, (lhs, rhs), alpha, (precision, par))),
+				(Routine::Gemm, Backend::CpuEmulation) => match self.goes_native::<T>(shape, precision) {
+					Some(reason) => on_host(dst, None, reason),
+					None => Ok(oracle::emulate(dst, &request)),
+				},
 				#[cfg(feature = "cuda")]
-				Backend::Gpu if self.below_native_size(shape) => on_host(dst, None, NativeReason::BelowNativeSize),
+				(Routine::Gemm, Backend::Gpu) if self.below_native_size(shape) => on_host(dst, None, NativeReason::BelowNativeSize),
 				#[cfg(feature = "cuda")]
-				Backend::Gpu => match self.host_route::<T>(shape, accum, precision) {
+				(Routine::Gemm, Backend::Gpu) => match self.host_route::<T>(shape, accum, precision) {
 					Some(routing) => on_host(dst, Some(routing), NativeReason::HostRouting),
-					None => crate::gpu::host_product(self.settings(), dst, accum, (lhs, rhs), alpha, precision),
+					None => crate::gpu::host_product(dst, request),
 				},
 				_ => on_host(dst, None, NativeReason::NotEmulated),
 			})
@@ -198,11 +224,51 @@ impl Emulator {
 		precision: Precision,
 	) -> Result<(), Error> {
 		self.require_gpu()?;
-		let precision = self.precision_for(precision);
+		let request = self.request(accum, (lhs, rhs), alpha, (self.precision_for(precision), self.par));
 		let dims = [lhs.shape(), rhs.shape(), dst.shape()];
-		self.run(dims, precision, || {
-			crate::gpu::device_product(self.settings(), dst, accum, (lhs, rhs), alpha, precision)
-		})
+		self.run(dims, request.precision, || crate::gpu::device_product(dst, request))
+	}
+
+	/// where a GPU context routes a host product of `shape` at a target `precision` to the host's
+	/// cores: with host routing on ([`Emulator::with_host_routing`]) and the host predicted faster
+	#[cfg(feature = "cuda")]
+	fn host_route<T: Scalar>(&self, shape: Shape, accum: Accum, precision: Precision) -> Option<crate::HostRouting> {
+		if !self.settings.host_routing || precision.target_bits(T::MANTISSA_BITS, shape.k).is_none() {
+			return None;
+		}
+		let routing = crate::routing::route::<T>(
+			shape,
+			accum,
+			precision,
+			(crate::routing::host_rate::<T>(), self.settings.model.model()),
+		);
+		routing.on_host().then_some(routing)
+	}
+
+	/// why a product of `shape` at `precision` is computed natively before any bound, where it is:
+	/// this context does not emulate it or it is empty, it is below the native size, or the native
+	/// product is predicted faster than any emulation plus the bound ([`PolicyInput::skips_bound`])
+	fn goes_native<T: Scalar>(&self, shape: Shape, precision: Precision) -> Option<NativeReason> {
+		if !self.emulates(shape.k) || shape.is_empty() {
+			Some(NativeReason::NotEmulated)
+		} else if self.below_native_size(shape) {
+			Some(NativeReason::BelowNativeSize)
+		} else {
+			PolicyInput::in_context::<T>(shape, &self.settings)
+				.skips_bound(precision)
+				.then_some(NativeReason::FasterNatively)
+		}
+	}
+
+	/// whether a dimension of `shape` is below [`Emulator::with_native_below`]'s size
+	fn below_native_size(&self, Shape { m, n, k }: Shape) -> bool {
+		m.min(n).min(k) < self.native_below
+	}
+
+	/// whether this context emulates a product of inner dimension `k` (not on
+	/// [`Backend::Native`], nor for K = 0)
+	fn emulates(&self, k: usize) -> bool {
+		matches!(self.backend, Backend::CpuEmulation | Backend::Gpu) && k > 0
 	}
 
 	/// the error this context returns for every product, where it has one (the global context's
@@ -263,5 +329,25 @@ impl Emulator {
 		remember_on_thread(report.clone());
 		*self.last.lock().unwrap_or_else(|e| e.into_inner()) = Some(report);
 		Ok(())
+	}
+}
+
+/// an operand of a product as the front door receives it: a host view or a device matrix, its
+/// dimensions read before the shapes are checked
+pub(crate) trait Operands: Copy {
+	/// rows and columns
+	fn dims(&self) -> (usize, usize);
+}
+
+impl<T: Scalar> Operands for View<'_, T> {
+	fn dims(&self) -> (usize, usize) {
+		self.shape()
+	}
+}
+
+#[cfg(feature = "cuda")]
+impl<T: Scalar> Operands for &crate::DeviceMatrix<T> {
+	fn dims(&self) -> (usize, usize) {
+		self.shape()
 	}
 }

@@ -9,7 +9,7 @@ use crate::gpu::runtime::context::{Gpu, gpu};
 use crate::gpu::runtime::errors::driver;
 use crate::gpu::runtime::slot::Slot;
 use crate::shape::{Shape, check_shapes};
-use crate::{DeviceMatrix, Emulator, Error, Scalar};
+use crate::{DeviceMatrix, Emulator, Error, Precision, Scalar};
 use faer::{MatMut, MatRef};
 use std::time::Duration;
 
@@ -111,18 +111,18 @@ pub fn native_staged<T: Scalar>(
 ) -> Result<Duration, Error> {
 	let shape = product_shape(emu, [lhs.shape(), rhs.shape(), dst.shape()])?;
 	let start = std::time::Instant::now();
-	crate::gpu::orchestration::engine::staged(
-		emu.settings(),
-		dst,
+	let request = emu.request(
 		crate::Accum::Replace,
 		(lhs.into(), rhs.into()),
-		|g, (a, b, out), dst| {
-			let _emulation = emulation::<T>(g, math, shape)?;
-			operand_gemm(g, (&a, &b), &out, T::from_parts(1.0, 0.0), math)?;
-			let download = g.download(out.ptr, dst, emu.staging_buffers())?;
-			Ok((Outcome::native(shape.m, crate::NativeReason::NotEmulated), download))
-		},
-	)?;
+		T::from_parts(1.0, 0.0),
+		(Precision::F64, emu.par()),
+	);
+	crate::gpu::orchestration::engine::staged(&request, dst, |g, (a, b, out), dst| {
+		let _emulation = emulation::<T>(g, math, shape)?;
+		operand_gemm(g, (&a, &b), &out, T::from_parts(1.0, 0.0), math)?;
+		let download = g.download(out.ptr, dst, emu.staging_buffers())?;
+		Ok((Outcome::native(shape.m, crate::NativeReason::NotEmulated), download))
+	})?;
 	Ok(start.elapsed())
 }
 

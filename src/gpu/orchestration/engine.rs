@@ -11,10 +11,11 @@ use crate::gpu::runtime::errors::driver;
 use crate::gpu::runtime::slot::Slot;
 use crate::gpu::transfer::matrix::DeviceMatrix;
 use crate::gpu::transfer::panels::Operand;
+use crate::native::HostRequest;
+use crate::request::Request;
 use crate::settings::Settings;
 use crate::shape::Shape;
-use crate::view::View;
-use crate::{Accum, Error, PhaseTimes, Precision, Report, Route, Scalar};
+use crate::{Accum, Error, PhaseTimes, Report, Route, Scalar};
 use faer::MatMut;
 use std::time::Duration;
 
@@ -36,26 +37,25 @@ pub(crate) fn placed<T: Scalar>(matrices: [&DeviceMatrix<T>; 3], devices: &[Devi
 	Ok(())
 }
 
-/// `dst = alpha lhs rhs (+ dst)` of device matrices, in core on one GPU where it fits, otherwise
-/// in tiles (over several GPUs, or out of core); shapes and precision checked by the caller
-pub(crate) fn device_product<T: Scalar>(
-	settings: Settings,
-	dst: &mut DeviceMatrix<T>,
-	accum: Accum,
-	(lhs, rhs): (&DeviceMatrix<T>, &DeviceMatrix<T>),
-	alpha: T,
-	precision: Precision,
-) -> Result<Report, Error> {
-	let devices = pipelines(settings.devices.ordinals());
-	let settings = for_gpus(settings, &devices)?;
+/// a request on device matrices
+pub(crate) type DeviceRequest<'a, T> = Request<T, &'a DeviceMatrix<T>>;
+
+/// `request` (`dst = alpha lhs rhs (+ dst)`) of device matrices, in core on one GPU where it
+/// fits, otherwise in tiles (over several GPUs, or out of core); shapes and precision checked by
+/// the caller
+pub(crate) fn device_product<T: Scalar>(dst: &mut DeviceMatrix<T>, request: DeviceRequest<'_, T>) -> Result<Report, Error> {
+	let devices = pipelines(request.settings.devices.ordinals());
+	let settings = for_gpus(request.settings, &devices)?;
+	let request = Request { settings, ..request };
+	let (lhs, rhs) = (request.lhs, request.rhs);
 	placed([&*dst, lhs, rhs], &devices)?;
-	let shape = Shape::new(lhs.nrows(), rhs.ncols(), lhs.ncols());
+	let shape = request.shape;
 	let Shape { m, n, k } = shape;
 	dst.forget();
 	let budget = device_budget(&settings, &devices)?;
 	let resident = |share: usize| size_of::<T>() * (share * k + k * n + share * n);
 	if devices.len() == 1 && footprint::footprint::<T>(shape) + resident(m) <= budget {
-		let outcome = in_place(dst, (lhs, rhs), (accum, alpha), How::plain(precision, settings))?;
+		let outcome = in_place(dst, &request)?;
 		let times = outcome.times;
 		return Ok(named(outcome.report::<T>(shape, times), settings));
 	}
@@ -67,14 +67,7 @@ pub(crate) fn device_product<T: Scalar>(
 		.and_then(|left| footprint::tile::<T>(Shape { m: share, ..shape }, left))
 		.ok_or_else(|| too_large::<T>(shape, budget))?;
 	let operands = (Operand::Device(lhs), Operand::Device(rhs));
-	tiled::tiled(
-		&devices,
-		operands,
-		Destination::Device(dst),
-		(accum, alpha),
-		(precision, settings),
-		tile,
-	)
+	tiled::tiled(&devices, request.on(operands, shape), Destination::Device(dst), tile)
 }
 
 /// the device memory a product may take on each of the pipelines `devices`: the context's
@@ -93,19 +86,14 @@ fn device_budget(settings: &Settings, devices: &[Device]) -> Result<usize, Error
 		.map(|budgets| budgets.into_iter().min().unwrap_or_default())
 }
 
-/// `dst = alpha lhs rhs (+ dst)` of host matrices on the GPU: staged whole (see [`staged`]) where
-/// the product fits one GPU, otherwise in tiles (over several GPUs, or out of core)
-pub(crate) fn host_product<T: Scalar>(
-	settings: Settings,
-	dst: MatMut<'_, T>,
-	accum: Accum,
-	(lhs, rhs): (View<'_, T>, View<'_, T>),
-	alpha: T,
-	precision: Precision,
-) -> Result<Report, Error> {
-	let shape = Shape::new(lhs.nrows(), rhs.ncols(), lhs.ncols());
-	let devices = pipelines(settings.devices.ordinals());
-	let settings = for_gpus(settings, &devices)?;
+/// `request` (`dst = alpha lhs rhs (+ dst)`) of host matrices on the GPU: staged whole (see
+/// [`staged`]) where the product fits one GPU, otherwise in tiles (over several GPUs, or out of
+/// core)
+pub(crate) fn host_product<T: Scalar>(dst: MatMut<'_, T>, request: HostRequest<'_, T>) -> Result<Report, Error> {
+	let shape = request.shape;
+	let devices = pipelines(request.settings.devices.ordinals());
+	let settings = for_gpus(request.settings, &devices)?;
+	let request = Request { settings, ..request };
 	let budget = device_budget(&settings, &devices)?;
 	let empty = shape.m == 0 || shape.n == 0;
 	// over several GPUs, or larger than one: in tiles
@@ -115,20 +103,11 @@ pub(crate) fn host_product<T: Scalar>(
 			..shape
 		};
 		let tile = footprint::tile::<T>(share, budget).ok_or_else(|| too_large::<T>(shape, budget))?;
-		let operands = (Operand::Host(lhs), Operand::Host(rhs));
-		let report = tiled::tiled(
-			&devices,
-			operands,
-			Destination::Host(dst),
-			(accum, alpha),
-			(precision, settings),
-			tile,
-		)?;
+		let operands = (Operand::Host(request.lhs), Operand::Host(request.rhs));
+		let report = tiled::tiled(&devices, request.on(operands, shape), Destination::Host(dst), tile)?;
 		return Ok(named(report, settings));
 	}
-	let report = staged(settings, dst, accum, (lhs, rhs), |g, operands, dst| {
-		in_core(g, operands, dst, alpha, (precision, settings))
-	})?;
+	let report = staged(&request, dst, |g, operands, dst| in_core(g, operands, dst, &request))?;
 	Ok(named(report, settings))
 }
 
@@ -156,20 +135,19 @@ fn named(report: Report, settings: Settings) -> Report {
 	Report { route, ..report }
 }
 
-/// a host product on the GPU by `compute`: the operands (and for [`Accum::Add`] the
+/// a host `request` on the GPU by `compute`: the operands (and, where the request adds, the
 /// destination) staged in chunks into device buffers kept between calls (the scratch slots
 /// [`Slot::StagedA`], [`Slot::StagedB`], [`Slot::StagedC`]); `compute` stages the result back
 /// into `dst` and returns the host time it took
 pub(crate) fn staged<T: Scalar>(
-	settings: Settings,
+	request: &HostRequest<'_, T>,
 	dst: MatMut<'_, T>,
-	accum: Accum,
-	(lhs, rhs): (View<'_, T>, View<'_, T>),
 	compute: impl FnOnce(&Gpu, (DeviceOperand<T>, DeviceOperand<T>, Output<T>), MatMut<'_, T>) -> Result<(Outcome, Duration), Error>,
 ) -> Result<Report, Error> {
-	let chunk = settings.staging_bytes;
+	let Request { lhs, rhs, accum, .. } = *request;
+	let chunk = request.settings.staging_bytes;
 	let g = gpu()?;
-	let _code = g.using(&settings);
+	let _code = g.using(&request.settings);
 	let (m, k, n) = (lhs.nrows(), lhs.ncols(), rhs.ncols());
 	let bytes = |rows: usize, cols: usize| (rows * cols * size_of::<T>()).max(1);
 	let (da, db, dc) = (
@@ -228,16 +206,22 @@ fn too_large<T: Scalar>(Shape { m, n, k }: Shape, budget: usize) -> Error {
 	}
 }
 
-/// `dst = alpha A B (+ dst)` for operands staged whole at `a` and `b`, the output at `out`: in
-/// [`tiled::column_tiles`], each downloaded into `dst` while the next computes (where the route computes
-/// the output whole, downloaded whole). Returns the outcome and the host time of the download
+/// `request` (`dst = alpha A B (+ dst)`) for operands staged whole at `a` and `b`, the output at
+/// `out`: in [`tiled::column_tiles`], each downloaded into `dst` while the next computes (where the
+/// route computes the output whole, downloaded whole). Returns the outcome and the host time of
+/// the download
 fn in_core<T: Scalar>(
 	gpu: &Gpu,
 	(a, b, out): (DeviceOperand<T>, DeviceOperand<T>, Output<T>),
 	mut dst: MatMut<'_, T>,
-	alpha: T,
-	(precision, settings): (Precision, Settings),
+	request: &HostRequest<'_, T>,
 ) -> Result<(Outcome, std::time::Duration), Error> {
+	let Request {
+		alpha,
+		precision,
+		settings,
+		..
+	} = *request;
 	let (m, n) = (a.rows, b.rows);
 	let chunk = settings.staging_bytes;
 	let count = tiled::column_tiles::<T>(m, n);
@@ -265,13 +249,13 @@ fn in_core<T: Scalar>(
 	})
 }
 
-/// `dst = alpha lhs rhs (+ dst)` for device matrices on GPU 0 alone, whole, with what they keep
-fn in_place<T: Scalar>(
-	dst: &DeviceMatrix<T>,
-	(lhs, rhs): (&DeviceMatrix<T>, &DeviceMatrix<T>),
-	(accum, alpha): (Accum, T),
-	how: How<'_>,
-) -> Result<Outcome, Error> {
+/// `request` (`dst = alpha lhs rhs (+ dst)`) for device matrices on GPU 0 alone, whole, with
+/// what they keep
+fn in_place<T: Scalar>(dst: &DeviceMatrix<T>, request: &DeviceRequest<'_, T>) -> Result<Outcome, Error> {
+	let Request {
+		lhs, rhs, accum, alpha, ..
+	} = *request;
+	let how = How::plain(request.precision, request.settings);
 	let g = gpu()?;
 	let _code = g.using(&how.settings);
 	let (m, k, n) = (lhs.nrows(), lhs.ncols(), rhs.ncols());

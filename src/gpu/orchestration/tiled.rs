@@ -34,9 +34,9 @@ use crate::gpu::transfer::exchange::Exchange;
 use crate::gpu::transfer::matrix::DeviceMatrix;
 use crate::gpu::transfer::panels::{Operand, Panels};
 use crate::policy::Choice;
-use crate::settings::Settings;
+use crate::request::Request;
 use crate::shape::Shape;
-use crate::{Accum, Error, NativeReason, PhaseTimes, Precision, Report, Scalar};
+use crate::{Accum, Error, NativeReason, PhaseTimes, Report, Scalar};
 use faer::MatMut;
 use std::ops::Range as Span;
 use std::time::Instant;
@@ -134,19 +134,14 @@ pub(crate) enum Destination<'a, T: Scalar> {
 
 /// a tiled product, as every pipeline's thread sees it
 pub(crate) struct Tiled<'a, T: Scalar> {
-	pub(crate) lhs: Operand<'a, T>,
-	pub(crate) rhs: Operand<'a, T>,
+	/// the call, on the operands' panels
+	pub(crate) request: Request<T, Operand<'a, T>>,
 	/// a device destination (a host one is given out in blocks to the shares)
 	pub(crate) dst: Option<&'a DeviceMatrix<T>>,
-	pub(crate) shape: Shape,
 	/// the row panels, `per_share` consecutive ones to each pipeline
 	pub(crate) rows: Vec<Span<usize>>,
 	pub(crate) per_share: usize,
 	pub(crate) cols: Vec<Span<usize>>,
-	pub(crate) accum: Accum,
-	pub(crate) alpha: T,
-	pub(crate) precision: Precision,
-	pub(crate) settings: Settings,
 	pub(crate) exchange: Exchange,
 }
 
@@ -169,7 +164,7 @@ struct Done {
 	times: PhaseTimes,
 }
 
-/// `dst = alpha A B (+ dst)` in tiles of `(rows, columns)` of the output over the pipelines
+/// `request` (`dst = alpha A B (+ dst)`) in tiles of `(rows, columns)` of the output over the pipelines
 /// `devices`, each computing an even block of rows (of a device destination, its part) in row
 /// panels of at most `ti` rows: panels uploaded while the tile before computes, panels that every
 /// pipeline needs shared out between them, tiles downloaded while the next computes. The plan and
@@ -178,17 +173,11 @@ struct Done {
 /// the plan; the report gives the grid of tiles too
 pub(crate) fn tiled<T: Scalar>(
 	devices: &[Device],
-	(lhs, rhs): (Operand<'_, T>, Operand<'_, T>),
+	request: Request<T, Operand<'_, T>>,
 	dst: Destination<'_, T>,
-	(accum, alpha): (Accum, T),
-	(precision, settings): (Precision, Settings),
 	(ti, tj): (usize, usize),
 ) -> Result<Report, Error> {
-	let shape = match (&lhs, &rhs) {
-		(Operand::Host(a), Operand::Host(b)) => Shape::new(a.nrows(), b.ncols(), a.ncols()),
-		(Operand::Device(a), Operand::Device(b)) => Shape::new(a.nrows(), b.ncols(), a.ncols()),
-		_ => unreachable!("both operands on the host or both on the device"),
-	};
+	let shape = request.shape;
 	let Shape { m, n, .. } = shape;
 	let count = devices.len();
 	let per_share = m.div_ceil(count).div_ceil(ti.max(1)).max(1);
@@ -208,17 +197,11 @@ pub(crate) fn tiled<T: Scalar>(
 		})
 		.collect();
 	let job = Tiled {
-		lhs,
-		rhs,
+		request,
 		dst,
-		shape,
 		rows,
 		per_share,
 		cols,
-		accum,
-		alpha,
-		precision,
-		settings,
 		exchange: Exchange::new(count),
 	};
 	let done = on_every_gpu(&mut shares, &job.exchange, |gpu, share| run_share(gpu, &job, share))?;
@@ -299,14 +282,14 @@ fn on_every_gpu<'a, T: Scalar, R: Send>(
 /// one pipeline's share of a tiled product: its panels set up, the plan decided with the
 /// others, its tiles computed
 fn run_share<T: Scalar>(gpu: &Gpu, job: &Tiled<'_, T>, share: &mut Share<'_, T>) -> Result<Done, Error> {
-	let _code = gpu.using(&job.settings);
+	let _code = gpu.using(&job.request.settings);
 	let (rows, cols) = (&job.rows[..], &job.cols[..]);
-	let operands = (job.lhs, job.rhs);
+	let operands = (job.request.lhs, job.request.rhs);
 	let mut panels = Panels::new(
 		gpu,
 		operands,
-		(rows, cols, job.shape.k),
-		job.settings.staging_bytes,
+		(rows, cols, job.request.shape.k),
+		job.request.settings.staging_bytes,
 		(&job.exchange, share.me),
 	)?;
 	let start = Instant::now();
@@ -333,13 +316,13 @@ fn compute<T: Scalar>(
 	panels: &mut Panels<'_, T>,
 	given: &FromWhole,
 ) -> Result<(Option<Outcome>, std::time::Duration), Error> {
-	let Shape { m, n, k } = job.shape;
+	let Shape { m, n, k } = job.request.shape;
 	let (size, me) = (size_of::<T>(), share.me);
-	let replace_empty = job.accum == Accum::Replace && k == 0;
+	let replace_empty = job.request.accum == Accum::Replace && k == 0;
 	let part = job.dst.map(|dst| &dst.parts[me]);
 	std::thread::scope(|scope| {
 		let mut host = match part {
-			None => Some(HostTiles::start(scope, gpu, job.settings.staging_bytes)?),
+			None => Some(HostTiles::start(scope, gpu, job.request.settings.staging_bytes)?),
 			Some(part) => {
 				if replace_empty {
 					// the native product of an empty inner dimension scales the destination by 0
@@ -365,21 +348,21 @@ fn compute<T: Scalar>(
 				let a = panels.a(gpu, k, r)?;
 				let how = How {
 					given: Some(&tile_given),
-					..How::plain(job.precision, job.settings)
+					..How::plain(job.request.precision, job.request.settings)
 				};
 				let outcome = match (&mut host, part) {
 					(Some(host), _) => {
 						let block = share.blocks[local * job.cols.len() + j].take().expect("one block per tile");
-						host.product(block, (a, b), (job.accum, job.alpha), how, &mut panels.upload)?
+						host.product(block, (a, b), &job.request, how, &mut panels.upload)?
 					},
 					(None, Some(part)) => {
 						let out = Output {
 							ptr: part.ptr(gpu).cast::<T>().add(r.start - part.rows.start + c.start * part.rows.len()),
 							ld: part.rows.len(),
-							accumulate: job.accum == Accum::Add,
+							accumulate: job.request.accum == Accum::Add,
 							remainder: None,
 						};
-						pipeline::product(gpu, (a, b), out, job.alpha, how, (None, None))?
+						pipeline::product(gpu, (a, b), out, job.request.alpha, how, (None, None))?
 					},
 					(None, None) => unreachable!("a host destination drains"),
 				};
@@ -415,16 +398,17 @@ impl<'scope, T: Scalar> HostTiles<'scope, T> {
 		})
 	}
 
-	/// the tile `block` of the destination: `alpha a b`, added to the block (uploaded first, its
-	/// host time added to `upload`) for [`Accum::Add`]
+	/// the tile `block` of the destination: `alpha a b` (`alpha` the request's), added to the
+	/// block (uploaded first, its host time added to `upload`) where the request adds
 	fn product(
 		&mut self,
 		block: MatMut<'scope, T>,
 		(a, b): (DeviceOperand<T>, DeviceOperand<T>),
-		(accum, alpha): (Accum, T),
+		request: &Request<T, Operand<'_, T>>,
 		how: How<'_>,
 		upload: &mut std::time::Duration,
 	) -> Result<Outcome, Error> {
+		let Request { accum, alpha, .. } = *request;
 		let (gpu, rows, cols, size) = (self.gpu, block.nrows(), block.ncols(), size_of::<T>());
 		// the output buffer of two tiles ago: written once its downloads are under way
 		if self.pending.len() == 2 {

@@ -9,16 +9,18 @@ use crate::gpu::runtime::context::Gpu;
 use crate::gpu::schemes::resident::operand_stats;
 use crate::gpu::transfer::panels::Panels;
 use crate::policy::{Choice, Evidence, PolicyInput};
+use crate::request::Request;
 use crate::settings::Settings;
 use crate::shape::Shape;
 use crate::stats::RowStats;
-use crate::{Error, NativeReason, Precision, Scalar, Scaling};
+use crate::{Error, NativeReason, Scalar, Scaling};
 
 /// the whole product's balancing and choice where a target precision needs the bound, without
 /// it otherwise: `Ok(given)` decided here, `Err(input)` for the bound to decide
-fn without_bound<T: Scalar>(shape: Shape, (precision, settings): (Precision, Settings)) -> Result<FromWhole, PolicyInput<'static>> {
+fn without_bound<T: Scalar, O>(request: &Request<T, O>) -> Result<FromWhole, PolicyInput<'static>> {
+	let Request { shape, precision, .. } = *request;
 	let Shape { m, n, k } = shape;
-	let input = PolicyInput::in_context::<T>(shape, &settings);
+	let input = PolicyInput::in_context::<T>(shape, &request.settings);
 	let given = |choice| Ok(FromWhole { balance: None, choice });
 	if m == 0 || n == 0 || k == 0 {
 		given(Choice::native(m, NativeReason::NotEmulated))
@@ -36,12 +38,15 @@ fn without_bound<T: Scalar>(shape: Shape, (precision, settings): (Precision, Set
 /// then the error bound of its tiles (target precisions only), shared with the others. The policy
 /// weighs neither separately scaled parts nor accurate scaling here (see the module's docs)
 pub(crate) fn whole_product<T: Scalar>(gpu: &Gpu, job: &Tiled<'_, T>, me: usize, panels: &mut Panels<'_, T>) -> Result<FromWhole, Error> {
-	let k = job.shape.k;
-	let settings = Settings {
-		scaling: Scaling::Fast,
-		..job.settings
+	let k = job.request.shape.k;
+	let fast = Request {
+		settings: Settings {
+			scaling: Scaling::Fast,
+			..job.request.settings
+		},
+		..job.request
 	};
-	let input = match without_bound::<T>(job.shape, (job.precision, settings)) {
+	let input = match without_bound(&fast) {
 		Ok(given) => return Ok(given),
 		Err(input) => input,
 	};
@@ -80,7 +85,7 @@ pub(crate) fn whole_product<T: Scalar>(gpu: &Gpu, job: &Tiled<'_, T>, me: usize,
 	let mut maxima = vec![RowMaxima::default(); mine.last().map_or(0, |r| r.end) - first];
 	// the row statistics of the whole product, which its tiles' are, for the screen
 	let mut row_stats: Vec<Option<RowStats>> = vec![None; maxima.len()];
-	let mut col_stats: Vec<Option<RowStats>> = vec![None; job.shape.n];
+	let mut col_stats: Vec<Option<RowStats>> = vec![None; job.request.shape.n];
 	for (local, r) in mine.iter().enumerate() {
 		for c in serpentine(local, job.cols.len()).map(|j| &job.cols[j]) {
 			let b = panels.b(gpu, k, c, (exchange, me))?;
@@ -109,7 +114,7 @@ pub(crate) fn whole_product<T: Scalar>(gpu: &Gpu, job: &Tiled<'_, T>, me: usize,
 	}
 	let bound = Bound {
 		rows: exchange.exchange(me, maxima)?.concat(),
-		shape: job.shape,
+		shape: job.request.shape,
 		complex: T::IS_COMPLEX,
 		mantissa: T::MANTISSA_BITS,
 	};
@@ -120,7 +125,7 @@ pub(crate) fn whole_product<T: Scalar>(gpu: &Gpu, job: &Tiled<'_, T>, me: usize,
 	let sb = stats
 		.iter()
 		.map(|(_, b)| all(&mut b.iter().copied()))
-		.find(|b| b.len() == job.shape.n)
+		.find(|b| b.len() == job.request.shape.n)
 		.unwrap_or_default();
 	// the statistics come with the bound here, in one pass: the policy asks for them as it asks an
 	// in-core product's, so that a tiled product takes the plan an in-core product takes
@@ -128,7 +133,7 @@ pub(crate) fn whole_product<T: Scalar>(gpu: &Gpu, job: &Tiled<'_, T>, me: usize,
 		stats: (sa, sb),
 		bound: Some(bound),
 	};
-	let choice = crate::policy::decide(input, job.precision, &mut evidence)?.choice;
+	let choice = crate::policy::decide(input, job.request.precision, &mut evidence)?.choice;
 	Ok(FromWhole { balance, choice })
 }
 

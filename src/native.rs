@@ -1,11 +1,17 @@
-//! the native product behind the front door, and the native entries of emulated products (those
-//! whose rows or columns hold NaN or infinities)
+//! the native product on the host's cores, where the front door or the CPU oracle computes a
+//! request natively, and the native entries of emulated products (those whose rows or columns
+//! hold NaN or infinities)
 
+use crate::Scalar;
 use crate::fp::combine;
+use crate::precision::Precision;
+use crate::request::Request;
 use crate::view::{View, faer_matmul};
-use crate::{Precision, Scalar};
 use faer::linalg::matmul::matmul;
-use faer::{Accum, Mat, MatMut, MatRef, Par};
+use faer::{Accum, Mat, MatMut, MatRef};
+
+/// a request on host views of its operands
+pub(crate) type HostRequest<'a, T> = Request<T, View<'a, T>>;
 
 /// the native product at `precision`: faer's, except for `f32`/`c32` outputs at a precision above
 /// FP32 level ([`Precision::F64`], [`Precision::Bits`]), which are accumulated in `f64` (an FP32
@@ -13,13 +19,8 @@ use faer::{Accum, Mat, MatMut, MatRef, Par};
 /// product; the entries in rows and columns holding NaN or infinities are those of
 /// [`nonfinite_entries`], since faer's paths for the smallest shapes skip a unit `alpha` and so
 /// give other non-finite parts than its own larger paths and cuBLAS
-pub(super) fn native_at<T: Scalar>(
-	mut dst: MatMut<'_, T>,
-	accum: Accum,
-	(lhs, rhs): (View<'_, T>, View<'_, T>),
-	alpha: T,
-	(precision, par): (Precision, Par),
-) {
+pub(crate) fn native_at<T: Scalar>(mut dst: MatMut<'_, T>, request: &HostRequest<'_, T>) {
+	let (lhs, rhs) = (request.lhs, request.rhs);
 	// column by column, the order of faer's column-major storage
 	let mut bad_rows = vec![false; lhs.nrows()];
 	for h in 0..lhs.ncols() {
@@ -29,21 +30,16 @@ pub(super) fn native_at<T: Scalar>(
 	let cols: Vec<usize> = (0..rhs.ncols())
 		.filter(|&j| (0..rhs.nrows()).any(|h| !rhs.mat[(h, j)].is_finite_value()))
 		.collect();
-	let fixed = nonfinite_values(dst.as_ref(), accum, (lhs, rhs), alpha, (&rows, &cols));
-	finite_product(dst.as_mut(), accum, (lhs, rhs), alpha, (precision, par));
+	let fixed = nonfinite_values(dst.as_ref(), request, (&rows, &cols));
+	finite_product(dst.as_mut(), request);
 	fixed.into_iter().for_each(|(i, j, x)| dst[(i, j)] = x);
 }
 
 /// [`native_at`] but for its non-finite entries
-fn finite_product<T: Scalar>(
-	mut dst: MatMut<'_, T>,
-	accum: Accum,
-	(lhs, rhs): (View<'_, T>, View<'_, T>),
-	alpha: T,
-	(precision, par): (Precision, Par),
-) {
-	if T::MANTISSA_BITS == 53 || matches!(precision, Precision::Tf32 | Precision::F32) {
-		return faer_matmul(dst, accum, lhs, rhs, alpha, par);
+fn finite_product<T: Scalar>(mut dst: MatMut<'_, T>, request: &HostRequest<'_, T>) {
+	let Request { lhs, rhs, par, .. } = *request;
+	if T::MANTISSA_BITS == 53 || matches!(request.precision, Precision::Tf32 | Precision::F32) {
+		return faer_matmul(dst, request.accum, lhs, rhs, request.alpha, par);
 	}
 	let product: Vec<(f64, f64)> = if T::IS_COMPLEX {
 		let wide = |x: View<'_, T>| Mat::from_fn(x.nrows(), x.ncols(), |i, j| faer::c64::new(x.at(i, j).re(), x.at(i, j).im()));
@@ -65,8 +61,8 @@ fn finite_product<T: Scalar>(
 	let m = dst.nrows();
 	for (idx, &c) in product.iter().enumerate() {
 		let (i, j) = (idx % m, idx / m);
-		let old = (accum == Accum::Add).then(|| dst[(i, j)]);
-		dst[(i, j)] = combine(c, alpha, old);
+		let old = (request.accum == Accum::Add).then(|| dst[(i, j)]);
+		dst[(i, j)] = combine(c, request.alpha, old);
 	}
 }
 
@@ -76,25 +72,20 @@ fn finite_product<T: Scalar>(
 /// OpenBLAS and faer scale a complex sum by the full product with alpha, so that an infinite part
 /// meets the zero imaginary part of `alpha = 1 + 0i` and gives NaN); the same operations in the
 /// same order as `native_fixup` in cuda/reconstruct.cu
-pub(super) fn nonfinite_entries<T: Scalar>(
-	mut dst: MatMut<'_, T>,
-	accum: Accum,
-	(lhs, rhs): (View<'_, T>, View<'_, T>),
-	alpha: T,
-	(rows, cols): (&[usize], &[usize]),
-) {
-	let fixed = nonfinite_values(dst.as_ref(), accum, (lhs, rhs), alpha, (rows, cols));
+pub(crate) fn nonfinite_entries<T: Scalar>(mut dst: MatMut<'_, T>, request: &HostRequest<'_, T>, (rows, cols): (&[usize], &[usize])) {
+	let fixed = nonfinite_values(dst.as_ref(), request, (rows, cols));
 	fixed.into_iter().for_each(|(i, j, x)| dst[(i, j)] = x);
 }
 
 /// the values [`nonfinite_entries`] writes, as `(row, column, value)`, reading `dst` as it is
 fn nonfinite_values<T: Scalar>(
 	dst: MatRef<'_, T>,
-	accum: Accum,
-	(lhs, rhs): (View<'_, T>, View<'_, T>),
-	alpha: T,
+	request: &HostRequest<'_, T>,
 	(rows, cols): (&[usize], &[usize]),
 ) -> Vec<(usize, usize, T)> {
+	let Request {
+		lhs, rhs, accum, alpha, ..
+	} = *request;
 	let entry = |i: usize, j: usize| {
 		let (mut re, mut im) = (0.0f64, 0.0f64);
 		for h in 0..lhs.ncols() {
