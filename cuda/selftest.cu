@@ -3,7 +3,7 @@
 // sym_mod_exhaustive: the symmetric residue by exact double arithmetic (emu::sym_mod_exact, used by
 // the unfused route's reductions) against integer `%`, for every 32-bit input and every modulus;
 // counts the mismatches (the fused epilogues' integer arithmetic has its own, modulus_exhaustive,
-// in igemm.cu)
+// in sm90_chassis.cu)
 #include "common.cuh"
 
 extern "C" __global__ void __launch_bounds__(256) sym_mod_exhaustive(const unsigned* moduli, int p, unsigned long long* mismatches) {

@@ -4,14 +4,14 @@
 // of two CTAs along M that share (multicast) the B tile. The variants (BN, ring depth, cluster)
 // are instances of one template (Config), each entry point instantiated for each of them by one
 // macro (EMU_CHASSIS); src/gpu/kernels/wgmma_config.rs picks one per product. The ring, the
-// warp-specialised split and the tile walk are cuda/persistent.cuh's, shared with fused scheme I.
+// warp-specialised split and the tile walk are cuda/sm90_persistent.cuh's, shared with fused scheme I.
 // Each of these measures faster than its alternative: the 128-byte swizzle (against plain loads
 // of an unswizzled layout), the persistent grid (against one CTA per tile), and the table of tile
 // shapes (against fixed 128 x 256 tiles).
 #include <stdint.h>
 #include <cuda.h>
 #include "common.cuh"
-#include "persistent.cuh"
+#include "sm90_persistent.cuh"
 #include "wgmma.cuh"
 
 namespace {
@@ -47,7 +47,7 @@ struct Config {
 
 }  // namespace
 
-// the persistent chassis (cuda/persistent.cuh): the clusters (of Config::CLUSTER CTAs; a single CTA
+// the persistent chassis (cuda/sm90_persistent.cuh): the clusters (of Config::CLUSTER CTAs; a single CTA
 // is a cluster of one) walk the tile units (Schedule: a unit is CLUSTER vertically adjacent tiles,
 // one per CTA of the cluster, rasterised in groups of 8 tile rows along M), one plane of units per
 // modulus of scheme II, modulus outermost. The producer's ring runs across units (a consumer's

@@ -1,5 +1,5 @@
-// emugemm: the warp-specialised persistent chassis of the wgmma kernels (cuda/igemm.cu,
-// cuda/scheme1.cu): a ring of shared-memory stages guarded by mbarriers, filled by TMA from one
+// emugemm: the warp-specialised persistent chassis of the wgmma kernels (cuda/sm90_chassis.cu,
+// cuda/sm90_scheme1_fused.cu): a ring of shared-memory stages guarded by mbarriers, filled by TMA from one
 // producer thread and drained by two consumer warpgroups; the register split between the producer
 // and the consumers (setmaxnreg); the persistent walk of the output tiles. What a kernel loads into a
 // stage and what it computes from it stay in the kernel.

@@ -12,7 +12,7 @@
 // (4M, the CPU oracle's stacking along K) A re, im, -im and B re, im, each output part being one
 // phase of two segments: Re = A re B re + A (-im) B im, Im = A re B im + A im B re.
 //
-// Schedule: the chassis of cuda/persistent.cuh, shared with cuda/igemm.cu: one producer warpgroup
+// Schedule: the chassis of cuda/sm90_persistent.cuh, shared with cuda/sm90_chassis.cu: one producer warpgroup
 // (one thread issuing TMA into a ring of stages), two consumer warpgroups of 64 rows each (128 x N
 // tiles, grouped raster along M, persistent grid). Per stage and K chunk the consumers issue the
 // p(p+1)/2 products t + u < p as m64nNk32 s8 wgmma into accumulator d = t + u, digit t of A outer
@@ -27,7 +27,7 @@
 #include <stdint.h>
 #include <cuda.h>
 #include "common.cuh"
-#include "persistent.cuh"
+#include "sm90_persistent.cuh"
 #include "wgmma.cuh"
 
 namespace {
@@ -131,8 +131,8 @@ __device__ void fused(const CUtensorMap* map_a, const CUtensorMap* map_b, int m,
 	const Ring<S::STAGES, S::STAGE> ring;
 	// one plane of tiles, single CTAs: unit u is tile u. Each warpgroup's walk reads its start and
 	// stride (blockIdx.x, gridDim.x: sched.first and sched.stride of a single CTA) where its loop
-	// starts, as this kernel always did; sched.first, read before the warpgroups split, compiles this
-	// kernel to different code
+	// starts: reading sched.first before the warpgroups split compiles this kernel to other code
+	// than the code its tuning was measured on
 	const int tiles_m = (m + BM - 1) / BM, tiles_n = (n + N - 1) / N;
 	const Schedule<BM, N> sched(tiles_m, tiles_n, 1);
 	const int passes = (chunks + pass_chunks - 1) / pass_chunks;

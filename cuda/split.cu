@@ -1,16 +1,15 @@
 // emugemm: the split of an operand into int8 planes, K-major, zero for k <= h < kpad, in one of
 // two layouts:
 //   Planar       plane t, row r at out[(t * rows + r) * kpad + h]
-//   Interleaved  (fused scheme I, cuda/scheme1.cu) row r at out[r * p * kpad], K chunk c = h / 32
+//   Interleaved  (fused scheme I, cuda/sm90_scheme1_fused.cu) row r at out[r * p * kpad], K chunk c = h / 32
 //                holding its p planes one after the other: plane t at byte (c p + t) 32 + h % 32
 // one template kernel moves a tile of ROWS x 256 elements (32 KiB) through shared memory: the loads
 // are 16-byte vectors along the input's contiguous dimension (a tile column is 128 bytes, a tile
 // row 256 elements), then each thread turns N consecutive elements of one row into one N-byte
 // store per plane: N = 8 for real types, so that a warp writes 256 contiguous bytes of each plane
-// (a traffic pattern measured at 91-95% of the device copy, where 128 bytes per warp and plane
-// capped near 80%); N = 4 for complex types, whose three planes per modulus at N = 8 took 118
-// registers (2 blocks per SM, measured slower than N = 4 at 4 blocks per SM). what is written per
-// element comes from the operation:
+// (91-95% of the device copy's rate; 128 bytes per warp and plane stay near 80%); N = 4 for complex
+// types, whose three planes per modulus need 118 registers at N = 8, which leaves 2 blocks per SM
+// against 4 at N = 4, and runs slower. what is written per element comes from the operation:
 //   Digits   scheme I balanced digits of rint(x 2^s_r) (real part, imaginary part, or -imaginary)
 //   Residues scheme II residues of trunc(x 2^s_r) for the first p moduli (complex: re, im, re+im),
 //            each modulus a compile-time constant (residue_rep: 3 FP64 operations and an integer

@@ -2,9 +2,9 @@
 //! made resident while the product computes
 //!
 //! memory that was never written is mapped by the OS on first touch, one page fault per page on
-//! the touching thread. Zeroed by one thread and then written back by the threads that copy a
-//! GPU's result, a fresh 8192 x 8192 `f64` result took about seven times as long as the product
-//! on a 16-core host. Here the allocation asks for huge pages (2 MiB a fault, where the OS offers
+//! the touching thread. Zeroed by one thread and then written by the threads that copy a GPU's
+//! result, a fresh 8192 x 8192 `f64` result takes about seven times as long as the product on a
+//! 16-core host. Here the allocation asks for huge pages (2 MiB a fault, where the OS offers
 //! them), and a product on the GPU claims it ([`claim`]): while the GPU computes, and the host's
 //! cores are idle, threads write its pages in address order, and the copies of the result into
 //! it wait for the pages they write ([`before_writing`]). A product that does not claim it

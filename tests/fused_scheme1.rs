@@ -1,4 +1,4 @@
-//! the fused scheme I kernel (`cuda/scheme1.cu`, the default scheme I route on the GPU where the
+//! the fused scheme I kernel (`cuda/sm90_scheme1_fused.cu`, the default scheme I route on the GPU where the
 //! cost model does not price the unfused pipeline cheaper) against
 //! the CPU oracle and the unfused GPU route, bit for bit: every slice count, every type, odd
 //! shapes, K passes, alpha and accumulation, adversarial and non-finite inputs

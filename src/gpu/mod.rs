@@ -1,4 +1,5 @@
-//! the GPU backend (feature `cuda`): NVIDIA Hopper (sm_90a), the Ozaki pipeline
+//! the GPU backend (feature `cuda`): the Ozaki pipeline on NVIDIA GPUs, with fused wgmma products
+//! on Hopper (`sm_90a`) and a portable path (`compute_80` PTX and cuBLASLt) from Ampere on
 //!
 //! split kernels write K-major int8 planes; our persistent wgmma kernels multiply them exactly and
 //! reduce mod m in their epilogue (scheme II, real and 3M complex) or shift-reduce, scale and

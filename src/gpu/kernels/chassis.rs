@@ -1,4 +1,4 @@
-//! launches of the persistent wgmma chassis (`cuda/igemm.cu`) in any of its variants
+//! launches of the persistent wgmma chassis (`cuda/sm90_chassis.cu`) in any of its variants
 //! ([`Variant`]): the plain INT8 GEMM and the fused scheme II residue products, on persistent
 //! grids (clusters of 2 CTAs where the variant multicasts)
 

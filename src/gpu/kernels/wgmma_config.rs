@@ -1,4 +1,4 @@
-//! the variants of the persistent wgmma chassis (`cuda/igemm.cu`) and the table that picks one for
+//! the variants of the persistent wgmma chassis (`cuda/sm90_chassis.cu`) and the table that picks one for
 //! a product
 //!
 //! A variant is a tile width `bn` (tiles of 128 x `bn` outputs: two consumer warpgroups of 64 rows,
@@ -39,7 +39,7 @@
 
 use crate::shape::Shape;
 
-/// one instance of the chassis template (`Config<BN, STAGES, CLUSTER>` in `cuda/igemm.cu`)
+/// one instance of the chassis template (`Config<BN, STAGES, CLUSTER>` in `cuda/sm90_chassis.cu`)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Variant {
 	/// the tile width (N): 128 or 256
@@ -56,10 +56,10 @@ pub(crate) const BM: usize = 128;
 const BK: usize = 128;
 
 /// the entry point whose epilogue stages its output in shared memory (`ResidueOut::STAGED` in
-/// `cuda/igemm.cu`): the fused real scheme II product
+/// `cuda/sm90_chassis.cu`): the fused real scheme II product
 pub(crate) const STAGED_ENTRY: &str = "scheme2_residues";
 /// the shared memory of that staging: two consumer warpgroups, 128 columns each, a column every
-/// 68 bytes (`Config::STAGING_*` in `cuda/igemm.cu`)
+/// 68 bytes (`Config::STAGING_*` in `cuda/sm90_chassis.cu`)
 const STAGING_BYTES: usize = 2 * 128 * 68;
 
 impl Variant {
@@ -95,7 +95,7 @@ impl Variant {
 	}
 }
 
-/// every variant compiled (`EMU_CHASSIS` in `cuda/igemm.cu` instantiates the same list)
+/// every variant compiled (`EMU_CHASSIS` in `cuda/sm90_chassis.cu` instantiates the same list)
 pub(crate) const VARIANTS: [Variant; 4] = [
 	Variant {
 		bn: 256,

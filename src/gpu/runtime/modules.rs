@@ -61,12 +61,19 @@ mod tests {
 			("crt_f64", "reconstruct"),
 			("fast_shifts", "stats"),
 			("bound_maxima", "bound"),
-			("scheme1_fused_p4_f64", "scheme1"),
+			("scheme1_fused_p4_f64", "sm90_scheme1_fused"),
 		] {
 			let module = entries.get(name).unwrap_or_else(|| panic!("{name} not found"));
 			assert_eq!(modules[*module].stem, stem, "{name}");
 		}
 		assert!(entries.keys().any(|k| k.starts_with("scheme2_residues")));
+		// the chassis' instances live in the Hopper file of the chassis
+		for (name, module) in entries
+			.iter()
+			.filter(|(k, _)| k.starts_with("scheme2_residues") || k.starts_with("igemm_"))
+		{
+			assert_eq!(modules[*module].stem, "sm90_chassis", "{name}");
+		}
 		assert_eq!(
 			entries.len(),
 			modules.iter().map(|m| m.kernels.len()).sum::<usize>(),

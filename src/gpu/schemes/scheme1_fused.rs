@@ -1,5 +1,5 @@
 //! fused scheme I on the GPU: the interleaved digit split, then one persistent wgmma
-//! kernel (`scheme1_fused_p<p>_<type>`, `cuda/scheme1.cu`) that multiplies all `p(p+1)/2` slice
+//! kernel (`scheme1_fused_p<p>_<type>`, `cuda/sm90_scheme1_fused.cu`) that multiplies all `p(p+1)/2` slice
 //! pairs of a tile into `p` INT32 accumulators on chip, shift-reduces them, adds the K passes,
 //! scales, applies alpha and accumulation and writes the output: no INT32 plane leaves the SM.
 //! Same bits as the unfused route and the CPU oracle.
@@ -21,7 +21,7 @@ use cudarc::driver::CudaSlice;
 const TILE_M: usize = 128;
 
 /// the tile width of the kernel of `p` slices: `p N / 2` INT32 accumulators per consumer thread
-/// (`Tiling` in `cuda/scheme1.cu`; the kernel traps when launched with another)
+/// (`Tiling` in `cuda/sm90_scheme1_fused.cu`; the kernel traps when launched with another)
 pub(crate) const fn tile_n(p: u32) -> usize {
 	match p {
 		1 => 256,
@@ -109,7 +109,7 @@ impl<T: Scalar> Fused<T> {
 			acc,
 		);
 		let name = format!("scheme1_fused_p{}_{}", self.p, T::NAME);
-		// SAFETY: the arguments match scheme1_fused_p<p>_<type> in cuda/scheme1.cu; the planes
+		// SAFETY: the arguments match scheme1_fused_p<p>_<type> in cuda/sm90_scheme1_fused.cu; the planes
 		// hold what the maps describe, the arrays `m` and `n` entries, carry and dst `m x n`
 		unsafe { launch.run(gpu, &name, &params) }
 	}
