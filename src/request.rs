@@ -1,4 +1,4 @@
-//! what one call asks for, built once at the front door ([`crate::Emulator`]) and handed down
+//! what one call asks for, built once at the front door (`Emulator`) and handed down
 //! whole to the engine that runs it: the CPU oracle, the native product, or the GPU engine's
 //! staged, in-core and tiled products
 

@@ -127,7 +127,7 @@ pub(crate) fn prepare<T: Scalar>(request: &HostRequest<'_, T>) -> Prepared {
 }
 
 /// the plans the policy weighs for an emulated `request`, cheapest first
-/// ([`crate::Emulator::candidates`])
+/// (what `Emulator::candidates` returns)
 pub(crate) fn candidates<T: Scalar>(request: &HostRequest<'_, T>) -> Vec<Plan> {
 	let (a, b) = operands(request);
 	let (sa, sb) = (row_stats(&a), row_stats(&b));

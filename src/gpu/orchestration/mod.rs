@@ -5,3 +5,4 @@ pub(crate) mod engine;
 pub(crate) mod pipeline;
 pub(crate) mod tiled;
 pub(crate) mod tiled_decision;
+pub(crate) mod tiling;

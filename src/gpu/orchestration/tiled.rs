@@ -23,6 +23,7 @@
 
 use crate::gpu::orchestration::pipeline;
 use crate::gpu::orchestration::tiled_decision::whole_product;
+use crate::gpu::orchestration::tiling::{Tiled, serpentine};
 use crate::gpu::product::footprint::spans;
 use crate::gpu::product::footprint::split;
 use crate::gpu::product::job::{Columns, DeviceOperand, FromWhole, How, Outcome, Output};
@@ -40,17 +41,6 @@ use crate::{Accum, Error, NativeReason, PhaseTimes, Report, Scalar};
 use faer::MatMut;
 use std::ops::Range as Span;
 use std::time::Instant;
-
-/// the column panels of row panel `i` in the order they are visited: forwards, then backwards on
-/// the next row panel, so that the last panel of `B` a row panel read is the first the next reads
-/// (and is not uploaded again)
-pub(crate) fn serpentine(i: usize, cols: usize) -> Box<dyn Iterator<Item = usize>> {
-	if i.is_multiple_of(2) {
-		Box::new(0..cols)
-	} else {
-		Box::new((0..cols).rev())
-	}
-}
 
 /// the column tiles of an in-core host product's output: 8 from 1 GiB of output, 4 from 256 MiB,
 /// 2 from 64 MiB, otherwise 1. The last tile's download is all that is left after the compute; a
@@ -130,19 +120,6 @@ pub(crate) enum Destination<'a, T: Scalar> {
 	/// a device matrix split by rows over the product's pipelines, in their order: the tiles
 	/// written in place
 	Device(&'a DeviceMatrix<T>),
-}
-
-/// a tiled product, as every pipeline's thread sees it
-pub(crate) struct Tiled<'a, T: Scalar> {
-	/// the call, on the operands' panels
-	pub(crate) request: Request<T, Operand<'a, T>>,
-	/// a device destination (a host one is given out in blocks to the shares)
-	pub(crate) dst: Option<&'a DeviceMatrix<T>>,
-	/// the row panels, `per_share` consecutive ones to each pipeline
-	pub(crate) rows: Vec<Span<usize>>,
-	pub(crate) per_share: usize,
-	pub(crate) cols: Vec<Span<usize>>,
-	pub(crate) exchange: Exchange,
 }
 
 /// one pipeline's share of a tiled product

@@ -3,7 +3,7 @@
 
 use crate::balance::{Range, normal_exponents, shifts};
 use crate::bound::{Bound, PartBounds, RowMaxima};
-use crate::gpu::orchestration::tiled::{Tiled, serpentine};
+use crate::gpu::orchestration::tiling::{Tiled, serpentine};
 use crate::gpu::product::job::FromWhole;
 use crate::gpu::runtime::context::Gpu;
 use crate::gpu::schemes::resident::operand_stats;
