@@ -320,6 +320,62 @@ fn nonfinite_inputs() {
 	check::<c32>();
 }
 
+/// a complex product the GPU computes natively as a whole (here: small enough that the native
+/// product is predicted faster) gives the non-finite pattern of the sum scaled by `alpha`, as the
+/// CPU's native product and an emulated product give it, replacing or adding to the destination;
+/// cuBLAS's kernels for these shapes, left alone, scale `A` by `alpha` first and give infinities
+/// where an infinity meets the zero imaginary part of `1 + 0i`
+#[test]
+#[ignore = "needs a Hopper GPU"]
+fn nonfinite_inputs_of_native_products() {
+	fn check<T: Scalar>() {
+		let g = Emulator::with_backend(Backend::Gpu).expect("a GPU");
+		let kind = |x: f64| (x.is_nan(), x.is_infinite(), x.is_infinite() && x > 0.0);
+		for (m, n, k) in [(2, 3, 1), (9, 7, 12), (33, 5, 3)] {
+			let mut a = random_matrix::<T>(m, k, 1.0, 3);
+			let mut b = random_matrix::<T>(k, n, 1.0, 4);
+			b[(0, n - 1)] = T::from_parts(f64::INFINITY, 0.0);
+			a[(m - 1, k - 1)] = T::from_parts(0.0, f64::NEG_INFINITY);
+			b[(0, 1)] = T::from_parts(f64::MIN_POSITIVE / 8.0, 0.0);
+			for accum in [Accum::Replace, Accum::Add] {
+				let mut old = random_matrix::<T>(m, n, 1.0, 5);
+				old[(0, 0)] = T::from_parts(f64::NEG_INFINITY, 1.0);
+				let alpha = T::from_parts(1.0, 0.0);
+				let mut c = old.clone();
+				g.matmul(&mut c, accum, (&a, &b), alpha, (faer::Par::Seq, Precision::F64)).unwrap();
+				let report = g.last_report().unwrap();
+				assert_eq!(report.plan.scheme, Scheme::Native, "{report}");
+				for j in 0..n {
+					for i in 0..m {
+						let (mut re, mut im) = (0.0, 0.0);
+						for h in 0..k {
+							let (x, y) = (a[(i, h)], b[(h, j)]);
+							re += x.re() * y.re() - x.im() * y.im();
+							im += x.re() * y.im() + x.im() * y.re();
+						}
+						let scaled = (re * alpha.re() - im * alpha.im(), re * alpha.im() + im * alpha.re());
+						let expected = if accum == Accum::Add {
+							(old[(i, j)].re() + scaled.0, old[(i, j)].im() + scaled.1)
+						} else {
+							scaled
+						};
+						let x = c[(i, j)];
+						assert_eq!(
+							(kind(x.re()), kind(x.im())),
+							(kind(expected.0), kind(expected.1)),
+							"{} {accum:?} {m}x{n}x{k} ({i}, {j}): {x:?} against {expected:?}",
+							T::NAME
+						);
+					}
+				}
+			}
+		}
+	}
+	check::<c64>();
+	check::<c32>();
+	check::<f64>();
+}
+
 /// the screens decide on the GPU as in the oracle: wide-range inputs large enough to sample go
 /// native on the sampled screen's word (real ones before their balanced copies and statistics),
 /// with the same reason in both reports; inputs with an inner scaling that the balancing undoes

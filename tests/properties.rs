@@ -258,6 +258,13 @@ fn specials_as_native<T: Scalar>(
 	Ok(())
 }
 
+/// the smallest case the property found on a GPU: an infinity of `B` meets the zero imaginary
+/// part of `alpha = 1 + 0i` in a product computed natively (NaN in both parts of entry (0, 2))
+#[test]
+fn specials_c64_infinity_meets_unit_alpha() {
+	specials_as_native::<c64>((2, 3, 1), &[(false, 0, 16, 136), (false, 0, 23, 55)], Precision::F64, 0).unwrap();
+}
+
 fn shape() -> impl Strategy<Value = (usize, usize, usize)> {
 	prop_oneof![
 		// empty and tiny, ragged

@@ -2,6 +2,8 @@
 //! rows and columns take
 
 use crate::cost::NativeArithmetic;
+use crate::gpu::kernels::rows::native_rows;
+use crate::gpu::kernels::stats::{OperandStats, download_stats, launch_stats};
 use crate::gpu::product::job::{DeviceOperand, Job, Output};
 use crate::gpu::runtime::blas::{NativeMath, native_gemm};
 use crate::gpu::runtime::context::Gpu;
@@ -12,16 +14,50 @@ use crate::{Error, Precision, Scalar};
 
 /// the whole product natively at `precision`: through cuBLAS, or for `f32`/`c32` outputs above
 /// FP32 level (which an FP32 GEMM does not keep) through the native entries' kernel, which
-/// accumulates in `f64`, over every row
+/// accumulates in `f64`, over every row.
+///
+/// A complex product whose rows of `A` or columns of `B` hold NaN or infinities (read from the
+/// operands' statistics `stats`, or computed here) takes its finite rows from cuBLAS and the
+/// entries of those rows and columns from the native entries' kernel, as an emulated product
+/// does: where an infinity meets `alpha`'s zero imaginary part, cuBLAS's kernels for the smallest
+/// shapes, which scale `A` by `alpha` first, give infinities where the sum scaled by `alpha` (the
+/// CPU's native product, and cuBLAS's other kernels) gives NaN
 pub(crate) fn whole_native<T: Scalar>(
 	gpu: &Gpu,
 	(a, b): (DeviceOperand<T>, DeviceOperand<T>),
 	out: Output<T>,
 	alpha: T,
 	precision: Precision,
+	stats: Option<(&OperandStats, &OperandStats)>,
 ) -> Result<(), Error> {
 	if native_arithmetic(precision, T::MANTISSA_BITS) != NativeArithmetic::Wide {
-		return native::<T>(gpu, &a, &b, &out, alpha, precision);
+		if !T::IS_COMPLEX {
+			return native::<T>(gpu, &a, &b, &out, alpha, precision);
+		}
+		let computed;
+		let (sa, sb) = match stats {
+			Some(stats) => stats,
+			None => {
+				computed = download_stats(gpu, &launch_stats::<T>(gpu, &[&a, &b])?)?;
+				(&computed[0], &computed[1])
+			},
+		};
+		let finite = |s: &OperandStats| s.nonfinite.iter().all(|&x| x == 0);
+		if finite(sa) && finite(sb) {
+			return native::<T>(gpu, &a, &b, &out, alpha, precision);
+		}
+		let job = Job {
+			gpu,
+			a,
+			b,
+			out,
+			alpha,
+			bad_rows: sa.device.nonfinite(),
+			bad_cols: sb.device.nonfinite(),
+		};
+		let rows: Vec<usize> = (0..a.rows).filter(|&i| sa.nonfinite[i] == 0).collect();
+		native_rows(&job, &rows)?;
+		return fixup(&job);
 	}
 	let (rows, cols) = (to_device(gpu, &vec![1; a.rows])?, to_device(gpu, &vec![0; b.rows])?);
 	fixup(&Job {

@@ -59,7 +59,7 @@ fn compute<T: Scalar>(
 			native::native::<T>(gpu, &a, &b, &out, alpha, precision)?;
 			NativeReason::NotEmulated
 		} else {
-			whole_native::<T>(gpu, (a, b), out, alpha, precision)?;
+			whole_native::<T>(gpu, (a, b), out, alpha, precision, None)?;
 			NativeReason::FasterNatively
 		};
 		return Ok(Outcome::native(m, reason));
@@ -80,7 +80,7 @@ fn compute<T: Scalar>(
 		&& inner.as_ref().is_some_and(|x| wide_ranges(&x.ranges))
 		&& let Some(screened) = sampled_screen::<T>(gpu, (&a, &b), shifts, how)?
 	{
-		whole_native::<T>(gpu, (a, b), out, alpha, precision)?;
+		whole_native::<T>(gpu, (a, b), out, alpha, precision, None)?;
 		return Ok(screened.outcome(Route::Native, 0, PhaseTimes::default()));
 	}
 	let balanced = shifts
@@ -95,7 +95,7 @@ fn compute<T: Scalar>(
 	let (decision, coarse) = decide::<T>(gpu, (&a, &b), (&sa, &sb), how)?;
 	let plan = decision.choice.plan;
 	if plan.scheme == Scheme::Native {
-		whole_native::<T>(gpu, (a, b), out, alpha, precision)?;
+		whole_native::<T>(gpu, (a, b), out, alpha, precision, Some((&sa, &sb)))?;
 		return Ok(decision.outcome(Route::Native, 0, PhaseTimes::default()));
 	}
 	let natives = NativeRows::new::<T>(gpu, &decision, (&sa, &sb), precision)?;
