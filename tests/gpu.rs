@@ -331,11 +331,23 @@ fn nonfinite_inputs_of_native_products() {
 	fn check<T: Scalar>() {
 		let g = Emulator::with_backend(Backend::Gpu).expect("a GPU");
 		let kind = |x: f64| (x.is_nan(), x.is_infinite(), x.is_infinite() && x > 0.0);
-		for (m, n, k) in [(2, 3, 1), (9, 7, 12), (33, 5, 3)] {
+		// infinities in a column of B and a row of A, or a NaN in A's first row alone, beside a
+		// subnormal entry of B
+		for ((m, n, k), nan) in [
+			((2, 3, 1), false),
+			((9, 7, 12), false),
+			((33, 5, 3), false),
+			((2, 2, 1), true),
+			((9, 7, 12), true),
+		] {
 			let mut a = random_matrix::<T>(m, k, 1.0, 3);
 			let mut b = random_matrix::<T>(k, n, 1.0, 4);
-			b[(0, n - 1)] = T::from_parts(f64::INFINITY, 0.0);
-			a[(m - 1, k - 1)] = T::from_parts(0.0, f64::NEG_INFINITY);
+			if nan {
+				a[(0, 0)] = T::from_parts(f64::NAN, 0.0);
+			} else {
+				b[(0, n - 1)] = T::from_parts(f64::INFINITY, 0.0);
+				a[(m - 1, k - 1)] = T::from_parts(0.0, f64::NEG_INFINITY);
+			}
 			b[(0, 1)] = T::from_parts(f64::MIN_POSITIVE / 8.0, 0.0);
 			for accum in [Accum::Replace, Accum::Add] {
 				let mut old = random_matrix::<T>(m, n, 1.0, 5);
@@ -351,9 +363,15 @@ fn nonfinite_inputs_of_native_products() {
 						for h in 0..k {
 							let (x, y) = (a[(i, h)], b[(h, j)]);
 							re += x.re() * y.re() - x.im() * y.im();
-							im += x.re() * y.im() + x.im() * y.re();
+							if T::IS_COMPLEX {
+								im += x.re() * y.im() + x.im() * y.re();
+							}
 						}
-						let scaled = (re * alpha.re() - im * alpha.im(), re * alpha.im() + im * alpha.re());
+						let scaled = if T::IS_COMPLEX {
+							(re * alpha.re() - im * alpha.im(), re * alpha.im() + im * alpha.re())
+						} else {
+							(re * alpha.re(), 0.0)
+						};
 						let expected = if accum == Accum::Add {
 							(old[(i, j)].re() + scaled.0, old[(i, j)].im() + scaled.1)
 						} else {

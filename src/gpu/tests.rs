@@ -481,6 +481,52 @@ hopper_tests!(bound_matches:
 	bound_matches_the_oracle_c32 => c32,
 );
 
+/// weighing separately scaled parts (their screen and their bounds, each with row statistics of
+/// its own) leaves the complex operands' statistics on the device as they were: the fast shifts
+/// and the non-finite rows of the plan that runs after read them there
+fn parts_leave_the_operands_statistics<T: Scalar>() {
+	use crate::Scaling;
+	use crate::gpu::kernels::stats::StatsRegion;
+	use crate::gpu::schemes::resident::operand_stats;
+	let (m, k, n) = (40, 24, 30);
+	let mut a = crate::testing::random_matrix::<T>(m, k, 1.0, 7);
+	a[(3, 5)] = T::from_parts(f64::NAN, 0.0);
+	let b = crate::testing::random_matrix::<T>(k, n, 1e-3, 8);
+	let (da, db) = (
+		DeviceMatrix::upload(&[0], a.as_ref(), crate::settings::DEFAULT_STAGING).unwrap(),
+		DeviceMatrix::upload(&[0], b.as_ref(), crate::settings::DEFAULT_STAGING).unwrap(),
+	);
+	let g = gpu().unwrap();
+	let oa = DeviceOperand {
+		ptr: da.ptr(&g),
+		rows: m,
+		k,
+		rs: 1,
+		cs: m as i64,
+	};
+	let ob = DeviceOperand {
+		ptr: db.ptr(&g),
+		rows: n,
+		k,
+		rs: k as i64,
+		cs: 1,
+	};
+	let (sa, sb) = operand_stats::<T>(&g, (&oa, &ob), (None, None)).unwrap();
+	let bytes = |s: &StatsRegion| download(&g, s.base.cast::<i8>(), StatsRegion::bytes(s.rows));
+	let before = (bytes(&sa.device), bytes(&sb.device));
+	for scaling in [Scaling::Fast, Scaling::Accurate] {
+		crate::gpu::schemes::parts::screen::<T>(&g, (&oa, &ob), T::MANTISSA_BITS, scaling).unwrap();
+		let parts = crate::gpu::schemes::parts::split::<T>(&g, (&oa, &ob)).unwrap();
+		parts.bounds(&g, T::MANTISSA_BITS, scaling).unwrap();
+		assert_eq!((bytes(&sa.device), bytes(&sb.device)), before, "{scaling:?}");
+	}
+}
+
+hopper_tests!(parts_leave_the_operands_statistics:
+	parts_leave_the_operands_statistics_c64 => c64,
+	parts_leave_the_operands_statistics_c32 => c32,
+);
+
 /// the rates measured at first use on this (Hopper) GPU agree with its data sheet within the
 /// shares a library GEMM reaches (so that a GPU not in the table gets a model of its own scale)
 #[test]

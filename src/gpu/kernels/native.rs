@@ -46,14 +46,17 @@ pub(crate) fn whole_native<T: Scalar>(
 		if finite(sa) && finite(sb) {
 			return native::<T>(gpu, &a, &b, &out, alpha, precision);
 		}
+		// the flags copied from the host: the statistics' device region may since hold another
+		// operand's (the separately scaled parts' statistics reuse it)
+		let (bad_rows, bad_cols) = (to_device(gpu, &sa.nonfinite)?, to_device(gpu, &sb.nonfinite)?);
 		let job = Job {
 			gpu,
 			a,
 			b,
 			out,
 			alpha,
-			bad_rows: sa.device.nonfinite(),
-			bad_cols: sb.device.nonfinite(),
+			bad_rows: ptr(gpu, &bad_rows),
+			bad_cols: ptr(gpu, &bad_cols),
 		};
 		let rows: Vec<usize> = (0..a.rows).filter(|&i| sa.nonfinite[i] == 0).collect();
 		native_rows(&job, &rows)?;

@@ -110,8 +110,13 @@ const _: () = assert!(size_of::<StatsJob<f64>>() == 40);
 /// block of 32 x 32 threads per 32 rows of each) into the scratch of [`Slot::Stats`], their regions one after
 /// the other
 pub(crate) fn launch_stats<T: Scalar>(gpu: &Gpu, ops: &[&DeviceOperand<T>]) -> Result<Vec<StatsRegion>, Error> {
+	launch_stats_into(gpu, ops, Slot::Stats)
+}
+
+/// [`launch_stats`] into the scratch of `slot`
+pub(crate) fn launch_stats_into<T: Scalar>(gpu: &Gpu, ops: &[&DeviceOperand<T>], slot: Slot) -> Result<Vec<StatsRegion>, Error> {
 	assert!(ops.len() <= 2, "the statistics kernel takes at most two operands");
-	let mut next = gpu.scratch(Slot::Stats, ops.iter().map(|op| StatsRegion::bytes(op.rows)).sum())?;
+	let mut next = gpu.scratch(slot, ops.iter().map(|op| StatsRegion::bytes(op.rows)).sum())?;
 	let mut jobs = [StatsJob::NONE; 2];
 	let mut regions = Vec::new();
 	for (job, op) in jobs.iter_mut().zip(ops) {

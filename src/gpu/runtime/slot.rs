@@ -34,6 +34,9 @@ pub(crate) enum Slot {
 	Residues3m,
 	/// the operands' row statistics
 	Stats,
+	/// the row statistics of separately scaled parts, weighed while the operands' own are still
+	/// read (their fast shifts, their non-finite rows)
+	PartStats,
 	/// scheme II's fast shifts of the rows of A and of B
 	FastShifts,
 	/// the error bound's 7-bit windows of A and of B
@@ -99,6 +102,7 @@ impl Slot {
 			Slot::SecondB => 24,
 			Slot::SecondA => 25,
 			Slot::GatheredB => 26,
+			Slot::PartStats => 27,
 			#[cfg(any(feature = "bench", test))]
 			Slot::Bench(n) => 32 + n,
 		}
@@ -126,6 +130,7 @@ mod tests {
 			Slot::Int32,
 			Slot::Residues3m,
 			Slot::Stats,
+			Slot::PartStats,
 			Slot::FastShifts,
 			Slot::WindowA,
 			Slot::WindowB,

@@ -6,10 +6,11 @@
 
 use crate::bound::{Bound, PartBounds};
 use crate::cpu::parts::PRODUCTS;
+use crate::gpu::kernels::stats::{download_stats, launch_stats_into};
 use crate::gpu::product::job::{DeviceOperand, How, Job, Outcome, Output};
 use crate::gpu::runtime::context::Gpu;
 use crate::gpu::runtime::launch::{alloc, elementwise, ptr};
-use crate::gpu::schemes::resident::operand_stats;
+use crate::gpu::runtime::slot::Slot;
 use crate::gpu::schemes::scheme2::coarse_maxima;
 use crate::policy::SCREEN;
 use crate::settings::Settings;
@@ -26,14 +27,16 @@ pub(crate) struct PartOperands {
 	b: [DeviceOperand<f64>; 2],
 }
 
-/// the bound of a real `f64` product under `scaling`, for outputs of `mantissa` bits
+/// the bound of a real `f64` product under `scaling`, for outputs of `mantissa` bits; its
+/// statistics in a scratch of their own, so that the complex operands' stay as they were
 fn real_bound(gpu: &Gpu, (a, b): (DeviceOperand<f64>, DeviceOperand<f64>), mantissa: u32, scaling: Scaling) -> Result<Bound, Error> {
-	let (sa, sb) = operand_stats::<f64>(gpu, (&a, &b), (None, None))?;
+	let stats = download_stats(gpu, &launch_stats_into::<f64>(gpu, &[&a, &b], Slot::PartStats)?)?;
+	let (sa, sb) = (&stats[0], &stats[1]);
 	let coarse = match scaling {
-		Scaling::Accurate => Some(coarse_maxima::<f64>(gpu, (&a, &b), (&sa, &sb))?),
+		Scaling::Accurate => Some(coarse_maxima::<f64>(gpu, (&a, &b), (sa, sb))?),
 		Scaling::Fast => None,
 	};
-	crate::gpu::kernels::bound::bound::<f64>(gpu, (&a, &b), (&sa, &sb), coarse.as_ref(), mantissa)
+	crate::gpu::kernels::bound::bound::<f64>(gpu, (&a, &b), (sa, sb), coarse.as_ref(), mantissa)
 }
 
 /// the parts of the complex operands `a` and `b`
