@@ -413,6 +413,39 @@ hopper_tests!(crt_matches_the_oracle:
 	crt_matches_the_oracle_c64 => c64,
 );
 
+/// two matrices on GPU 0, the lock of its context, and the pipeline's views of them
+type Uploaded<T> = (
+	[DeviceMatrix<T>; 2],
+	std::sync::MutexGuard<'static, Gpu>,
+	DeviceOperand<T>,
+	DeviceOperand<T>,
+);
+
+/// `a` and `b` uploaded to GPU 0 (kept alive by the returned matrices, which a caller drops after
+/// the context's lock), and the pipeline's view of them on its context: `A` column-major, `B`
+/// K-major
+fn uploaded<T: Scalar>(a: &faer::Mat<T>, b: &faer::Mat<T>) -> Uploaded<T> {
+	let (m, k, n) = (a.nrows(), a.ncols(), b.ncols());
+	let upload = |x: &faer::Mat<T>| DeviceMatrix::upload(&[0], x.as_ref(), crate::settings::DEFAULT_STAGING).unwrap();
+	let (da, db) = (upload(a), upload(b));
+	let g = gpu().unwrap();
+	let oa = DeviceOperand {
+		ptr: da.ptr(&g),
+		rows: m,
+		k,
+		rs: 1,
+		cs: m as i64,
+	};
+	let ob = DeviceOperand {
+		ptr: db.ptr(&g),
+		rows: n,
+		k,
+		rs: k as i64,
+		cs: 1,
+	};
+	([da, db], g, oa, ob)
+}
+
 /// the error bound's per-row maxima on the GPU (window magnitudes, their cuBLASLt INT8 products, the
 /// `bound_maxima` pass) equal the CPU's bit for bit, under both scalings, on shapes with ragged
 /// blocks and on inputs where the window loses pairings: so both backends certify the same plans
@@ -436,25 +469,7 @@ fn bound_matches<T: Scalar>() {
 		.zip([(1, 1, 1), (130, 70, 65), (129, 300, 200), (7, 33, 5), (64, 96, 257)])
 	{
 		let (a, b) = pair::<T>(family, m, k, n, 4);
-		let (da, db) = (
-			DeviceMatrix::upload(&[0], a.as_ref(), crate::settings::DEFAULT_STAGING).unwrap(),
-			DeviceMatrix::upload(&[0], b.as_ref(), crate::settings::DEFAULT_STAGING).unwrap(),
-		);
-		let g = gpu().unwrap();
-		let oa = DeviceOperand {
-			ptr: da.ptr(&g),
-			rows: m,
-			k,
-			rs: 1,
-			cs: m as i64,
-		};
-		let ob = DeviceOperand {
-			ptr: db.ptr(&g),
-			rows: n,
-			k,
-			rs: k as i64,
-			cs: 1,
-		};
+		let (_kept, g, oa, ob) = uploaded(&a, &b);
 		let stats = download_stats(&g, &launch_stats::<T>(&g, &[&oa, &ob]).unwrap()).unwrap();
 		let (ca, cb) = (Operand::lhs(a.as_ref()), Operand::rhs(b.as_ref()));
 		let (sa, sb) = (row_stats(&ca), row_stats(&cb));
@@ -492,25 +507,7 @@ fn parts_leave_the_operands_statistics<T: Scalar>() {
 	let mut a = crate::testing::random_matrix::<T>(m, k, 1.0, 7);
 	a[(3, 5)] = T::from_parts(f64::NAN, 0.0);
 	let b = crate::testing::random_matrix::<T>(k, n, 1e-3, 8);
-	let (da, db) = (
-		DeviceMatrix::upload(&[0], a.as_ref(), crate::settings::DEFAULT_STAGING).unwrap(),
-		DeviceMatrix::upload(&[0], b.as_ref(), crate::settings::DEFAULT_STAGING).unwrap(),
-	);
-	let g = gpu().unwrap();
-	let oa = DeviceOperand {
-		ptr: da.ptr(&g),
-		rows: m,
-		k,
-		rs: 1,
-		cs: m as i64,
-	};
-	let ob = DeviceOperand {
-		ptr: db.ptr(&g),
-		rows: n,
-		k,
-		rs: k as i64,
-		cs: 1,
-	};
+	let (_kept, g, oa, ob) = uploaded(&a, &b);
 	let (sa, sb) = operand_stats::<T>(&g, (&oa, &ob), (None, None)).unwrap();
 	let bytes = |s: &StatsRegion| download(&g, s.base.cast::<i8>(), StatsRegion::bytes(s.rows));
 	let before = (bytes(&sa.device), bytes(&sb.device));
