@@ -5,7 +5,7 @@
 use crate::gpu::orchestration::pipeline::product;
 use crate::gpu::orchestration::tiled::{self, Destination};
 use crate::gpu::product::footprint;
-use crate::gpu::product::job::{Columns, DeviceOperand, How, Outcome, Output};
+use crate::gpu::product::job::{Columns, DeviceOperand, Outcome, Output, Terms};
 use crate::gpu::runtime::context::{Device, Gpu, gpu, gpu_at, pipelines};
 use crate::gpu::runtime::errors::driver;
 use crate::gpu::runtime::slot::Slot;
@@ -228,7 +228,7 @@ fn in_core<T: Scalar>(
 	// the operands are on the device: the host's cores are idle until the result comes back
 	crate::fresh::claim(dst.as_mut());
 	if count == 1 {
-		let outcome = product(gpu, (a, b), out, alpha, How::plain(precision, settings), (None, None))?;
+		let outcome = product(gpu, (a, b), out, alpha, Terms::plain(precision, settings), (None, None))?;
 		return Ok((outcome, gpu.download(out.ptr, dst, chunk)?));
 	}
 	std::thread::scope(|scope| {
@@ -240,11 +240,11 @@ fn in_core<T: Scalar>(
 			drain.send(block, out.ptr.add(cols.start * m))
 		};
 		let mut columns = Columns::new(count, &mut send);
-		let how = How {
+		let terms = Terms {
 			columns: Some(&mut columns),
-			..How::plain(precision, settings)
+			..Terms::plain(precision, settings)
 		};
-		let outcome = product(gpu, (a, b), out, alpha, how, (None, None))?;
+		let outcome = product(gpu, (a, b), out, alpha, terms, (None, None))?;
 		Ok((outcome, gpu.finish_drain(drain)?))
 	})
 }
@@ -255,9 +255,9 @@ fn in_place<T: Scalar>(dst: &DeviceMatrix<T>, request: &DeviceRequest<'_, T>) ->
 	let Request {
 		lhs, rhs, accum, alpha, ..
 	} = *request;
-	let how = How::plain(request.precision, request.settings);
+	let terms = Terms::plain(request.precision, request.settings);
 	let g = gpu()?;
-	let _code = g.using(&how.settings);
+	let _code = g.using(&terms.settings);
 	let (m, k, n) = (lhs.nrows(), lhs.ncols(), rhs.ncols());
 	let a = DeviceOperand {
 		ptr: lhs.ptr(&g),
@@ -284,7 +284,7 @@ fn in_place<T: Scalar>(dst: &DeviceMatrix<T>, request: &DeviceRequest<'_, T>) ->
 		rhs.resident[1].lock().unwrap_or_else(|e| e.into_inner()),
 	);
 	let keep = (lhs.reuses().then_some(&mut *ka), rhs.reuses().then_some(&mut *kb));
-	let outcome = product(&g, (a, b), out, alpha, how, keep)?;
+	let outcome = product(&g, (a, b), out, alpha, terms, keep)?;
 	g.stream.synchronize().map_err(driver)?;
 	Ok(outcome)
 }

@@ -7,7 +7,7 @@ use crate::cost::NativeArithmetic;
 use crate::gpu::kernels::native::{self, fixup, whole_native};
 use crate::gpu::kernels::residues::Route3m;
 use crate::gpu::kernels::stats::OperandStats;
-use crate::gpu::product::job::{Clock, DeviceOperand, How, Job, Outcome, Output, Phase, pad16};
+use crate::gpu::product::job::{Clock, DeviceOperand, Job, Outcome, Output, Phase, Terms, pad16};
 use crate::gpu::runtime::context::Gpu;
 use crate::gpu::runtime::launch::{ptr, to_device};
 use crate::gpu::runtime::ptr::DevPtr;
@@ -25,17 +25,17 @@ use crate::stats::RowStats;
 use crate::{Error, NativeReason, PhaseTimes, Plan, Precision, Route, Scalar, Scaling, Scheme};
 use cudarc::driver::CudaSlice;
 
-/// `dst = alpha A B (+ dst)` on the GPU (see [`How`])
+/// `dst = alpha A B (+ dst)` on the GPU (see [`Terms`])
 pub(crate) fn product<T: Scalar>(
 	gpu: &Gpu,
 	(a, b): (DeviceOperand<T>, DeviceOperand<T>),
 	out: Output<T>,
 	alpha: T,
-	mut how: How<'_>,
+	mut terms: Terms<'_>,
 	keep: (Option<&mut Resident>, Option<&mut Resident>),
 ) -> Result<Outcome, Error> {
-	let outcome = compute(gpu, (a, b), out, alpha, &mut how, keep)?;
-	if let Some(columns) = how.columns {
+	let outcome = compute(gpu, (a, b), out, alpha, &mut terms, keep)?;
+	if let Some(columns) = terms.columns {
 		columns.finish(b.rows)?;
 	}
 	Ok(outcome)
@@ -47,10 +47,10 @@ fn compute<T: Scalar>(
 	(a, b): (DeviceOperand<T>, DeviceOperand<T>),
 	out: Output<T>,
 	alpha: T,
-	how: &mut How<'_>,
+	terms: &mut Terms<'_>,
 	(mut keep_a, mut keep_b): (Option<&mut Resident>, Option<&mut Resident>),
 ) -> Result<Outcome, Error> {
-	let (precision, settings, given) = (how.precision, how.settings, how.given);
+	let (precision, settings, given) = (terms.precision, terms.settings, terms.given);
 	let mut clock = Clock::start(gpu)?;
 	let (m, n, k) = (a.rows, b.rows, a.k);
 	let empty = m == 0 || n == 0 || k == 0;
@@ -78,7 +78,7 @@ fn compute<T: Scalar>(
 	// screen after the statistics asks it again, so that every product is decided alike
 	if !T::IS_COMPLEX
 		&& inner.as_ref().is_some_and(|x| wide_ranges(&x.ranges))
-		&& let Some(screened) = sampled_screen::<T>(gpu, (&a, &b), shifts, how)?
+		&& let Some(screened) = sampled_screen::<T>(gpu, (&a, &b), shifts, terms)?
 	{
 		whole_native::<T>(gpu, (a, b), out, alpha, precision, None)?;
 		return Ok(screened.outcome(Route::Native, 0, PhaseTimes::default()));
@@ -92,7 +92,7 @@ fn compute<T: Scalar>(
 		(keep_a, keep_b) = (None, None);
 	}
 	let (sa, sb) = operand_stats::<T>(gpu, (&a, &b), (keep_a.as_deref_mut(), keep_b.as_deref_mut()))?;
-	let (decision, coarse) = decide::<T>(gpu, (&a, &b), (&sa, &sb), how)?;
+	let (decision, coarse) = decide::<T>(gpu, (&a, &b), (&sa, &sb), terms)?;
 	let plan = decision.choice.plan;
 	if plan.scheme == Scheme::Native {
 		whole_native::<T>(gpu, (a, b), out, alpha, precision, Some((&sa, &sb)))?;
@@ -111,7 +111,7 @@ fn compute<T: Scalar>(
 	let (route, times) = match &decision.parts {
 		Some(ops) => separate_parts(&emulation, ops, &mut clock)?,
 		None => {
-			let route = emulate(&emulation, (keep_a, keep_b), how, &mut clock)?;
+			let route = emulate(&emulation, (keep_a, keep_b), terms, &mut clock)?;
 			clock.mark(gpu, Phase::Reconstruct)?;
 			(route, clock.phase_times()?)
 		},
@@ -141,7 +141,7 @@ fn separate_parts<T: Scalar>(
 ) -> Result<(Route, PhaseTimes), Error> {
 	let job = &emulation.job;
 	clock.mark(job.gpu, Phase::Split)?;
-	let real = |a, b, out, how: How<'_>| product::<f64>(job.gpu, (a, b), out, 1.0, how, (None, None));
+	let real = |a, b, out, terms: Terms<'_>| product::<f64>(job.gpu, (a, b), out, 1.0, terms, (None, None));
 	let (route, real) = ops.product(job, &emulation.plan, emulation.settings, real)?;
 	emulation.natives.compute(job)?;
 	clock.mark(job.gpu, Phase::Reconstruct)?;
@@ -201,14 +201,14 @@ fn wide_ranges(ranges: &[Vec<crate::balance::Range>]) -> bool {
 }
 
 /// the sampled screen's native decision ([`crate::screen::sampled`]) for a product of `a` and
-/// `b` at `how`'s target precision: from the statistics of evenly spaced rows of `A` and
+/// `b` at `terms`'s target precision: from the statistics of evenly spaced rows of `A` and
 /// columns of `B` (strided views of the operands, balanced by `shifts` in small copies), `None`
 /// where it leaves the product to the full statistics or the operands are too small to sample
 fn sampled_screen<T: Scalar>(
 	gpu: &Gpu,
 	(a, b): (&DeviceOperand<T>, &DeviceOperand<T>),
 	shifts: Option<&[i32]>,
-	how: &How<'_>,
+	terms: &Terms<'_>,
 ) -> Result<Option<Decision>, Error> {
 	let start = std::time::Instant::now();
 	let (Some(stride_a), Some(stride_b)) = (screen::sample_stride(a.rows), screen::sample_stride(b.rows)) else {
@@ -226,7 +226,7 @@ fn sampled_screen<T: Scalar>(
 	let (va, vb) = balanced.as_ref().map_or((va, vb), |x| (x.a, x.b));
 	let (sa, sb) = operand_stats::<T>(gpu, (&va, &vb), (None, None))?;
 	let shape = Shape::new(a.rows, b.rows, a.k);
-	let choice = PolicyInput::in_context::<T>(shape, &how.settings).screened_sample(how.precision, (&sa.rows, &sb.rows));
+	let choice = PolicyInput::in_context::<T>(shape, &terms.settings).screened_sample(terms.precision, (&sa.rows, &sb.rows));
 	Ok(choice.map(|choice| Decision {
 		choice,
 		parts: None,
@@ -242,11 +242,11 @@ fn decide<T: Scalar>(
 	gpu: &Gpu,
 	operands: (&DeviceOperand<T>, &DeviceOperand<T>),
 	stats: (&OperandStats, &OperandStats),
-	how: &How<'_>,
+	terms: &Terms<'_>,
 ) -> Result<(Decision, Option<CoarseMaxima>), Error> {
 	let start = std::time::Instant::now();
-	let (precision, settings) = (how.precision, how.settings);
-	if let Some(given) = how.given {
+	let (precision, settings) = (terms.precision, terms.settings);
+	if let Some(given) = terms.given {
 		let decision = Decision {
 			choice: given.choice.clone(),
 			parts: None,
@@ -426,13 +426,13 @@ impl NativeRows {
 
 /// the emulation of `emulation`'s job by its plan (scheme I or II, fused where its settings and
 /// the kernels allow, scheme I where its cost model does not price the unfused pipeline cheaper),
-/// and its native rows; returns the route it took. Scheme II computes in column tiles where `how`
+/// and its native rows; returns the route it took. Scheme II computes in column tiles where `terms`
 /// asks (and nothing is kept of B), the native rows and entries first: the reconstruction
 /// skips them, so the order does not matter
 fn emulate<T: Scalar>(
 	emulation: &Emulation<'_, T>,
 	(keep_a, keep_b): (Option<&mut Resident>, Option<&mut Resident>),
-	how: &mut How<'_>,
+	terms: &mut Terms<'_>,
 	clock: &mut Clock,
 ) -> Result<Route, Error> {
 	let Emulation {
@@ -446,7 +446,7 @@ fn emulate<T: Scalar>(
 	let Shape { m, n, k } = job.dims();
 	let fused = settings.fused;
 	let tiles = match (plan.scheme, &keep_b) {
-		(Scheme::SchemeII { .. }, None) => how.columns.as_deref_mut().filter(|c| c.tiles > 1),
+		(Scheme::SchemeII { .. }, None) => terms.columns.as_deref_mut().filter(|c| c.tiles > 1),
 		_ => None,
 	};
 	let tile_n = tiles.as_ref().map_or(n, |c| n.div_ceil(c.tiles));

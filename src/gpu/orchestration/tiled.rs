@@ -26,7 +26,7 @@ use crate::gpu::orchestration::tiled_decision::whole_product;
 use crate::gpu::orchestration::tiling::{Tiled, serpentine};
 use crate::gpu::product::footprint::spans;
 use crate::gpu::product::footprint::split;
-use crate::gpu::product::job::{Columns, DeviceOperand, FromWhole, How, Outcome, Output};
+use crate::gpu::product::job::{Columns, DeviceOperand, FromWhole, Outcome, Output, Terms};
 use crate::gpu::runtime::context::{Device, Gpu, gpu_at};
 use crate::gpu::runtime::errors::driver;
 use crate::gpu::runtime::slot::Slot;
@@ -323,14 +323,14 @@ fn compute<T: Scalar>(
 					continue;
 				}
 				let a = panels.a(gpu, k, r)?;
-				let how = How {
+				let terms = Terms {
 					given: Some(&tile_given),
-					..How::plain(job.request.precision, job.request.settings)
+					..Terms::plain(job.request.precision, job.request.settings)
 				};
 				let outcome = match (&mut host, part) {
 					(Some(host), _) => {
 						let block = share.blocks[local * job.cols.len() + j].take().expect("one block per tile");
-						host.product(block, (a, b), &job.request, how, &mut panels.upload)?
+						host.product(block, (a, b), &job.request, terms, &mut panels.upload)?
 					},
 					(None, Some(part)) => {
 						let out = Output {
@@ -339,7 +339,7 @@ fn compute<T: Scalar>(
 							accumulate: job.request.accum == Accum::Add,
 							remainder: None,
 						};
-						pipeline::product(gpu, (a, b), out, job.request.alpha, how, (None, None))?
+						pipeline::product(gpu, (a, b), out, job.request.alpha, terms, (None, None))?
 					},
 					(None, None) => unreachable!("a host destination drains"),
 				};
@@ -382,7 +382,7 @@ impl<'scope, T: Scalar> HostTiles<'scope, T> {
 		block: MatMut<'scope, T>,
 		(a, b): (DeviceOperand<T>, DeviceOperand<T>),
 		request: &Request<T, Operand<'_, T>>,
-		how: How<'_>,
+		terms: Terms<'_>,
 		upload: &mut std::time::Duration,
 	) -> Result<Outcome, Error> {
 		let Request { accum, alpha, .. } = *request;
@@ -415,11 +415,11 @@ impl<'scope, T: Scalar> HostTiles<'scope, T> {
 			drain.send(piece, at.add(cols.start * rows))
 		};
 		let mut columns = Columns::new(column_tiles::<T>(rows, cols), &mut send);
-		let how = How {
+		let terms = Terms {
 			columns: Some(&mut columns),
-			..how
+			..terms
 		};
-		let outcome = pipeline::product(gpu, (a, b), out, alpha, how, (None, None))?;
+		let outcome = pipeline::product(gpu, (a, b), out, alpha, terms, (None, None))?;
 		self.pending.push_back(sends);
 		self.computed += 1;
 		Ok(outcome)

@@ -197,20 +197,20 @@ pub(crate) struct FromWhole {
 	pub choice: Choice,
 }
 
-/// what a product computes besides its operands: the precision, the context's settings, for a
-/// tile of a larger product what it takes from the whole (`given`), and where the output's
-/// columns go as they complete (`columns`)
-pub(crate) struct How<'a> {
+/// the terms one pipeline product runs on, besides its operands: the precision, the context's
+/// settings, for a tile of a larger product what it takes from the whole (`given`), and where the
+/// output's columns go as they complete (`columns`)
+pub(crate) struct Terms<'a> {
 	pub precision: Precision,
 	pub settings: Settings,
 	pub given: Option<&'a FromWhole>,
 	pub columns: Option<&'a mut Columns<'a>>,
 }
 
-impl How<'_> {
+impl Terms<'_> {
 	/// a whole product at `precision`
 	pub fn plain(precision: Precision, settings: Settings) -> Self {
-		How {
+		Terms {
 			precision,
 			settings,
 			given: None,

@@ -7,7 +7,7 @@
 use crate::bound::{Bound, PartBounds};
 use crate::cpu::parts::PRODUCTS;
 use crate::gpu::kernels::stats::{download_stats, launch_stats_into};
-use crate::gpu::product::job::{DeviceOperand, How, Job, Outcome, Output};
+use crate::gpu::product::job::{DeviceOperand, Job, Outcome, Output, Terms};
 use crate::gpu::runtime::context::Gpu;
 use crate::gpu::runtime::launch::{alloc, elementwise, ptr};
 use crate::gpu::runtime::slot::Slot;
@@ -122,7 +122,7 @@ impl PartOperands {
 		job: &Job<'_, T>,
 		plan: &Plan,
 		settings: Settings,
-		real: impl Fn(DeviceOperand<f64>, DeviceOperand<f64>, Output<f64>, How<'_>) -> Result<Outcome, Error>,
+		real: impl Fn(DeviceOperand<f64>, DeviceOperand<f64>, Output<f64>, Terms<'_>) -> Result<Outcome, Error>,
 	) -> Result<(Route, PhaseTimes), Error> {
 		let gpu = job.gpu;
 		let Shape { m, n, .. } = job.dims();
@@ -145,7 +145,7 @@ impl PartOperands {
 				accumulate: false,
 				remainder: matches!(plan.scheme, Scheme::SchemeII { .. }).then(|| plane(4 + q)),
 			};
-			let outcome = real(a, b, out, How::plain(precision, settings))?;
+			let outcome = real(a, b, out, Terms::plain(precision, settings))?;
 			route = outcome.route;
 			times.split += outcome.times.split;
 			times.products += outcome.times.products;
