@@ -46,8 +46,8 @@ pub(crate) fn whole_native<T: Scalar>(
 		if finite(sa) && finite(sb) {
 			return native::<T>(gpu, &a, &b, &out, alpha, precision);
 		}
-		// the flags copied from the host: the statistics' device region may since hold another
-		// operand's (the separately scaled parts' statistics reuse it)
+		// the flags copied from the host, so that they do not depend on what the callers launched
+		// into the statistics' scratch since (two small uploads, where an operand is non-finite)
 		let (bad_rows, bad_cols) = (to_device(gpu, &sa.nonfinite)?, to_device(gpu, &sb.nonfinite)?);
 		let job = Job {
 			gpu,
