@@ -83,14 +83,10 @@ where
 /// let a = SMatrix::<f64, 3, 4>::from_fn(|i, j| (i + j) as f64);
 /// let c = a.emu_mul(&a, Precision::F64);
 /// ```
-impl<T, R1, C1, S1, R2, C2, S2> EmuMatMul<Matrix<T, R2, C2, S2>> for Matrix<T, R1, C1, S1>
+impl<T, R1: Dim, C1: Dim, S1, R2: Dim, C2: Dim, S2> EmuMatMul<Matrix<T, R2, C2, S2>> for Matrix<T, R1, C1, S1>
 where
 	T: Scalar + nalgebra::Scalar,
-	R1: Dim,
-	C1: Dim,
 	S1: RawStorage<T, R1, C1>,
-	R2: Dim,
-	C2: Dim,
 	S2: RawStorage<T, R2, C2>,
 	DefaultAllocator: Allocator<R1, C2>,
 	ShapeConstraint: AreMultipliable<R1, C1, R2, C2>,
@@ -243,14 +239,10 @@ pub trait EmuTrMul<Rhs: ?Sized = Self> {
 	}
 }
 
-impl<T, R1, C1, S1, R2, C2, S2> EmuTrMul<Matrix<T, R2, C2, S2>> for Matrix<T, R1, C1, S1>
+impl<T, R1: Dim, C1: Dim, S1, R2: Dim, C2: Dim, S2> EmuTrMul<Matrix<T, R2, C2, S2>> for Matrix<T, R1, C1, S1>
 where
 	T: Scalar + nalgebra::Scalar,
-	R1: Dim,
-	C1: Dim,
 	S1: RawStorage<T, R1, C1>,
-	R2: Dim,
-	C2: Dim,
 	S2: RawStorage<T, R2, C2>,
 	DefaultAllocator: Allocator<C1, C2>,
 	ShapeConstraint: SameNumberOfRows<R1, R2>,
@@ -309,18 +301,14 @@ type Operands<'o, T, R2, C2, S2, R3, C3, S3> = (&'o Matrix<T, R2, C2, S2>, &'o M
 /// emu_gemm(&mut c, 2.0, (&a, &b), 0.5, Precision::F64)?;
 /// # Ok::<(), emugemm::Error>(())
 /// ```
-pub fn emu_gemm<T, R1: Dim, C1: Dim, S1, R2: Dim, C2: Dim, S2, R3: Dim, C3: Dim, S3>(
-	c: &mut Matrix<T, R1, C1, S1>,
+pub fn emu_gemm<T: Scalar + nalgebra::Scalar, R1: Dim, C1: Dim, R2: Dim, C2: Dim, R3: Dim, C3: Dim>(
+	c: &mut Matrix<T, R1, C1, impl RawStorageMut<T, R1, C1>>,
 	alpha: T,
-	operands: Operands<'_, T, R2, C2, S2, R3, C3, S3>,
+	operands: Operands<'_, T, R2, C2, impl RawStorage<T, R2, C2>, R3, C3, impl RawStorage<T, R3, C3>>,
 	beta: T,
 	precision: Precision,
 ) -> Result<(), Error>
 where
-	T: Scalar + nalgebra::Scalar,
-	S1: RawStorageMut<T, R1, C1>,
-	S2: RawStorage<T, R2, C2>,
-	S3: RawStorage<T, R3, C3>,
 	ShapeConstraint: SameNumberOfRows<R1, R2> + SameNumberOfColumns<C1, C3> + AreMultipliable<R2, C2, R3, C3>,
 {
 	Emulator::global().emu_gemm(c, alpha, operands, beta, precision)
@@ -359,19 +347,15 @@ impl Emulator {
 	/// emu.emu_gemm(&mut c, 10.0, (&a, &b), 5.0, Precision::F64)?;
 	/// # Ok::<(), emugemm::Error>(())
 	/// ```
-	pub fn emu_gemm<T, R1: Dim, C1: Dim, S1, R2: Dim, C2: Dim, S2, R3: Dim, C3: Dim, S3>(
+	pub fn emu_gemm<T: Scalar + nalgebra::Scalar, R1: Dim, C1: Dim, R2: Dim, C2: Dim, R3: Dim, C3: Dim>(
 		&self,
-		c: &mut Matrix<T, R1, C1, S1>,
+		c: &mut Matrix<T, R1, C1, impl RawStorageMut<T, R1, C1>>,
 		alpha: T,
-		(a, b): Operands<'_, T, R2, C2, S2, R3, C3, S3>,
+		(a, b): Operands<'_, T, R2, C2, impl RawStorage<T, R2, C2>, R3, C3, impl RawStorage<T, R3, C3>>,
 		beta: T,
 		precision: Precision,
 	) -> Result<(), Error>
 	where
-		T: Scalar + nalgebra::Scalar,
-		S1: RawStorageMut<T, R1, C1>,
-		S2: RawStorage<T, R2, C2>,
-		S3: RawStorage<T, R3, C3>,
 		ShapeConstraint: SameNumberOfRows<R1, R2> + SameNumberOfColumns<C1, C3> + AreMultipliable<R2, C2, R3, C3>,
 	{
 		let views = (View::from(as_faer(a)), View::from(as_faer(b)));
