@@ -11,6 +11,8 @@ use std::sync::{Arc, Mutex, RwLock};
 
 #[cfg(feature = "cuda")]
 mod device_matrices;
+#[cfg(feature = "cuda")]
+mod device_views;
 mod environment;
 mod front;
 

@@ -53,6 +53,12 @@ pub enum Error {
 		/// which matrix, where it lies, and where the context runs
 		reason: String,
 	},
+	/// a view of device memory ([`crate::DeviceView`], [`crate::DeviceViewMut`]) whose leading
+	/// dimension or memory does not hold the rows and columns it claims
+	InvalidLayout {
+		/// the view's rows, columns and leading dimension, and what is wrong with them
+		reason: String,
+	},
 	/// an environment variable that configures the global context (see
 	/// [`crate::Emulator::global`]) holds a value that cannot be read, or names a backend that
 	/// cannot run here: every product of the global context returns this error until it is fixed
@@ -94,6 +100,7 @@ impl fmt::Display for Error {
 			Error::OutOfMemory { what } => write!(f, "out of memory: {what}"),
 			Error::Gpu { reason } => write!(f, "GPU error: {reason}"),
 			Error::Placement { reason } => write!(f, "device matrices on the wrong GPUs: {reason}"),
+			Error::InvalidLayout { reason } => write!(f, "invalid device view: {reason}"),
 			Error::Environment { variable, value, reason } => write!(f, "environment variable {variable}={value:?}: {reason}"),
 			Error::BackendUnavailable { backend, reason } => write!(f, "backend {backend:?} unavailable: {reason}"),
 		}

@@ -96,6 +96,8 @@ mod bound;
 mod cost;
 mod cpu;
 mod datasheets;
+#[cfg(feature = "cuda")]
+mod device_view;
 mod emulator;
 mod error;
 mod fp;
@@ -134,6 +136,8 @@ mod view;
 mod wide;
 
 pub use backend::Backend;
+#[cfg(feature = "cuda")]
+pub use device_view::{DeviceView, DeviceViewMut, Stream};
 pub use emulator::Emulator;
 pub use error::Error;
 pub use faer::Accum;

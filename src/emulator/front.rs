@@ -279,7 +279,7 @@ impl Emulator {
 
 	/// the precision a call asking for `asked` runs at: the override's where the context has one
 	/// (a warning, once per process, where it replaces a target precision by another)
-	fn precision_for(&self, asked: Precision) -> Precision {
+	pub(super) fn precision_for(&self, asked: Precision) -> Precision {
 		let Some(given) = self.precision_override else {
 			return asked;
 		};
@@ -296,7 +296,7 @@ impl Emulator {
 
 	/// the one way a product runs: `dims` (of `lhs`, `rhs` and `dst`) and `precision` checked,
 	/// then `product`, timed whole, its report published as this context's and this thread's last
-	fn run(
+	pub(super) fn run(
 		&self,
 		[lhs, rhs, dst]: [(usize, usize); 3],
 		precision: Precision,
@@ -349,5 +349,12 @@ impl<T: Scalar> Operands for View<'_, T> {
 impl<T: Scalar> Operands for &crate::DeviceMatrix<T> {
 	fn dims(&self) -> (usize, usize) {
 		self.shape()
+	}
+}
+
+#[cfg(feature = "cuda")]
+impl<T: Scalar> Operands for crate::device_view::Borrowed<T> {
+	fn dims(&self) -> (usize, usize) {
+		crate::device_view::Borrowed::dims(self)
 	}
 }

@@ -5,6 +5,7 @@ pub(crate) mod bound;
 pub(crate) mod chassis;
 pub(crate) mod crt;
 pub(crate) mod digits;
+pub(crate) mod layout;
 pub(crate) mod native;
 pub(crate) mod residues;
 pub(crate) mod rows;

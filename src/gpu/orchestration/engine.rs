@@ -72,7 +72,7 @@ pub(crate) fn device_product<T: Scalar>(dst: &mut DeviceMatrix<T>, request: Devi
 
 /// the device memory a product may take on each of the pipelines `devices`: the context's
 /// setting, otherwise 90% of the GPU's memory, shared between the pipelines on one GPU
-fn device_budget(settings: &Settings, devices: &[Device]) -> Result<usize, Error> {
+pub(crate) fn device_budget(settings: &Settings, devices: &[Device]) -> Result<usize, Error> {
 	if let Some(bytes) = settings.device_memory {
 		return Ok(bytes);
 	}
@@ -113,7 +113,7 @@ pub(crate) fn host_product<T: Scalar>(dst: MatMut<'_, T>, request: HostRequest<'
 
 /// `settings` as the GPUs `devices` run them: the portable path (and so the unfused pipeline)
 /// where it is asked for or where one of the GPUs has no fused kernels
-fn for_gpus(settings: Settings, devices: &[Device]) -> Result<Settings, Error> {
+pub(crate) fn for_gpus(settings: Settings, devices: &[Device]) -> Result<Settings, Error> {
 	let mut fused = true;
 	for &device in devices {
 		fused &= gpu_at(device)?.arch.fused();
@@ -127,7 +127,7 @@ fn for_gpus(settings: Settings, devices: &[Device]) -> Result<Settings, Error> {
 }
 
 /// `report` naming the portable path where it ran
-fn named(report: Report, settings: Settings) -> Report {
+pub(crate) fn named(report: Report, settings: Settings) -> Report {
 	let route = match report.route {
 		Route::Unfused if settings.portable => Route::Portable,
 		route => route,

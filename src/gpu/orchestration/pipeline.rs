@@ -51,7 +51,7 @@ fn compute<T: Scalar>(
 	(mut keep_a, mut keep_b): (Option<&mut Resident>, Option<&mut Resident>),
 ) -> Result<Outcome, Error> {
 	let (precision, settings, given) = (terms.precision, terms.settings, terms.given);
-	let mut clock = Clock::start(gpu)?;
+	let mut clock = Clock::start(gpu, terms.timed)?;
 	let (m, n, k) = (a.rows, b.rows, a.k);
 	let empty = m == 0 || n == 0 || k == 0;
 	if empty || (given.is_none() && PolicyInput::in_context::<T>(Shape::new(m, n, k), &settings).skips_bound(precision)) {

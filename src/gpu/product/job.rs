@@ -95,17 +95,22 @@ pub(crate) enum Phase {
 	Reconstruct,
 }
 
-/// the phase boundaries, timed with device events
+/// the phase boundaries, timed with device events (or, for a product that returns before it
+/// completes, not timed: every phase then takes zero)
 pub(crate) struct Clock {
+	/// empty where untimed
 	events: Vec<cudarc::driver::CudaEvent>,
+	timed: bool,
 	/// the phase of each lap (between consecutive events)
 	phases: Vec<Phase>,
 }
 
 impl Clock {
-	pub(crate) fn start(gpu: &Gpu) -> Result<Self, Error> {
+	/// a clock started now, timed or not
+	pub(crate) fn start(gpu: &Gpu, timed: bool) -> Result<Self, Error> {
 		Ok(Clock {
-			events: vec![Self::event(gpu)?],
+			events: if timed { vec![Self::event(gpu)?] } else { Vec::new() },
+			timed,
 			phases: Vec::new(),
 		})
 	}
@@ -121,7 +126,9 @@ impl Clock {
 
 	/// ends a lap of `phase`
 	pub(crate) fn mark(&mut self, gpu: &Gpu, phase: Phase) -> Result<(), Error> {
-		self.events.push(Self::event(gpu)?);
+		if self.timed {
+			self.events.push(Self::event(gpu)?);
+		}
 		self.phases.push(phase);
 		Ok(())
 	}
@@ -139,8 +146,11 @@ impl Clock {
 		})
 	}
 
-	/// the durations between consecutive marks (waits for the last)
+	/// the durations between consecutive marks (waits for the last; zeros, untimed)
 	pub(crate) fn laps(&self) -> Result<Vec<Duration>, Error> {
+		if !self.timed {
+			return Ok(vec![Duration::ZERO; self.phases.len()]);
+		}
 		self.events.last().map(|e| e.synchronize()).transpose().map_err(driver)?;
 		self.events
 			.windows(2)
@@ -205,6 +215,9 @@ pub(crate) struct Terms<'a> {
 	pub settings: Settings,
 	pub given: Option<&'a FromWhole>,
 	pub columns: Option<&'a mut Columns<'a>>,
+	/// whether the phases are timed (a host wait for the product's end); a product on a
+	/// caller's stream returns without that wait, its phases untimed
+	pub timed: bool,
 }
 
 impl Terms<'_> {
@@ -215,6 +228,7 @@ impl Terms<'_> {
 			settings,
 			given: None,
 			columns: None,
+			timed: true,
 		}
 	}
 }

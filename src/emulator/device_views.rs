@@ -1,0 +1,71 @@
+//! the front door of products on device memory the crate does not own (feature `cuda`): cudarc
+//! buffers or raw device pointers, on a caller's stream
+
+use super::Emulator;
+use crate::{Accum, DeviceView, DeviceViewMut, Error, Precision, Scalar, Stream};
+
+impl Emulator {
+	/// `c = alpha op(a) op(b) + beta c` at `precision` on device memory the crate does not own
+	/// (feature `cuda`, [`crate::Backend::Gpu`]), with cuBLAS's semantics: `beta = 0` does not
+	/// read `c`; `op` is each view's (as stored, [`DeviceView::transpose`],
+	/// [`DeviceView::adjoint`], [`DeviceView::conjugate`]). The plans and the bits are those of
+	/// [`Emulator::matmul_device`] on the same matrices, and the entries are written as
+	/// [`Emulator::matmul`] writes them after `c = beta c` (each entry `beta * c` rounded in `T`)
+	///
+	/// The product runs on the GPU of `stream` (its primary context), in core, ordered after the
+	/// work enqueued on `stream` before the call and before the work enqueued after it. Where
+	/// the host waits:
+	/// - for the operands' statistics, where the plan depends on them (a target precision such as
+	///   [`Precision::F64`], a complex product computed natively, non-finite values): the call
+	///   returns once the plan is chosen and the product enqueued; an explicit plan
+	///   ([`Precision::SchemeII`]) on finite operands that fits the GPU is enqueued without a wait
+	///   for the operands' values where the scheme does not read them back;
+	/// - the report's phase times are zero: timing them would wait for the product's end.
+	///
+	/// A view read transposed or conjugated is first copied compact in the crate's workspace,
+	/// within the context's device memory ([`Emulator::with_device_memory`]); a product whose
+	/// workspace does not fit is an [`Error::OutOfMemory`], not computed in tiles. Addresses must
+	/// be aligned to the element's size (16 bytes for complex `f64`), otherwise
+	/// [`Error::InvalidLayout`].
+	///
+	/// # example
+	/// ```no_run
+	/// use cudarc::driver::CudaContext;
+	/// use emugemm::{DeviceView, DeviceViewMut, Emulator, Precision};
+	/// let stream = CudaContext::new(0)?.new_stream()?;
+	/// let a = stream.clone_htod(&vec![1.0f64; 64 * 64])?;
+	/// let mut c = stream.alloc_zeros::<f64>(64 * 64)?;
+	/// let emu = Emulator::global();
+	/// let (av, cv) = (DeviceView::new(&a, (64, 64), 64)?, DeviceViewMut::new(&mut c, (64, 64), 64)?);
+	/// // c = a aᵀ, on `stream`
+	/// emu.gemm_on_stream(cv, 1.0, (av, av.transpose()), 0.0, (Precision::F64, (&stream).into()))?;
+	/// println!("{}", emu.last_report().unwrap());
+	/// # Ok::<(), Box<dyn std::error::Error>>(())
+	/// ```
+	pub fn gemm_on_stream<T: Scalar>(
+		&self,
+		mut c: DeviceViewMut<'_, T>,
+		alpha: T,
+		(a, b): (DeviceView<'_, T>, DeviceView<'_, T>),
+		beta: T,
+		(precision, stream): (Precision, Stream<'_>),
+	) -> Result<(), Error> {
+		self.require_gpu()?;
+		let caller = stream.cudarc();
+		// the guards of cudarc buffers record their use on `stream` when they drop, after the
+		// product is enqueued
+		let (lhs, _lhs_use) = a.resolve(caller);
+		let (rhs, _rhs_use) = b.resolve(caller);
+		let (dst, _dst_use) = c.resolve(caller);
+		let accum = if beta == T::from_parts(0.0, 0.0) {
+			Accum::Replace
+		} else {
+			Accum::Add
+		};
+		let request = self.request(accum, (lhs, rhs), alpha, (self.precision_for(precision), self.par));
+		let dims = [lhs.dims(), rhs.dims(), dst.dims()];
+		self.run(dims, request.precision, || {
+			crate::gpu::view_product(dst, request, beta, stream.raw())
+		})
+	}
+}

@@ -1,0 +1,186 @@
+//! products on device memory the crate does not own ([`crate::DeviceView`]), on a caller's
+//! stream: the GPU is the stream's, the pipeline's stream waits for the caller's work before the
+//! product and the caller's stream waits for the product after it; the host waits only where the
+//! plan needs the operands' statistics
+
+use crate::device_view::Borrowed;
+use crate::gpu::kernels::layout::{op_copy, scale};
+use crate::gpu::orchestration::engine::{device_budget, for_gpus, named};
+use crate::gpu::orchestration::pipeline::product;
+use crate::gpu::product::footprint;
+use crate::gpu::product::job::{DeviceOperand, Output, Terms};
+use crate::gpu::runtime::context::{Gpu, gpu_on};
+use crate::gpu::runtime::errors::driver;
+use crate::gpu::runtime::ptr::DevPtr;
+use crate::gpu::runtime::slot::Slot;
+use crate::request::Request;
+use crate::{Accum, Error, Report, Scalar};
+use cudarc::driver::{result, sys};
+use std::ptr::null_mut;
+
+/// a request on device views
+pub(crate) type ViewRequest<T> = Request<T, Borrowed<T>>;
+
+/// `request` (`dst = alpha lhs rhs`, or `dst = alpha lhs rhs + beta dst` where it adds) of
+/// device views, in core on the GPU of the stream `caller`, ordered after the caller's work on
+/// it and before the caller's next; shapes and precision checked by the caller
+pub(crate) fn view_product<T: Scalar>(dst: Borrowed<T>, request: ViewRequest<T>, beta: T, caller: sys::CUstream) -> Result<Report, Error> {
+	let ordinal = caller_ordinal(caller)?;
+	let g = gpu_on(ordinal)?;
+	let settings = for_gpus(request.settings, &[(ordinal, 0)])?;
+	let _code = g.using(&settings);
+	for (what, view) in [
+		("destination", &dst),
+		("left operand", &request.lhs),
+		("right operand", &request.rhs),
+	] {
+		aligned(what, view)?;
+	}
+	let (lhs, rhs) = (request.lhs, request.rhs);
+	let copies = [lhs, rhs]
+		.iter()
+		.filter(|v| !v.plain())
+		.map(|v| v.dims().0 * v.dims().1)
+		.sum::<usize>();
+	let needed = footprint::footprint::<T>(request.shape) + copies * size_of::<T>();
+	let budget = device_budget(&settings, &[(ordinal, 0)])?;
+	if needed > budget {
+		let crate::shape::Shape { m, n, k } = request.shape;
+		return Err(Error::OutOfMemory {
+			what: format!(
+				"a {m}x{n}x{k} product of {} on device views needs {needed} bytes of workspace, above the {budget} bytes this context may take (products on device views run in core)",
+				T::NAME
+			),
+		});
+	}
+	let outcome = joined(&g, caller, || {
+		if request.accum == Accum::Add && beta != T::from_parts(1.0, 0.0) {
+			scale(&g, &dst, beta)?;
+		}
+		let a = left(&g, &lhs)?;
+		let b = right(&g, &rhs)?;
+		let out = Output {
+			ptr: DevPtr::new(dst.addr),
+			ld: dst.ld(),
+			accumulate: request.accum == Accum::Add,
+			remainder: None,
+		};
+		let terms = Terms {
+			timed: false,
+			..Terms::plain(request.precision, settings)
+		};
+		product(&g, (a, b), out, request.alpha, terms, (None, None))
+	})?;
+	let times = outcome.times;
+	Ok(named(outcome.report::<T>(request.shape, times), settings))
+}
+
+/// `Ok` where `view`'s address is aligned to its element's size, as the kernels read elements
+/// (a complex `f64` in one 16-byte access); [`Error::InvalidLayout`] naming it otherwise
+fn aligned<T: Scalar>(what: &str, view: &Borrowed<T>) -> Result<(), Error> {
+	if view.addr.is_multiple_of(size_of::<T>() as u64) {
+		return Ok(());
+	}
+	Err(Error::InvalidLayout {
+		reason: format!(
+			"the {what} at {:#x} is not aligned to the {} bytes of an element of {}",
+			view.addr,
+			size_of::<T>(),
+			T::NAME
+		),
+	})
+}
+
+/// the left operand `A` (m x k) as the pipeline reads it: the view itself where it reads its
+/// memory as stored (column-major, its leading dimension), otherwise its compact copy
+fn left<T: Scalar>(gpu: &Gpu, view: &Borrowed<T>) -> Result<DeviceOperand<T>, Error> {
+	let (m, k) = view.dims();
+	let (ptr, ld) = laid_out(gpu, view, Slot::StagedA)?;
+	Ok(DeviceOperand {
+		ptr,
+		rows: m,
+		k,
+		rs: 1,
+		cs: ld as i64,
+	})
+}
+
+/// the right operand `B` (k x n) as the pipeline reads it (its columns as rows of length k)
+fn right<T: Scalar>(gpu: &Gpu, view: &Borrowed<T>) -> Result<DeviceOperand<T>, Error> {
+	let (k, n) = view.dims();
+	let (ptr, ld) = laid_out(gpu, view, Slot::StagedB)?;
+	Ok(DeviceOperand {
+		ptr,
+		rows: n,
+		k,
+		rs: ld as i64,
+		cs: 1,
+	})
+}
+
+/// the address and leading dimension of `view`'s matrix column-major: its own memory where it
+/// reads it as stored, otherwise a compact copy in the scratch slot `slot`
+fn laid_out<T: Scalar>(gpu: &Gpu, view: &Borrowed<T>, slot: Slot) -> Result<(DevPtr<T>, usize), Error> {
+	if view.plain() {
+		return Ok((DevPtr::new(view.addr), view.ld()));
+	}
+	let (rows, cols) = view.dims();
+	let copy = gpu.scratch(slot, (rows * cols * size_of::<T>()).max(1))?.cast::<T>();
+	op_copy(gpu, view, copy)?;
+	Ok((copy, rows.max(1)))
+}
+
+/// `work` on `gpu`'s stream, ordered after the work enqueued on `caller` so far, and with
+/// `caller` made to wait for what `work` enqueued (whether it succeeded or not)
+fn joined<R>(gpu: &Gpu, caller: sys::CUstream, work: impl FnOnce() -> Result<R, Error>) -> Result<R, Error> {
+	let flags = Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING);
+	let before = gpu.ctx.new_event(flags).map_err(driver)?;
+	// SAFETY: `caller` is a live stream of this context (checked by `caller_ordinal`), the event
+	// is this context's
+	unsafe { result::event::record(before.cu_event(), caller) }.map_err(driver)?;
+	gpu.stream.wait(&before).map_err(driver)?;
+	let outcome = work();
+	let after = gpu.stream.record_event(flags).map_err(driver)?;
+	// SAFETY: as above
+	unsafe { result::stream::wait_event(caller, after.cu_event(), sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT) }.map_err(driver)?;
+	outcome
+}
+
+/// the ordinal of the GPU of the stream `caller` (null, `CU_STREAM_LEGACY` and
+/// `CU_STREAM_PER_THREAD`: of the calling thread's current context); [`Error::Placement`] where
+/// the stream's context is not its GPU's primary context, the one this crate and the CUDA
+/// runtime run in
+fn caller_ordinal(caller: sys::CUstream) -> Result<usize, Error> {
+	let mut ctx: sys::CUcontext = null_mut();
+	let default = [0usize, 1, 2].contains(&(caller as usize));
+	// SAFETY: `ctx` is written by the driver; `caller` is a live stream or a default one
+	let status = unsafe {
+		if default {
+			sys::cuCtxGetCurrent(&mut ctx)
+		} else {
+			sys::cuStreamGetCtx(caller, &mut ctx)
+		}
+	};
+	status.result().map_err(driver)?;
+	if ctx.is_null() {
+		return Err(Error::Placement {
+			reason: "the default stream was given on a thread with no current CUDA context".into(),
+		});
+	}
+	let mut device: sys::CUdevice = 0;
+	// SAFETY: the context is pushed, asked for its device and popped on this thread
+	unsafe {
+		sys::cuCtxPushCurrent_v2(ctx).result().map_err(driver)?;
+		let asked = sys::cuCtxGetDevice(&mut device).result();
+		sys::cuCtxPopCurrent_v2(&mut null_mut()).result().map_err(driver)?;
+		asked.map_err(driver)?;
+	}
+	let ordinal = usize::try_from(device).map_err(|_| Error::gpu(format!("the stream's device {device}")))?;
+	let primary = gpu_on(ordinal)?.ctx.cu_ctx();
+	if primary != ctx {
+		return Err(Error::Placement {
+			reason: format!("the stream belongs to a context of GPU {ordinal} that is not its primary context"),
+		});
+	}
+	Ok(ordinal)
+}
