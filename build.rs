@@ -68,7 +68,17 @@ const BENCH_ONLY: &[&str] = &["selftest"];
 
 /// the kernel files (stems) of the portable path, also built as `compute_80` PTX: the generic
 /// kernels (statistics, balancing, split, bound, reduction, reconstruction and CRT, rows, parts)
-const PORTABLE: &[&str] = &["balance", "bound", "layout", "parts", "reconstruct", "reduce", "rows", "split", "stats"];
+const PORTABLE: &[&str] = &[
+	"balance",
+	"bound",
+	"layout",
+	"parts",
+	"reconstruct",
+	"reduce",
+	"rows",
+	"split",
+	"stats",
+];
 
 /// the nvcc flags of the portable path's PTX (no line info: it would ship as text)
 const PORTABLE_NVCC_FLAGS: &[&str] = &["-ptx", "-arch=compute_80", "-O3", "-std=c++17", "--fmad=false", "-I", "cuda"];

@@ -139,6 +139,21 @@ pub struct EmugemmPrecision {
 	pub parameter: u32,
 }
 
+impl From<emugemm::Precision> for EmugemmPrecision {
+	fn from(p: emugemm::Precision) -> Self {
+		use emugemm::Precision;
+		let (kind, parameter) = match p {
+			Precision::F64 => (EmugemmPrecisionKind::F64, 0),
+			Precision::F32 => (EmugemmPrecisionKind::F32, 0),
+			Precision::Tf32 => (EmugemmPrecisionKind::Tf32, 0),
+			Precision::Bits(bits) => (EmugemmPrecisionKind::Bits, bits),
+			Precision::SchemeI { slices } => (EmugemmPrecisionKind::SchemeI, slices),
+			Precision::SchemeII { moduli } => (EmugemmPrecisionKind::SchemeII, moduli),
+		};
+		EmugemmPrecision { kind, parameter }
+	}
+}
+
 impl From<EmugemmPrecision> for emugemm::Precision {
 	fn from(p: EmugemmPrecision) -> Self {
 		use emugemm::Precision;
