@@ -454,3 +454,39 @@ impl<'a> Stream<'a> {
 		self.cudarc
 	}
 }
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+
+	#[test]
+	fn layouts_hold_their_rows_and_columns() {
+		let ok = |shape, ld, len| Layout::checked::<f64>(shape, ld, len).is_ok();
+		assert!(ok((4, 3), 4, Some(12)));
+		assert!(ok((4, 3), 6, Some(16)), "the last column needs only its rows");
+		assert!(!ok((4, 3), 6, Some(15)));
+		assert!(!ok((4, 3), 3, None), "a leading dimension below the rows");
+		assert!(!ok((0, 3), 0, None), "a leading dimension of at least 1");
+		assert!(ok((0, 3), 1, Some(0)) && ok((3, 0), 3, Some(0)), "empty matrices reach nothing");
+		assert!(!ok((2, usize::MAX), 2, None), "an extent that overflows");
+		assert!(!ok((1, 1 << 60), 1, None), "an extent whose bytes overflow");
+	}
+
+	#[test]
+	fn ops_compose_as_cublas_reads_them() {
+		// SAFETY: a view never resolved or read
+		let v = unsafe { DeviceView::<faer::c64>::from_raw(0x1000, (2, 3), 2) }.unwrap();
+		let (b, _) = v.adjoint().resolve(None);
+		assert_eq!((b.dims(), b.transposed, b.conjugated), ((3, 2), true, true));
+		let (b, _) = v.adjoint().transpose().resolve(None);
+		assert_eq!((b.dims(), b.transposed, b.conjugated, b.plain()), ((2, 3), false, true, false));
+		let (b, _) = v.adjoint().adjoint().resolve(None);
+		assert!(b.plain());
+		// SAFETY: as above
+		let r = unsafe { DeviceView::<f64>::from_raw(0x1000, (2, 3), 2) }.unwrap();
+		assert!(
+			r.conjugate().resolve(None).0.plain(),
+			"a real view read conjugated is the view itself"
+		);
+	}
+}

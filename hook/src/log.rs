@@ -97,3 +97,26 @@ fn escaped(s: &str) -> String {
 		})
 		.collect()
 }
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+
+	#[test]
+	fn a_line_is_one_json_object() {
+		let entry = Entry {
+			routine: "cublasDgemm_v2",
+			shape: (8, 9, 10),
+			ops: (0, 2),
+			action: "native",
+			precision: "f64".into(),
+			report: None,
+			reason: "a \"quoted\"\nreason\\".into(),
+			micros: 12.25,
+		};
+		let line = json(&entry);
+		assert!(!line.contains('\n'));
+		assert!(line.starts_with(r#"{"routine":"cublasDgemm_v2","m":8,"n":9,"k":10,"transa":"N","transb":"C","action":"native""#));
+		assert!(line.contains(r#""reason":"a \"quoted\"\u000areason\\""#), "{line}");
+	}
+}

@@ -416,7 +416,7 @@ hopper_tests!(crt_matches_the_oracle:
 /// two matrices on GPU 0, the lock of its context, and the pipeline's views of them
 type Uploaded<T> = (
 	[DeviceMatrix<T>; 2],
-	std::sync::MutexGuard<'static, Gpu>,
+	crate::gpu::runtime::context::GpuGuard,
 	DeviceOperand<T>,
 	DeviceOperand<T>,
 );

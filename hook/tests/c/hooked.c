@@ -4,9 +4,16 @@
  * leading dimensions above the rows, beta = 0 over NaN, alpha and beta in device memory, two
  * threads with a handle and a stream each, a product during stream capture, and a product below
  * the interposer's size threshold; each result is checked against a long double product on the
- * host to FP64 (FP32) accuracy, and the padding rows of C are checked untouched.
+ * host to FP64 (FP32) accuracy, and the padding rows of C are checked untouched. Each result's
+ * bits are printed as a hash ("hash <case> <fnv>"), so that a run with every call forwarded can be
+ * compared with the unhooked run; under the interposer with D at its default F64, each emulated
+ * DGEMM is computed again through the C ABI (`emugemm_dgemm`, found in the preloaded library) and
+ * must match it bit for bit.
  * Build: gcc -O2 hooked.c -I$CUDA/include -L$CUDA/lib64 -lcublas -lcudart -lpthread -lm */
+#define _GNU_SOURCE
 #include <complex.h>
+#include <dlfcn.h>
+#include <stdint.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <math.h>
@@ -14,6 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "../../../capi/include/emugemm.h"
 
 #define CHECK(x)                                                                                    \
 	do {                                                                                            \
@@ -38,6 +47,23 @@ static double value(long i, int seed) {
 	x *= 0x5bd1e995u;
 	x ^= x >> 15;
 	return ((double)(x % 20011) / 20011.0 - 0.5) * ldexp(1.0, (int)(x % 9) - 4);
+}
+
+/* FNV-1a of the bytes of `bytes` at `p` */
+static uint64_t fnv(const void *p, size_t bytes) {
+	uint64_t h = 1469598103934665603ull;
+	for (size_t i = 0; i < bytes; i++) h = (h ^ ((const unsigned char *)p)[i]) * 1099511628211ull;
+	return h;
+}
+
+typedef emugemm_status (*dgemm_abi)(emugemm_operation, emugemm_operation, int64_t, int64_t, int64_t, const double *, const double *,
+                                    int64_t, const double *, int64_t, const double *, double *, int64_t, emugemm_pointer_mode, void *,
+                                    emugemm_precision);
+
+/* the C ABI's dgemm where the interposer is preloaded and emulates D at F64, otherwise null */
+static dgemm_abi abi_dgemm(void) {
+	if (getenv("EMUGEMM_HOOK_D") || getenv("EMUGEMM_HOOK_MIN")) return 0;
+	return (dgemm_abi)dlsym(RTLD_DEFAULT, "emugemm_dgemm");
 }
 
 static void *device(const void *host, size_t bytes) {
@@ -85,9 +111,23 @@ static void dgemm_case(cublasHandle_t h, int opa, int opb, long m, long n, long 
 	CHECK(cublasDgemm_v2(h, opa ? CUBLAS_OP_T : CUBLAS_OP_N, opb ? CUBLAS_OP_T : CUBLAS_OP_N, m, n, k, &alpha, da, lda, db, ldb, &beta, dc,
 	                     ldc));
 	CHECK(cudaDeviceSynchronize());
-	CHECK(cudaMemcpy(c, dc, sizeof(double) * ldc * n, cudaMemcpyDeviceToHost));
-	EXPECT(real_ok(c, ldc, a, lda, opa, b, ldb, opb, m, n, k, alpha, 50, pad), what);
-	cudaFree(da), cudaFree(db), cudaFree(dc), free(a), free(b), free(c);
+	double *got = malloc(sizeof(double) * ldc * n);
+	CHECK(cudaMemcpy(got, dc, sizeof(double) * ldc * n, cudaMemcpyDeviceToHost));
+	EXPECT(real_ok(got, ldc, a, lda, opa, b, ldb, opb, m, n, k, alpha, 50, pad), what);
+	printf("hash %s %016llx\n", what, (unsigned long long)fnv(got, sizeof(double) * ldc * n));
+	dgemm_abi abi = abi_dgemm();
+	if (abi && m >= 256 && n >= 256 && k >= 256) {
+		/* the same product through the C ABI, on a fresh C */
+		CHECK(cudaMemcpy(dc, c, sizeof(double) * ldc * n, cudaMemcpyHostToDevice));
+		emugemm_precision f64 = {EMUGEMM_PRECISION_KIND_F64, 0};
+		emugemm_operation ops[2] = {EMUGEMM_OPERATION_N, EMUGEMM_OPERATION_T};
+		CHECK(abi(ops[opa], ops[opb], m, n, k, &alpha, da, lda, db, ldb, &beta, dc, ldc, EMUGEMM_POINTER_MODE_HOST, 0, f64));
+		CHECK(cudaDeviceSynchronize());
+		CHECK(cudaMemcpy(c, dc, sizeof(double) * ldc * n, cudaMemcpyDeviceToHost));
+		EXPECT(memcmp(c, got, sizeof(double) * ldc * n) == 0, "the hooked dgemm equals the C ABI's bit for bit");
+		printf("bits %s equal to the C ABI's: %s\n", what, memcmp(c, got, sizeof(double) * ldc * n) ? "NO" : "yes");
+	}
+	cudaFree(da), cudaFree(db), cudaFree(dc), free(a), free(b), free(c), free(got);
 }
 
 struct thread_case {
@@ -129,6 +169,26 @@ int main(void) {
 	dgemm_case(h, 0, 1, 300, 270, 260, "dgemm N T");
 	dgemm_case(h, 1, 1, 257, 300, 299, "dgemm T T");
 	dgemm_case(h, 0, 0, 40, 30, 20, "dgemm below the size threshold (forwarded)");
+	/* alpha = 0: neither A nor B (NaN here) is read, C = beta C; m = 0 and k = 0: quick returns */
+	{
+		long n = 300;
+		double *x = malloc(sizeof(double) * n * n), *c = malloc(sizeof(double) * n * n);
+		for (long i = 0; i < n * n; i++) x[i] = NAN, c[i] = 2.0;
+		double *dx = device(x, sizeof(double) * n * n), *dc = device(c, sizeof(double) * n * n);
+		const double zero = 0.0, three = 3.0, one = 1.0;
+		CHECK(cublasDgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &zero, dx, n, dx, n, &three, dc, n));
+		CHECK(cudaMemcpy(c, dc, sizeof(double) * n * n, cudaMemcpyDeviceToHost));
+		int ok = 1;
+		for (long i = 0; i < n * n; i++) ok &= c[i] == 6.0;
+		EXPECT(ok, "alpha = 0 reads neither A nor B");
+		CHECK(cublasDgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_N, 0, n, n, &one, dx, 1, dx, n, &zero, dc, 1));
+		CHECK(cublasDgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, 0, &one, dx, n, dx, 1, &three, dc, n));
+		CHECK(cudaMemcpy(c, dc, sizeof(double) * n * n, cudaMemcpyDeviceToHost));
+		ok = 1;
+		for (long i = 0; i < n * n; i++) ok &= c[i] == 18.0;
+		EXPECT(ok, "k = 0: C = beta C");
+		cudaFree(dx), cudaFree(dc), free(x), free(c);
+	}
 
 	/* zgemm: C = A^H B, alpha complex */
 	{
@@ -156,6 +216,7 @@ int main(void) {
 				ok = cabsl((long double complex)c[i + j * m] - s) <= ldexpl(mag * 1.2L, -50);
 			}
 		EXPECT(ok, "zgemm C N");
+		printf("hash zgemm %016llx\n", (unsigned long long)fnv(c, sizeof(double complex) * m * n));
 		cudaFree(da), cudaFree(db), cudaFree(dc), free(a), free(b), free(c);
 	}
 
@@ -171,6 +232,7 @@ int main(void) {
 		CHECK(cudaMemcpy(c, dc, sizeof(float) * n * n, cudaMemcpyDeviceToHost));
 		for (long i = 0; i < n * n; i++) cd[i] = c[i];
 		EXPECT(real_ok(cd, n, ad, n, 0, ad, n, 0, n, n, n, 1.0, 20, 0.0), "sgemm N N");
+		printf("hash sgemm %016llx\n", (unsigned long long)fnv(c, sizeof(float) * n * n));
 		cudaFree(da), cudaFree(dc), free(a), free(c), free(ad), free(cd);
 	}
 
@@ -184,10 +246,12 @@ int main(void) {
 		CHECK(cublasDgemm_v2_64(h, CUBLAS_OP_T, CUBLAS_OP_N, n, n, n, &alpha, da, n, da, n, &beta, dc, n));
 		CHECK(cudaMemcpy(c, dc, sizeof(double) * n * n, cudaMemcpyDeviceToHost));
 		EXPECT(real_ok(c, n, a, n, 1, a, n, 0, n, n, n, 1.0, 50, 0.0), "dgemm_64 T N");
+		printf("hash dgemm_64 %016llx\n", (unsigned long long)fnv(c, sizeof(double) * n * n));
 		CHECK(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_T, n, n, n, &alpha, da, CUDA_R_64F, n, da, CUDA_R_64F, n, &beta, dc, CUDA_R_64F, n,
 		                   CUBLAS_COMPUTE_64F, CUBLAS_GEMM_DEFAULT));
 		CHECK(cudaMemcpy(c, dc, sizeof(double) * n * n, cudaMemcpyDeviceToHost));
 		EXPECT(real_ok(c, n, a, n, 0, a, n, 1, n, n, n, 1.0, 50, 0.0), "gemmEx 64F N T");
+		printf("hash gemmEx %016llx\n", (unsigned long long)fnv(c, sizeof(double) * n * n));
 		/* during stream capture: forwarded, and right once the graph runs */
 		cudaStream_t s;
 		cudaGraph_t g;

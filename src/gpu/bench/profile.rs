@@ -212,7 +212,7 @@ pub fn transfer_rates(emu: &Emulator) -> Result<(f64, f64), Error> {
 fn square_operands<T: Scalar>(
 	emu: &Emulator,
 	a: &DeviceMatrix<T>,
-) -> Result<(std::sync::MutexGuard<'static, Gpu>, [DeviceOperand<T>; 2]), Error> {
+) -> Result<(crate::gpu::runtime::context::GpuGuard, [DeviceOperand<T>; 2]), Error> {
 	let _ = emu.zeros_on_device::<T>(0, 0)?; // the emulator must be on the GPU
 	let n = a.nrows();
 	if a.ncols() != n {

@@ -26,9 +26,9 @@ pub(crate) type ViewRequest<T> = Request<T, Borrowed<T>>;
 /// it and before the caller's next; shapes and precision checked by the caller
 pub(crate) fn view_product<T: Scalar>(dst: Borrowed<T>, request: ViewRequest<T>, beta: T, caller: sys::CUstream) -> Result<Report, Error> {
 	let ordinal = caller_ordinal(caller)?;
-	let g = gpu_on(ordinal)?;
+	// `for_gpus` and `device_budget` take the GPU's lock themselves: both before this call takes it
 	let settings = for_gpus(request.settings, &[(ordinal, 0)])?;
-	let _code = g.using(&settings);
+	let budget = device_budget(&settings, &[(ordinal, 0)])?;
 	for (what, view) in [
 		("destination", &dst),
 		("left operand", &request.lhs),
@@ -43,7 +43,6 @@ pub(crate) fn view_product<T: Scalar>(dst: Borrowed<T>, request: ViewRequest<T>,
 		.map(|v| v.dims().0 * v.dims().1)
 		.sum::<usize>();
 	let needed = footprint::footprint::<T>(request.shape) + copies * size_of::<T>();
-	let budget = device_budget(&settings, &[(ordinal, 0)])?;
 	if needed > budget {
 		let crate::shape::Shape { m, n, k } = request.shape;
 		return Err(Error::OutOfMemory {
@@ -53,12 +52,15 @@ pub(crate) fn view_product<T: Scalar>(dst: Borrowed<T>, request: ViewRequest<T>,
 			),
 		});
 	}
+	let g = gpu_on(ordinal)?;
+	let _code = g.using(&settings);
 	let outcome = joined(&g, caller, || {
+		// the operands laid out first: a workspace that cannot be had fails before `dst` is scaled
+		let a = left(&g, &lhs)?;
+		let b = right(&g, &rhs)?;
 		if request.accum == Accum::Add && beta != T::from_parts(1.0, 0.0) {
 			scale(&g, &dst, beta)?;
 		}
-		let a = left(&g, &lhs)?;
-		let b = right(&g, &rhs)?;
 		let out = Output {
 			ptr: DevPtr::new(dst.addr),
 			ld: dst.ld(),

@@ -399,17 +399,49 @@ pub(crate) fn pipelines(ordinals: impl IntoIterator<Item = usize>) -> Vec<Device
 }
 
 /// the process's first pipeline on GPU 0 (see [`gpu_at`])
-pub(crate) fn gpu() -> Result<MutexGuard<'static, Gpu>, Error> {
+pub(crate) fn gpu() -> Result<GpuGuard, Error> {
 	gpu_at((0, 0))
 }
 
 /// the process's first pipeline on GPU `ordinal` (see [`gpu_at`])
-pub(crate) fn gpu_on(ordinal: usize) -> Result<MutexGuard<'static, Gpu>, Error> {
+pub(crate) fn gpu_on(ordinal: usize) -> Result<GpuGuard, Error> {
 	gpu_at((ordinal, 0))
 }
 
-/// the process's pipeline `device`, initialised on first use; products take its lock in turn
-pub(crate) fn gpu_at((ordinal, copy): Device) -> Result<MutexGuard<'static, Gpu>, Error> {
+/// a pipeline held by this thread: its lock, and the mark that this thread holds it
+pub(crate) struct GpuGuard {
+	gpu: MutexGuard<'static, Gpu>,
+	device: Device,
+}
+
+impl std::ops::Deref for GpuGuard {
+	type Target = Gpu;
+
+	fn deref(&self) -> &Gpu {
+		&self.gpu
+	}
+}
+
+impl Drop for GpuGuard {
+	fn drop(&mut self) {
+		HELD.with(|held| held.borrow_mut().retain(|&d| d != self.device));
+	}
+}
+
+thread_local! {
+	/// the pipelines this thread holds: asking for one of them again is an error, not a deadlock
+	static HELD: RefCell<Vec<Device>> = const { RefCell::new(Vec::new()) };
+}
+
+/// the process's pipeline `device`, initialised on first use; products take its lock in turn. A
+/// thread that asks again for a pipeline it holds gets an error (a defect of the caller), where
+/// the lock would wait for ever
+pub(crate) fn gpu_at((ordinal, copy): Device) -> Result<GpuGuard, Error> {
+	if HELD.with(|held| held.borrow().contains(&(ordinal, copy))) {
+		return Err(Error::gpu(format!(
+			"GPU {ordinal} (pipeline {copy}) asked for again by the thread that holds it"
+		)));
+	}
 	type Slot = OnceLock<Result<Mutex<Gpu>, Error>>;
 	static GPUS: [[Slot; crate::settings::Devices::MAX]; MAX_GPUS] =
 		[const { [const { OnceLock::new() }; crate::settings::Devices::MAX] }; MAX_GPUS];
@@ -424,7 +456,11 @@ pub(crate) fn gpu_at((ordinal, copy): Device) -> Result<MutexGuard<'static, Gpu>
 			// directly (copies, events) need the context current on its thread
 			g.scratch_in_use.set(0);
 			g.ctx.bind_to_thread().map_err(driver)?;
-			Ok(g)
+			HELD.with(|held| held.borrow_mut().push((ordinal, copy)));
+			Ok(GpuGuard {
+				gpu: g,
+				device: (ordinal, copy),
+			})
 		},
 		Err(e) => Err(e.clone()),
 	}
