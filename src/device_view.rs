@@ -178,9 +178,12 @@ impl<'a, T: Scalar> DeviceView<'a, T> {
 	///
 	/// # example
 	/// ```no_run
-	/// # let stream = cudarc::driver::CudaContext::new(0)?.default_stream();
-	/// # let memory = stream.alloc_zeros::<faer::c64>(6)?;
-	/// let z = emugemm::DeviceView::new(&memory, (2, 3), 2)?.conjugate();
+	/// let stream = cudarc::driver::CudaContext::new(0)?.default_stream();
+	/// // cudarc has no complex element type: complex memory is a view of its real parts
+	/// let memory = stream.alloc_zeros::<f64>(12)?;
+	/// // SAFETY: 12 f64 are 6 complex values
+	/// let complex = unsafe { memory.transmute::<faer::c64>(6) }.unwrap();
+	/// let z = emugemm::DeviceView::new(&complex, (2, 3), 2)?.conjugate();
 	/// assert_eq!((z.nrows(), z.ncols()), (2, 3));
 	/// # Ok::<(), Box<dyn std::error::Error>>(())
 	/// ```
@@ -196,8 +199,9 @@ impl<'a, T: Scalar> DeviceView<'a, T> {
 	/// # example
 	/// ```no_run
 	/// # let stream = cudarc::driver::CudaContext::new(0)?.default_stream();
-	/// # let memory = stream.alloc_zeros::<faer::c64>(6)?;
-	/// let z = emugemm::DeviceView::new(&memory, (2, 3), 2)?.adjoint();
+	/// # let memory = stream.alloc_zeros::<f64>(12)?;
+	/// # let complex = unsafe { memory.transmute::<faer::c64>(6) }.unwrap();
+	/// let z = emugemm::DeviceView::new(&complex, (2, 3), 2)?.adjoint();
 	/// assert_eq!((z.nrows(), z.ncols()), (3, 2));
 	/// # Ok::<(), Box<dyn std::error::Error>>(())
 	/// ```
