@@ -69,25 +69,31 @@ impl From<Error> for Failure {
 unsafe fn product<T: Scalar>(gemm: Gemm<T>) -> Result<(), Failure> {
 	let (m, n, k) = gemm.shape;
 	let (m, n, k) = (count("m", m)?, count("n", n)?, count("k", k)?);
+	let ((pa, lda), (pb, ldb)) = gemm.operands;
+	let (pc, ldc) = gemm.c;
+	let (lda, ldb, ldc) = (count("lda", lda)?, count("ldb", ldb)?, count("ldc", ldc)?);
+	let stored = |op, (rows, cols)| if op == EmugemmOperation::N { (rows, cols) } else { (cols, rows) };
+	// SAFETY: the matrices lie at these addresses with these leading dimensions, on the stream's
+	// GPU, for the call's duration in stream order (the caller's promise)
+	let views = |k| unsafe {
+		Ok::<_, Error>((
+			DeviceView::<T>::from_raw(pa as u64, stored(gemm.ops.0, (m, k)), lda)?,
+			DeviceView::<T>::from_raw(pb as u64, stored(gemm.ops.1, (k, n)), ldb)?,
+			DeviceViewMut::<T>::from_raw(pc as u64, (m, n), ldc)?,
+		))
+	};
+	// the leading dimensions checked as cuBLAS checks them, then its quick return: nothing read
+	// or written, no report
+	views(k)?;
+	if m == 0 || n == 0 {
+		return Ok(());
+	}
 	let stream = gemm.stream as sys::CUstream;
 	// SAFETY: alpha and beta are readable where the pointer mode says (the caller's promise)
 	let (alpha, beta) = unsafe { scalars(gemm.scalars, stream)? };
 	let emu = emulator()?;
-	let ((pa, lda), (pb, ldb)) = gemm.operands;
-	let (pc, ldc) = gemm.c;
-	let (lda, ldb, ldc) = (count("lda", lda)?, count("ldb", ldb)?, count("ldc", ldc)?);
-	// cuBLAS's quick return, and alpha = 0 reads neither A nor B: an empty inner dimension
-	let k = if alpha == T::from_parts(0.0, 0.0) { 0 } else { k };
-	let stored = |op, (rows, cols)| if op == EmugemmOperation::N { (rows, cols) } else { (cols, rows) };
-	// SAFETY: the matrices lie at these addresses with these leading dimensions, on the stream's
-	// GPU, for the call's duration in stream order (the caller's promise)
-	let (a, b, c) = unsafe {
-		(
-			DeviceView::<T>::from_raw(pa as u64, stored(gemm.ops.0, (m, k)), lda)?,
-			DeviceView::<T>::from_raw(pb as u64, stored(gemm.ops.1, (k, n)), ldb)?,
-			DeviceViewMut::<T>::from_raw(pc as u64, (m, n), ldc)?,
-		)
-	};
+	// alpha = 0 reads neither A nor B: an empty inner dimension
+	let (a, b, c) = views(if alpha == T::from_parts(0.0, 0.0) { 0 } else { k })?;
 	// SAFETY: a live stream of the caller's, or a default one
 	let on = unsafe { Stream::from_raw(stream) };
 	let operands = (read(a, gemm.ops.0), read(b, gemm.ops.1));

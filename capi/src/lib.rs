@@ -9,9 +9,9 @@
 //! for `alpha` and `beta` behind device pointers (read after the stream's earlier work).
 //!
 //! # example
-//! ```no_run
+//! ```
 //! use emugemm_c::*;
-//! // a 0 x 0 product: nothing to do, but every argument is checked
+//! // a 0 x 0 product: cuBLAS's quick return, after every argument is checked (no GPU needed)
 //! let (alpha, beta) = (1.0f64, 0.0f64);
 //! let precision = EmugemmPrecision { kind: EmugemmPrecisionKind::F64, parameter: 0 };
 //! let status = unsafe {
