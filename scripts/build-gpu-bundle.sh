@@ -54,14 +54,18 @@ for line in sys.stdin:
     elif mode == "examples" and kind == "example" and not test:
         print(f"{name}\t{exe}")
     elif mode == "tests" and test and kind != "bench":
-        print("test-lib" if kind == "lib" else f"test-{name}" if kind == "test" else f"test-{kind}-{name}", exe, sep="\t")
+        # the tests of the C ABI (capi/) and of the interposer (hook/) carry their folder: gpu is in both
+        folder = msg["manifest_path"].split("/")[-2]
+        prefix = folder + "-" if folder in ("capi", "hook") else ""
+        base = "lib" if kind == "lib" else name if kind == "test" else f"{kind}-{name}"
+        print(f"test-{prefix}{base}", exe, sep="\t")
 ' "$1"
 }
 
 list="$(mktemp)"
 trap 'rm -f "$list"' EXIT
-echo "=== cargo test --no-run" >&2
-cargo test --no-run "${features[@]}" | executables tests >>"$list"
+echo "=== cargo test --no-run (the library, the C ABI, the interposer)" >&2
+cargo test --no-run --workspace "${features[@]}" | executables tests >>"$list"
 echo "=== cargo build --examples" >&2
 cargo build --examples "${features[@]}" | executables examples >>"$list"
 if compgen -G "benches/*.rs" >/dev/null || grep -q '^\[\[bench\]\]' Cargo.toml; then

@@ -64,7 +64,7 @@ for test in ./test-*; do
 	[ -x "$test" ] || continue
 	runs+=("$test")
 done
-for suite in test-gpu test-gpu_forms test-concurrency; do
+for suite in test-gpu test-gpu_forms test-gpu_views test-concurrency; do
 	[ -x "./$suite" ] && runs+=("./$suite portable")
 done
 for run in "${runs[@]}"; do
