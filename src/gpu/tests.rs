@@ -429,20 +429,8 @@ fn uploaded<T: Scalar>(a: &faer::Mat<T>, b: &faer::Mat<T>) -> Uploaded<T> {
 	let upload = |x: &faer::Mat<T>| DeviceMatrix::upload(&[0], x.as_ref(), crate::settings::DEFAULT_STAGING).unwrap();
 	let (da, db) = (upload(a), upload(b));
 	let g = gpu().unwrap();
-	let oa = DeviceOperand {
-		ptr: da.ptr(&g),
-		rows: m,
-		k,
-		rs: 1,
-		cs: m as i64,
-	};
-	let ob = DeviceOperand {
-		ptr: db.ptr(&g),
-		rows: n,
-		k,
-		rs: k as i64,
-		cs: 1,
-	};
+	let oa = DeviceOperand::left(da.ptr(&g), (m, k), m);
+	let ob = DeviceOperand::right(db.ptr(&g), (k, n), k);
 	([da, db], g, oa, ob)
 }
 

@@ -223,18 +223,8 @@ fn square_operands<T: Scalar>(
 		});
 	}
 	let g = gpu()?;
-	let lhs = DeviceOperand {
-		ptr: a.ptr(&g),
-		rows: n,
-		k: n,
-		rs: 1,
-		cs: n as i64,
-	};
-	let rhs = DeviceOperand {
-		rs: n as i64,
-		cs: 1,
-		..lhs
-	};
+	let lhs = DeviceOperand::left(a.ptr(&g), (n, n), n);
+	let rhs = DeviceOperand::right(a.ptr(&g), (n, n), n);
 	Ok((g, [lhs, rhs]))
 }
 

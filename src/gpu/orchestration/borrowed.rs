@@ -96,28 +96,14 @@ fn aligned<T: Scalar>(what: &str, view: &Borrowed<T>) -> Result<(), Error> {
 /// the left operand `A` (m x k) as the pipeline reads it: the view itself where it reads its
 /// memory as stored (column-major, its leading dimension), otherwise its compact copy
 fn left<T: Scalar>(gpu: &Gpu, view: &Borrowed<T>) -> Result<DeviceOperand<T>, Error> {
-	let (m, k) = view.dims();
 	let (ptr, ld) = laid_out(gpu, view, Slot::StagedA)?;
-	Ok(DeviceOperand {
-		ptr,
-		rows: m,
-		k,
-		rs: 1,
-		cs: ld as i64,
-	})
+	Ok(DeviceOperand::left(ptr, view.dims(), ld))
 }
 
 /// the right operand `B` (k x n) as the pipeline reads it (its columns as rows of length k)
 fn right<T: Scalar>(gpu: &Gpu, view: &Borrowed<T>) -> Result<DeviceOperand<T>, Error> {
-	let (k, n) = view.dims();
 	let (ptr, ld) = laid_out(gpu, view, Slot::StagedB)?;
-	Ok(DeviceOperand {
-		ptr,
-		rows: n,
-		k,
-		rs: ld as i64,
-		cs: 1,
-	})
+	Ok(DeviceOperand::right(ptr, view.dims(), ld))
 }
 
 /// the address and leading dimension of `view`'s matrix column-major: its own memory where it

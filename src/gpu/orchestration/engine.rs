@@ -167,20 +167,8 @@ pub(crate) fn staged<T: Scalar>(
 		// SAFETY: the slot holds m n elements
 		unsafe { cudarc::driver::result::memset_d8_async(dc.addr(), 0, bytes(m, n), g.stream.cu_stream()) }.map_err(driver)?;
 	}
-	let a = DeviceOperand {
-		ptr: da,
-		rows: m,
-		k,
-		rs: 1,
-		cs: m.max(1) as i64,
-	};
-	let b = DeviceOperand {
-		ptr: db,
-		rows: n,
-		k,
-		rs: k.max(1) as i64,
-		cs: 1,
-	};
+	let a = DeviceOperand::left(da, (m, k), m.max(1));
+	let b = DeviceOperand::right(db, (k, n), k.max(1));
 	let out = Output {
 		ptr: dc,
 		ld: m.max(1),
@@ -259,20 +247,8 @@ fn in_place<T: Scalar>(dst: &DeviceMatrix<T>, request: &DeviceRequest<'_, T>) ->
 	let g = gpu()?;
 	let _code = g.using(&terms.settings);
 	let (m, k, n) = (lhs.nrows(), lhs.ncols(), rhs.ncols());
-	let a = DeviceOperand {
-		ptr: lhs.ptr(&g),
-		rows: m,
-		k,
-		rs: 1,
-		cs: m.max(1) as i64,
-	};
-	let b = DeviceOperand {
-		ptr: rhs.ptr(&g),
-		rows: n,
-		k,
-		rs: k.max(1) as i64,
-		cs: 1,
-	};
+	let a = DeviceOperand::left(lhs.ptr(&g), (m, k), m.max(1));
+	let b = DeviceOperand::right(rhs.ptr(&g), (k, n), k.max(1));
 	let out = Output {
 		ptr: dst.ptr(&g),
 		ld: m.max(1),

@@ -21,6 +21,31 @@ pub(crate) struct DeviceOperand<T> {
 	pub cs: i64,
 }
 
+impl<T> DeviceOperand<T> {
+	/// the left operand `A` (`rows x k`) stored column-major with leading dimension `ld`
+	pub fn left(ptr: DevPtr<T>, (rows, k): (usize, usize), ld: usize) -> Self {
+		DeviceOperand {
+			ptr,
+			rows,
+			k,
+			rs: 1,
+			cs: ld as i64,
+		}
+	}
+
+	/// the right operand `B` (`k x cols`) stored column-major with leading dimension `ld`, read by
+	/// its columns: each a row of length `k`
+	pub fn right(ptr: DevPtr<T>, (k, cols): (usize, usize), ld: usize) -> Self {
+		DeviceOperand {
+			ptr,
+			rows: cols,
+			k,
+			rs: ld as i64,
+			cs: 1,
+		}
+	}
+}
+
 /// the product's destination, of `T`: column-major, leading dimension `ld`
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Output<T> {

@@ -171,13 +171,7 @@ impl<T: Scalar> Panels<'_, T> {
 			},
 			PanelSource::Device { ptr, ld, first, .. } => (ptr.add(rows.start - *first), *ld),
 		};
-		Ok(DeviceOperand {
-			ptr,
-			rows: rows.len(),
-			k,
-			rs: 1,
-			cs: cs.max(1) as i64,
-		})
+		Ok(DeviceOperand::left(ptr, (rows.len(), k), cs.max(1)))
 	}
 
 	/// columns `cols` of `B` (column-major: K-major rows of `B^T`); every pipeline of `exchange`
@@ -195,13 +189,7 @@ impl<T: Scalar> Panels<'_, T> {
 				(ptr.add((cols.start - *first) * *ld), *ld)
 			},
 		};
-		Ok(DeviceOperand {
-			ptr,
-			rows: cols.len(),
-			k,
-			rs: rs.max(1) as i64,
-			cs: 1,
-		})
+		Ok(DeviceOperand::right(ptr, (k, cols.len()), rs.max(1)))
 	}
 
 	/// waits for the uploads enqueued so far
