@@ -257,7 +257,8 @@ fn products_keep_the_callers_stream_order() {
 		emu.gemm_on_stream(cv, 1.0, (av, av), 0.0, (Precision::F64, (&stream).into()))
 			.unwrap();
 	}
-	let got = Mat::from_fn(n, n, |i, j| stream.clone_dtoh(&c).unwrap()[i + j * n]);
+	let downloaded = stream.clone_dtoh(&c).unwrap();
+	let got = Mat::from_fn(n, n, |i, j| downloaded[i + j * n]);
 	let expected = {
 		let ua = emu.upload(a.as_ref()).unwrap();
 		let mut uc = emu.zeros_on_device::<f64>(n, n).unwrap();

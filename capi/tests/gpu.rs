@@ -1,16 +1,15 @@
-//! the C ABI on a GPU: `emugemm_dgemm` and `emugemm_zgemm` equal the Rust API's product on the
-//! same device memory bit for bit, with every op, `alpha` and `beta` behind host and device
-//! pointers; `beta = 0` does not read `C`, `alpha = 0` reads neither `A` nor `B`; bad arguments
+//! the C ABI on a GPU: `emugemm_{s,d,c,z}gemm` equal the Rust API's product on the same device
+//! memory bit for bit, with every op pair, `alpha` and `beta` behind host and device pointers; `beta = 0` does not read `C`, `alpha = 0` reads neither `A` nor `B`; bad arguments
 //! are statuses with a message, and the report says what ran
 //!
 //! these tests need an NVIDIA GPU: they are ignored otherwise (run them with
 //! `--include-ignored`; without a GPU they then fail, never pass)
 
-use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, ValidAsZeroBits};
 use emugemm::{Backend, DeviceView, DeviceViewMut, Emulator, Precision, Scheme};
 use emugemm_c::*;
 use num_complex::Complex;
-use std::ffi::CStr;
+use std::ffi::{CStr, c_void};
 use std::sync::Arc;
 
 fn stream() -> Arc<CudaStream> {
@@ -52,171 +51,238 @@ const F64: EmugemmPrecision = EmugemmPrecision {
 	parameter: 0,
 };
 
-/// `emugemm_dgemm` against `gemm_on_stream` on the same memory, every op pair, host and device
-/// scalars, `beta` 0 (over NaN), 1 and other
-#[test]
-#[ignore = "needs an NVIDIA GPU"]
-fn dgemm_equals_the_rust_api() {
+/// a C ABI product: cuBLAS's arguments with `C` elements, a stream and a precision
+type Gemm<C> = unsafe extern "C" fn(
+	EmugemmOperation,
+	EmugemmOperation,
+	i64,
+	i64,
+	i64,
+	*const C,
+	*const C,
+	i64,
+	*const C,
+	i64,
+	*const C,
+	*mut C,
+	i64,
+	EmugemmPointerMode,
+	*mut c_void,
+	EmugemmPrecision,
+) -> EmugemmStatus;
+
+/// an element type of the C ABI: the Rust scalar, its real part as the buffers hold it, the C
+/// element and function, and the precisions it is tested at (a target, and an explicit scheme)
+trait Element: emugemm::Scalar {
+	type Part: DeviceRepr + ValidAsZeroBits + Copy + Unpin + 'static;
+	type C;
+	const PARTS: usize;
+	const GEMM: Gemm<Self::C>;
+	const TARGET: Precision;
+	const EXPLICIT: Precision;
+	fn real(x: f64) -> Self::Part;
+	fn bits(x: Self::Part) -> u64;
+	fn of(re: f64, im: f64) -> Self;
+}
+
+/// implements [`Element`]: `$t` of `$real` scalars in `$parts` parts, through `$f`
+macro_rules! element {
+	($t:ty, $real:ty, $c:ty, $parts:expr, $f:ident, $target:expr, $explicit:expr, |$re:ident, $im:ident| $of:expr) => {
+		impl Element for $t {
+			type Part = $real;
+			type C = $c;
+			const PARTS: usize = $parts;
+			const GEMM: Gemm<$c> = $f;
+			const TARGET: Precision = $target;
+			const EXPLICIT: Precision = $explicit;
+			fn real(x: f64) -> $real {
+				x as $real
+			}
+			fn bits(x: $real) -> u64 {
+				x.to_bits().into()
+			}
+			fn of($re: f64, $im: f64) -> Self {
+				$of
+			}
+		}
+	};
+}
+
+element!(
+	f64,
+	f64,
+	f64,
+	1,
+	emugemm_dgemm,
+	Precision::F64,
+	Precision::SchemeII { moduli: 14 },
+	|re, _im| re
+);
+element!(
+	f32,
+	f32,
+	f32,
+	1,
+	emugemm_sgemm,
+	Precision::F32,
+	Precision::SchemeII { moduli: 8 },
+	|re, _im| re as f32
+);
+element!(
+	Complex<f64>,
+	f64,
+	EmugemmComplex64,
+	2,
+	emugemm_zgemm,
+	Precision::F64,
+	Precision::SchemeII { moduli: 14 },
+	|re, im| Complex::new(re, im)
+);
+element!(
+	Complex<f32>,
+	f32,
+	EmugemmComplex32,
+	2,
+	emugemm_cgemm,
+	Precision::F32,
+	Precision::SchemeI { slices: 4 },
+	|re, im| Complex::new(re as f32, im as f32)
+);
+
+/// `v` read as `op` reads it
+fn as_op<T: emugemm::Scalar>(v: DeviceView<'_, T>, op: EmugemmOperation) -> DeviceView<'_, T> {
+	match op {
+		EmugemmOperation::N => v,
+		EmugemmOperation::T => v.transpose(),
+		EmugemmOperation::C => v.adjoint(),
+	}
+}
+
+/// the C ABI's product of `T` against `gemm_on_stream` on the same memory: every op pair, host
+/// and device scalars in turn, `beta` 0 (over NaN) and not, the target precision and an explicit
+/// scheme in turn; the report is the Rust one's
+fn abi_equals_rust<T: Element>() {
 	let stream = stream();
 	let emu = Emulator::with_backend(Backend::Gpu).expect("a GPU context");
 	let (m, n, k) = (130, 70, 110);
-	let (lda, ldb, ldc) = (k + 5, n + 2, m + 3);
-	let a = stream.clone_htod(&values(lda * k.max(m), 1)).unwrap();
-	let b = stream.clone_htod(&values(ldb * n.max(k), 2)).unwrap();
-	let start = values(ldc * n, 3);
+	let (lda, ldb, ldc) = (m.max(k) + 5, n.max(k) + 2, m + 3);
+	let reals = |v: Vec<f64>| v.into_iter().map(T::real).collect::<Vec<_>>();
+	let a = stream.clone_htod(&reals(values(lda * m.max(k) * T::PARTS, 1))).unwrap();
+	let b = stream.clone_htod(&reals(values(ldb * n.max(k) * T::PARTS, 2))).unwrap();
+	let start = reals(values(ldc * n * T::PARTS, 3));
 	let ops = [EmugemmOperation::N, EmugemmOperation::T, EmugemmOperation::C];
-	for (transa, transb) in ops.iter().flat_map(|&x| ops.iter().map(move |&y| (x, y))) {
-		for beta in [0.0, 1.0, -0.5] {
-			for mode in [EmugemmPointerMode::Host, EmugemmPointerMode::Device] {
-				let alpha = 1.25;
-				let c_start: Vec<f64> = if beta == 0.0 { vec![f64::NAN; start.len()] } else { start.clone() };
-				let mut c = stream.clone_htod(&c_start).unwrap();
-				let scalars = stream.clone_htod(&[alpha, beta]).unwrap();
-				let (sa, sb) = (addr(&scalars, &stream), addr(&scalars, &stream) + 8);
-				let (pa, pb) = match mode {
-					EmugemmPointerMode::Host => (&alpha as *const f64, &beta as *const f64),
-					EmugemmPointerMode::Device => (sa as *const f64, sb as *const f64),
-				};
-				let lda_used = if transa == EmugemmOperation::N { m + 5 } else { lda };
-				let ldb_used = if transb == EmugemmOperation::N { k + 3 } else { ldb };
-				let pc = c.device_ptr_mut(&stream).0 as *mut f64;
-				// SAFETY: every matrix lies within its buffer (the buffers hold the largest
-				// extent of every op), the scalars where the mode says
-				let status = unsafe {
-					emugemm_dgemm(
-						transa,
-						transb,
-						m as i64,
-						n as i64,
-						k as i64,
-						pa,
-						addr(&a, &stream) as *const f64,
-						lda_used as i64,
-						addr(&b, &stream) as *const f64,
-						ldb_used as i64,
-						pb,
-						pc,
-						ldc as i64,
-						mode,
-						stream.cu_stream().cast(),
-						F64,
-					)
-				};
-				assert_eq!(status, EmugemmStatus::Success, "{transa:?} {transb:?} {mode:?}: {}", last_error());
-				let report = last_report();
-				assert_eq!((report.m, report.n, report.k), (m as i64, n as i64, k as i64));
-				let got = stream.clone_dtoh(&c).unwrap();
-				// the Rust API on the same memory
-				let mut expected = stream.clone_htod(&c_start).unwrap();
-				{
-					let stored = |op, (r, c)| if op == EmugemmOperation::N { (r, c) } else { (c, r) };
-					let av = as_op(DeviceView::new(&a, stored(transa, (m, k)), lda_used).unwrap(), transa);
-					let bv = as_op(DeviceView::new(&b, stored(transb, (k, n)), ldb_used).unwrap(), transb);
-					let cv = DeviceViewMut::new(&mut expected, (m, n), ldc).unwrap();
-					emu.gemm_on_stream(cv, alpha, (av, bv), beta, (Precision::F64, (&stream).into()))
-						.unwrap();
-				}
-				let rust = emu.last_report().unwrap();
-				assert_eq!(
-					report.certified_bits.to_bits(),
-					rust.plan.predicted_bits.to_bits(),
-					"the C report is the Rust one's"
-				);
-				assert_ne!(rust.plan.scheme, Scheme::Native, "the emulation ran");
-				let expected = stream.clone_dtoh(&expected).unwrap();
-				assert!(
-					got.iter().zip(&expected).all(|(x, y)| x.to_bits() == y.to_bits()),
-					"{transa:?} {transb:?} beta {beta} {mode:?}: C ABI against the Rust API"
-				);
+	let pairs = ops.iter().flat_map(|&x| ops.iter().map(move |&y| (x, y)));
+	for (case, (transa, transb)) in pairs.enumerate() {
+		for beta_zero in [true, false] {
+			let mode = [EmugemmPointerMode::Host, EmugemmPointerMode::Device][case % 2];
+			let precision = if (case + usize::from(beta_zero)) % 2 == 0 {
+				T::TARGET
+			} else {
+				T::EXPLICIT
+			};
+			let what = format!("{transa:?} {transb:?} beta = 0: {beta_zero} {mode:?} {precision}");
+			let (alpha, beta) = ([1.25, -0.5], if beta_zero { [0.0, 0.0] } else { [-0.5, 0.25] });
+			let (alpha_t, beta_t) = (T::of(alpha[0], alpha[1]), T::of(beta[0], beta[1]));
+			let c_start = if beta_zero {
+				vec![T::real(f64::NAN); start.len()]
+			} else {
+				start.clone()
+			};
+			let mut c = stream.clone_htod(&c_start).unwrap();
+			let scalars = stream.clone_htod(&reals([&alpha[..T::PARTS], &beta[..T::PARTS]].concat())).unwrap();
+			let (pa, pb) = match mode {
+				EmugemmPointerMode::Host => (&alpha_t as *const T as *const T::C, &beta_t as *const T as *const T::C),
+				EmugemmPointerMode::Device => {
+					let at = addr(&scalars, &stream);
+					(at as *const T::C, (at + size_of::<T>() as u64) as *const T::C)
+				},
+			};
+			let stored = |op, (r, c)| if op == EmugemmOperation::N { (r, c) } else { (c, r) };
+			let lda_used = stored(transa, (m, k)).0 + 5;
+			let ldb_used = stored(transb, (k, n)).0 + 2;
+			// SAFETY: every matrix lies within its buffer (the buffers hold the largest extent of
+			// every op), the scalars where the mode says
+			let status = unsafe {
+				T::GEMM(
+					transa,
+					transb,
+					m as i64,
+					n as i64,
+					k as i64,
+					pa,
+					addr(&a, &stream) as *const T::C,
+					lda_used as i64,
+					addr(&b, &stream) as *const T::C,
+					ldb_used as i64,
+					pb,
+					c.device_ptr_mut(&stream).0 as *mut T::C,
+					ldc as i64,
+					mode,
+					stream.cu_stream().cast(),
+					precision.into(),
+				)
+			};
+			assert_eq!(status, EmugemmStatus::Success, "{what}: {}", last_error());
+			let report = last_report();
+			assert_eq!((report.m, report.n, report.k), (m as i64, n as i64, k as i64));
+			let got = stream.clone_dtoh(&c).unwrap();
+			// the Rust API on the same memory
+			let mut expected = stream.clone_htod(&c_start).unwrap();
+			// SAFETY: the views lie within the buffers above, which outlive the product
+			unsafe {
+				let av = DeviceView::<T>::from_raw(addr(&a, &stream), stored(transa, (m, k)), lda_used).unwrap();
+				let bv = DeviceView::<T>::from_raw(addr(&b, &stream), stored(transb, (k, n)), ldb_used).unwrap();
+				let cv = DeviceViewMut::<T>::from_raw(expected.device_ptr_mut(&stream).0, (m, n), ldc).unwrap();
+				emu.gemm_on_stream(
+					cv,
+					alpha_t,
+					(as_op(av, transa), as_op(bv, transb)),
+					beta_t,
+					(precision, (&stream).into()),
+				)
+				.unwrap();
 			}
+			let rust = emu.last_report().unwrap();
+			assert_eq!(
+				report.certified_bits.to_bits(),
+				rust.plan.predicted_bits.to_bits(),
+				"{what}: the C report is the Rust one's"
+			);
+			if precision == T::EXPLICIT {
+				assert_ne!(rust.plan.scheme, Scheme::Native, "{what}: the emulation ran");
+				assert_ne!(report.scheme, EmugemmScheme::Native, "{what}: the C report says so");
+			}
+			let expected = stream.clone_dtoh(&expected).unwrap();
+			assert!(
+				got.iter().zip(&expected).all(|(&x, &y)| T::bits(x) == T::bits(y)),
+				"{what}: C ABI against the Rust API"
+			);
 		}
 	}
 }
 
-/// `emugemm_zgemm` with conjugate-transposed operands and a complex alpha, against the Rust API
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn dgemm_equals_the_rust_api() {
+	abi_equals_rust::<f64>();
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn sgemm_equals_the_rust_api() {
+	abi_equals_rust::<f32>();
+}
+
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn zgemm_equals_the_rust_api() {
-	let stream = stream();
-	let emu = Emulator::with_backend(Backend::Gpu).expect("a GPU context");
-	let (m, n, k) = (90, 60, 75);
-	let complex = |seed| {
-		let v = values(2 * m * k.max(n), seed);
-		v.chunks(2).map(|p| Complex::new(p[0], p[1])).collect::<Vec<_>>()
-	};
-	let a = stream.clone_htod(bytemuck_free(&complex(4))).unwrap();
-	let b = stream.clone_htod(bytemuck_free(&complex(5))).unwrap();
-	let (alpha, beta) = (EmugemmComplex64 { re: 0.5, im: -1.0 }, EmugemmComplex64 { re: 0.0, im: 0.0 });
-	let mut c = stream.alloc_zeros::<f64>(2 * m * n).unwrap();
-	let precision = EmugemmPrecision {
-		kind: EmugemmPrecisionKind::SchemeII,
-		parameter: 14,
-	};
-	let pc = c.device_ptr_mut(&stream).0 as *mut EmugemmComplex64;
-	// SAFETY: A is k x m (read as its adjoint), B is n x k (read as its adjoint), C m x n
-	let status = unsafe {
-		emugemm_zgemm(
-			EmugemmOperation::C,
-			EmugemmOperation::C,
-			m as i64,
-			n as i64,
-			k as i64,
-			&alpha,
-			addr(&a, &stream) as *const EmugemmComplex64,
-			k as i64,
-			addr(&b, &stream) as *const EmugemmComplex64,
-			n as i64,
-			&beta,
-			pc,
-			m as i64,
-			EmugemmPointerMode::Host,
-			stream.cu_stream().cast(),
-			precision,
-		)
-	};
-	assert_eq!(status, EmugemmStatus::Success, "{}", last_error());
-	assert_eq!((last_report().scheme, last_report().parameter), (EmugemmScheme::SchemeII, 14));
-	let got = stream.clone_dtoh(&c).unwrap();
-	let mut expected = stream.alloc_zeros::<f64>(2 * m * n).unwrap();
-	{
-		// SAFETY: the same bytes, as complex elements
-		let (ta, tb) = unsafe {
-			(
-				a.transmute::<Complex<f64>>(m * k).unwrap(),
-				b.transmute::<Complex<f64>>(k * n).unwrap(),
-			)
-		};
-		// SAFETY: as above
-		let mut tc = unsafe { expected.transmute_mut::<Complex<f64>>(m * n).unwrap() };
-		let av = DeviceView::new(&ta, (k, m), k).unwrap().adjoint();
-		let bv = DeviceView::new(&tb, (n, k), n).unwrap().adjoint();
-		let cv = DeviceViewMut::new(&mut tc, (m, n), m).unwrap();
-		let zero = Complex::new(0.0, 0.0);
-		emu.gemm_on_stream(
-			cv,
-			Complex::new(0.5, -1.0),
-			(av, bv),
-			zero,
-			(Precision::SchemeII { moduli: 14 }, (&stream).into()),
-		)
-		.unwrap();
-	}
-	let expected = stream.clone_dtoh(&expected).unwrap();
-	assert!(
-		got.iter().zip(&expected).all(|(x, y)| x.to_bits() == y.to_bits()),
-		"zgemm against the Rust API"
-	);
+	abi_equals_rust::<Complex<f64>>();
 }
 
-/// `v` read as the real `op` reads it
-fn as_op(v: DeviceView<'_, f64>, op: EmugemmOperation) -> DeviceView<'_, f64> {
-	if op == EmugemmOperation::N { v } else { v.transpose() }
-}
-
-/// the complex values as interleaved `f64`s, for an upload without a complex device type
-fn bytemuck_free(v: &[Complex<f64>]) -> &[f64] {
-	// SAFETY: `Complex<f64>` is `repr(C)`: two `f64`s
-	unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<f64>(), v.len() * 2) }
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn cgemm_equals_the_rust_api() {
+	abi_equals_rust::<Complex<f32>>();
 }
 
 /// `alpha = 0` reads neither `A` nor `B` (null here): `C = beta C`; bad arguments are statuses

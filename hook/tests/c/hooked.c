@@ -1,26 +1,33 @@
 /* A cuBLAS program that knows nothing of emugemm: run as it is, and under
- * LD_PRELOAD=libemugemm_cublas.so, every check must pass. It multiplies with cublasDgemm_v2,
- * cublasZgemm_v2 (conjugate-transposed), cublasSgemm_v2, cublasDgemm_v2_64 and cublasGemmEx, with
- * leading dimensions above the rows, beta = 0 over NaN, alpha and beta in device memory, two
- * threads with a handle and a stream each, a product during stream capture, and a product below
- * the interposer's size threshold; each result is checked against a long double product on the
- * host to FP64 (FP32) accuracy, and the padding rows of C are checked untouched. Each result's
- * bits are printed as a hash ("hash <case> <fnv>"), so that a run with every call forwarded can be
- * compared with the unhooked run; under the interposer with D at its default F64, each emulated
- * DGEMM is computed again through the C ABI (`emugemm_dgemm`, found in the preloaded library) and
- * must match it bit for bit.
- * Build: gcc -O2 hooked.c -I$CUDA/include -L$CUDA/lib64 -lcublas -lcudart -lpthread -lm */
+ * LD_PRELOAD=libemugemm_cublas.so, every check must pass.
+ *
+ * It calls every entry point the interposer intercepts (cublas{S,D,C,Z}gemm_v2 and _v2_64,
+ * cublasGemmEx and _64 with the four matching type combinations), each with all nine op pairs
+ * (N, T, C), leading dimensions above the rows, alpha and beta in host and in device memory,
+ * beta = 0 over a NaN C and beta != 0, on the default stream and on a stream of its own; then,
+ * per entry point, alpha = 0 over NaN operands and m, n, k = 0; then two threads with a handle and
+ * a stream each, products during stream capture, and products below the interposer's size
+ * threshold. Each result is checked against a long double product on the host (a sample of its
+ * entries) and its padding rows against being written.
+ *
+ * Each result's bits are printed as a hash ("hash <case> <fnv>"), so that a run with every call
+ * forwarded can be compared with the unhooked run. Under the interposer, each product of a type
+ * it emulates is computed again through the C ABI (`emugemm_?gemm`, found in the preloaded
+ * library) at the precision the interposer's environment gives that type, on the same operands
+ * and a fresh C, and must match it bit for bit ("abi <case> <plan> equal").
+ * Build: gcc -O2 hooked.c -I$CUDA/include -L$CUDA/lib64 -lcublas -lcudart -lpthread -lm -ldl */
 #define _GNU_SOURCE
 #include <complex.h>
-#include <dlfcn.h>
-#include <stdint.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "../../../capi/include/emugemm.h"
 
@@ -33,14 +40,47 @@
 	} while (0)
 
 static int failures = 0;
-#define EXPECT(cond, what)                                                                          \
-	do {                                                                                            \
-		if (!(cond)) {                                                                              \
-			fprintf(stderr, "FAILED: %s\n", what);                                                  \
-			failures++;                                                                             \
-		}                                                                                           \
-	} while (0)
+static pthread_mutex_t failures_lock = PTHREAD_MUTEX_INITIALIZER;
+static void expect(int ok, const char *what) {
+	if (ok) return;
+	pthread_mutex_lock(&failures_lock);
+	fprintf(stderr, "FAILED: %s\n", what);
+	failures++;
+	pthread_mutex_unlock(&failures_lock);
+}
 
+/* ---- the four element types ---- */
+
+enum { TS, TD, TC, TZ };
+struct kind {
+	const char *name; /* s, d, c, z */
+	int is_complex, dbl;
+	cudaDataType type;
+	cublasComputeType_t compute;
+	const char *env; /* the interposer's variable for this type */
+	emugemm_precision_kind dflt;
+	int bits; /* accuracy checked: 2^-bits of the sum of the terms' magnitudes */
+};
+static const struct kind kinds[4] = {
+    {"s", 0, 0, CUDA_R_32F, CUBLAS_COMPUTE_32F, "EMUGEMM_HOOK_S", EMUGEMM_PRECISION_KIND_F32, 16},
+    {"d", 0, 1, CUDA_R_64F, CUBLAS_COMPUTE_64F, "EMUGEMM_HOOK_D", EMUGEMM_PRECISION_KIND_F64, 40},
+    {"c", 1, 0, CUDA_C_32F, CUBLAS_COMPUTE_32F, "EMUGEMM_HOOK_C", EMUGEMM_PRECISION_KIND_F32, 16},
+    {"z", 1, 1, CUDA_C_64F, CUBLAS_COMPUTE_64F, "EMUGEMM_HOOK_Z", EMUGEMM_PRECISION_KIND_F64, 40},
+};
+static size_t parts(const struct kind *t) { return t->is_complex ? 2 : 1; }
+static size_t bytes_of(const struct kind *t, size_t elements) { return elements * parts(t) * (t->dbl ? 8 : 4); }
+
+/* the entry points, in the order they are named */
+enum { V2, V2_64, EX, EX_64, ENTRIES };
+static void entry_name(char *out, size_t size, const struct kind *t, int entry) {
+	static const char *ex[2] = {"GemmEx", "GemmEx_64"};
+	if (entry >= EX)
+		snprintf(out, size, "%s(%s)", ex[entry - EX], t->name);
+	else
+		snprintf(out, size, "%sgemm_v2%s", t->name, entry == V2_64 ? "_64" : "");
+}
+
+/* a deterministic value, spread over 2^-4 .. 2^4 so that the plan is not trivial */
 static double value(long i, int seed) {
 	unsigned x = (unsigned)(i * 2654435761u + seed * 40503u);
 	x ^= x >> 13;
@@ -49,113 +89,324 @@ static double value(long i, int seed) {
 	return ((double)(x % 20011) / 20011.0 - 0.5) * ldexp(1.0, (int)(x % 9) - 4);
 }
 
-/* FNV-1a of the bytes of `bytes` at `p` */
+/* FNV-1a of the bytes at `p` */
 static uint64_t fnv(const void *p, size_t bytes) {
 	uint64_t h = 1469598103934665603ull;
 	for (size_t i = 0; i < bytes; i++) h = (h ^ ((const unsigned char *)p)[i]) * 1099511628211ull;
 	return h;
 }
 
-typedef emugemm_status (*dgemm_abi)(emugemm_operation, emugemm_operation, int64_t, int64_t, int64_t, const double *, const double *,
-                                    int64_t, const double *, int64_t, const double *, double *, int64_t, emugemm_pointer_mode, void *,
-                                    emugemm_precision);
-
-/* the C ABI's dgemm where the interposer is preloaded and emulates D at F64, otherwise null */
-static dgemm_abi abi_dgemm(void) {
-	if (getenv("EMUGEMM_HOOK_D") || getenv("EMUGEMM_HOOK_MIN")) return 0;
-	return (dgemm_abi)dlsym(RTLD_DEFAULT, "emugemm_dgemm");
+/* `elements` of t as doubles (both parts of a complex one), rounded to t's precision */
+static double *values(const struct kind *t, size_t elements, int seed) {
+	size_t n = elements * parts(t);
+	double *x = malloc(sizeof(double) * (n ? n : 1));
+	for (size_t i = 0; i < n; i++) x[i] = t->dbl ? value((long)i, seed) : (double)(float)value((long)i, seed);
+	return x;
 }
 
-static void *device(const void *host, size_t bytes) {
-	void *d;
-	CHECK(cudaMalloc(&d, bytes));
-	CHECK(cudaMemcpy(d, host, bytes, cudaMemcpyHostToDevice));
+/* x (as `values` holds it) in t's memory format, host side */
+static void *packed(const struct kind *t, const double *x, size_t elements) {
+	size_t n = elements * parts(t);
+	void *p = malloc(bytes_of(t, elements ? elements : 1));
+	for (size_t i = 0; i < n; i++) {
+		if (t->dbl)
+			((double *)p)[i] = x[i];
+		else
+			((float *)p)[i] = (float)x[i];
+	}
+	return p;
+}
+
+static void *device(const struct kind *t, const double *x, size_t elements) {
+	void *host = packed(t, x, elements), *d;
+	CHECK(cudaMalloc(&d, bytes_of(t, elements ? elements : 1)));
+	CHECK(cudaMemcpy(d, host, bytes_of(t, elements), cudaMemcpyHostToDevice));
+	free(host);
 	return d;
 }
 
-/* op(X)[i][h] of a column-major real matrix with leading dimension ld */
-static double at(const double *x, long ld, int op, long i, long h) { return op == 0 ? x[i + h * ld] : x[h + i * ld]; }
+/* the element at `index` of x (t's raw memory format) */
+static long double complex raw_at(const struct kind *t, const void *x, long index) {
+	long i = index * (long)parts(t);
+	long double re = t->dbl ? ((const double *)x)[i] : ((const float *)x)[i];
+	long double im = !t->is_complex ? 0 : t->dbl ? ((const double *)x)[i + 1] : ((const float *)x)[i + 1];
+	return re + I * im;
+}
 
-/* C (m x n, ldc) against alpha op(A) op(B) in long double, to 2^-bits of the sum of |terms|, and
- * the padding rows untouched (equal to pad) */
-static int real_ok(const double *c, long ldc, const double *a, long lda, int opa, const double *b, long ldb, int opb, long m, long n,
-                   long k, double alpha, int bits, double pad) {
-	for (long j = 0; j < n; j++) {
-		for (long i = 0; i < m; i++) {
-			long double s = 0, mag = 0;
-			for (long h = 0; h < k; h++) {
-				long double p = (long double)at(a, lda, opa, i, h) * at(b, ldb, opb, h, j);
-				s += p;
-				mag += fabsl(p);
-			}
-			if (fabsl((long double)c[i + j * ldc] - alpha * s) > ldexpl(fabsl(alpha) * mag, -bits) + 1e-300L) return 0;
+/* op(X)[i][h] of a column-major matrix (doubles, as `values` holds it) with leading dimension ld */
+static long double complex op_at(const struct kind *t, const double *x, long ld, int op, long i, long h) {
+	long index = op == 0 ? i + h * ld : h + i * ld;
+	long double complex v = x[index * (long)parts(t)];
+	if (t->is_complex) v += I * (long double)x[index * 2 + 1];
+	return op == 2 ? conjl(v) : v;
+}
+
+/* ---- the calls ---- */
+
+static const cublasOperation_t cublas_ops[3] = {CUBLAS_OP_N, CUBLAS_OP_T, CUBLAS_OP_C};
+static const emugemm_operation abi_ops[3] = {EMUGEMM_OPERATION_N, EMUGEMM_OPERATION_T, EMUGEMM_OPERATION_C};
+
+struct operands {
+	const void *alpha, *a, *b, *beta;
+	void *c;
+	long lda, ldb, ldc;
+};
+
+/* the cuBLAS entry point `entry` of type t */
+static cublasStatus_t call(cublasHandle_t h, const struct kind *t, int entry, int opa, int opb, long m, long n, long k,
+                           const struct operands *o) {
+	cublasOperation_t oa = cublas_ops[opa], ob = cublas_ops[opb];
+	switch (entry) {
+	case EX:
+		return cublasGemmEx(h, oa, ob, (int)m, (int)n, (int)k, o->alpha, o->a, t->type, (int)o->lda, o->b, t->type, (int)o->ldb, o->beta,
+		                    o->c, t->type, (int)o->ldc, t->compute, CUBLAS_GEMM_DEFAULT);
+	case EX_64:
+		return cublasGemmEx_64(h, oa, ob, m, n, k, o->alpha, o->a, t->type, o->lda, o->b, t->type, o->ldb, o->beta, o->c, t->type, o->ldc,
+		                       t->compute, CUBLAS_GEMM_DEFAULT);
+	case V2:
+		switch (t - kinds) {
+		case TS:
+			return cublasSgemm_v2(h, oa, ob, (int)m, (int)n, (int)k, o->alpha, o->a, (int)o->lda, o->b, (int)o->ldb, o->beta, o->c,
+			                      (int)o->ldc);
+		case TD:
+			return cublasDgemm_v2(h, oa, ob, (int)m, (int)n, (int)k, o->alpha, o->a, (int)o->lda, o->b, (int)o->ldb, o->beta, o->c,
+			                      (int)o->ldc);
+		case TC:
+			return cublasCgemm_v2(h, oa, ob, (int)m, (int)n, (int)k, o->alpha, o->a, (int)o->lda, o->b, (int)o->ldb, o->beta, o->c,
+			                      (int)o->ldc);
+		default:
+			return cublasZgemm_v2(h, oa, ob, (int)m, (int)n, (int)k, o->alpha, o->a, (int)o->lda, o->b, (int)o->ldb, o->beta, o->c,
+			                      (int)o->ldc);
 		}
-		for (long i = m; i < ldc; i++)
-			if (memcmp(&c[i + j * ldc], &pad, sizeof pad)) return 0;
+	default:
+		switch (t - kinds) {
+		case TS:
+			return cublasSgemm_v2_64(h, oa, ob, m, n, k, o->alpha, o->a, o->lda, o->b, o->ldb, o->beta, o->c, o->ldc);
+		case TD:
+			return cublasDgemm_v2_64(h, oa, ob, m, n, k, o->alpha, o->a, o->lda, o->b, o->ldb, o->beta, o->c, o->ldc);
+		case TC:
+			return cublasCgemm_v2_64(h, oa, ob, m, n, k, o->alpha, o->a, o->lda, o->b, o->ldb, o->beta, o->c, o->ldc);
+		default:
+			return cublasZgemm_v2_64(h, oa, ob, m, n, k, o->alpha, o->a, o->lda, o->b, o->ldb, o->beta, o->c, o->ldc);
+		}
+	}
+}
+
+/* the C ABI's function for t, where the interposer (which exports it) is preloaded */
+static emugemm_status abi_call(const struct kind *t, int opa, int opb, long m, long n, long k, const struct operands *o,
+                               emugemm_pointer_mode mode, void *stream, emugemm_precision p) {
+	static const char *names[4] = {"emugemm_sgemm", "emugemm_dgemm", "emugemm_cgemm", "emugemm_zgemm"};
+	/* the four functions differ only in their pointee types: one signature serves */
+	__typeof__(emugemm_dgemm) *f = (__typeof__(emugemm_dgemm) *)dlsym(RTLD_DEFAULT, names[t - kinds]);
+	return f(abi_ops[opa], abi_ops[opb], m, n, k, o->alpha, o->a, o->lda, o->b, o->ldb, o->beta, o->c, o->ldc, mode, stream, p);
+}
+
+static int preloaded(void) { return dlsym(RTLD_DEFAULT, "emugemm_dgemm") != 0; }
+
+/* the calling thread's last report of the C ABI (the preloaded library's) */
+static void last_report(emugemm_report *r) {
+	__typeof__(emugemm_last_report) *f = (__typeof__(emugemm_last_report) *)dlsym(RTLD_DEFAULT, "emugemm_last_report");
+	CHECK(f == 0 || f(r));
+}
+
+/* the precision the interposer gives t's calls, as its environment says; 0 where they are off */
+static int configured(const struct kind *t, emugemm_precision *p) {
+	const char *v = getenv(t->env);
+	p->kind = t->dflt;
+	p->parameter = 0;
+	if (!v) return 1;
+	if (!strcasecmp(v, "off")) return 0;
+	const char *number = strpbrk(v, "=:");
+	p->parameter = number ? (uint32_t)strtoul(number + 1, 0, 10) : 0;
+	static const struct {
+		const char *name;
+		emugemm_precision_kind kind;
+	} names[] = {{"f64", EMUGEMM_PRECISION_KIND_F64},        {"f32", EMUGEMM_PRECISION_KIND_F32},
+	             {"tf32", EMUGEMM_PRECISION_KIND_TF32},      {"bits", EMUGEMM_PRECISION_KIND_BITS},
+	             {"scheme1", EMUGEMM_PRECISION_KIND_SCHEME_I}, {"scheme2", EMUGEMM_PRECISION_KIND_SCHEME_II}};
+	size_t len = number ? (size_t)(number - v) : strlen(v);
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (strlen(names[i].name) == len && !strncasecmp(v, names[i].name, len)) {
+			p->kind = names[i].kind;
+			return 1;
+		}
+	fprintf(stderr, "%s=%s: not a precision this program reads\n", t->env, v);
+	exit(2);
+}
+
+static long min_size(void) {
+	const char *v = getenv("EMUGEMM_HOOK_MIN");
+	return v ? atol(v) : 256;
+}
+
+/* ---- one product ---- */
+
+struct gemm {
+	int type, entry, opa, opb;
+	long m, n, k;
+	int device_scalars, beta_zero;
+	int captured; /* called during a stream capture, and run as a graph */
+};
+
+/* alpha and beta of t, as `values` holds them */
+static void scalars(const struct kind *t, int beta_zero, double alpha[2], double beta[2]) {
+	alpha[0] = 0.75, alpha[1] = t->is_complex ? -1.25 : 0;
+	beta[0] = beta_zero ? 0 : -0.5, beta[1] = t->is_complex && !beta_zero ? 0.25 : 0;
+}
+
+/* C against alpha op(A) op(B) + beta C0 in long double, on every seventh entry, to 2^-bits of the
+ * magnitudes; and the padding rows untouched (equal to C0's) */
+static int accurate(const struct kind *t, const struct gemm *g, const void *c, const double *c0, const double *a, long lda, const double *b,
+                    long ldb, long ldc, const double alpha[2], const double beta[2]) {
+	long double complex al = alpha[0] + I * (long double)alpha[1], be = beta[0] + I * (long double)beta[1];
+	for (long j = 0; j < g->n; j++) {
+		for (long i = (j * 3) % 7; i < g->m; i += 7) {
+			long double complex s = 0;
+			long double mag = 0;
+			for (long h = 0; h < g->k; h++) {
+				long double complex p = op_at(t, a, lda, g->opa, i, h) * op_at(t, b, ldb, g->opb, h, j);
+				s += p;
+				mag += cabsl(p);
+			}
+			long double complex start = g->beta_zero ? 0 : op_at(t, c0, ldc, 0, i, j);
+			long double complex want = al * s + (g->beta_zero ? 0 : be * start);
+			long double scale = cabsl(al) * mag + cabsl(be) * cabsl(start);
+			if (!(cabsl(raw_at(t, c, i + j * ldc) - want) <= ldexpl(scale, -t->bits) + 1e-30L)) return 0;
+		}
+		for (long i = g->m; i < ldc; i++) {
+			/* by value: a long double's storage holds padding bytes */
+			if (raw_at(t, c, i + j * ldc) != op_at(t, c0, ldc, 0, i, j)) return 0;
+		}
 	}
 	return 1;
 }
 
-/* one DGEMM (op(A) m x k, op(B) k x n) with padded leading dimensions, beta = 0 over NaN, checked */
-static void dgemm_case(cublasHandle_t h, int opa, int opb, long m, long n, long k, const char *what) {
-	long ra = opa ? k : m, ca = opa ? m : k, rb = opb ? n : k, cb = opb ? k : n;
-	long lda = ra + 3, ldb = rb + 1, ldc = m + 2;
-	double *a = malloc(sizeof(double) * lda * ca), *b = malloc(sizeof(double) * ldb * cb), *c = malloc(sizeof(double) * ldc * n);
-	for (long i = 0; i < lda * ca; i++) a[i] = value(i, 1);
-	for (long i = 0; i < ldb * cb; i++) b[i] = value(i, 2);
-	double pad = 7.0;
-	for (long j = 0; j < n; j++)
-		for (long i = 0; i < ldc; i++) c[i + j * ldc] = i < m ? NAN : pad;
-	double *da = device(a, sizeof(double) * lda * ca), *db = device(b, sizeof(double) * ldb * cb), *dc = device(c, sizeof(double) * ldc * n);
-	const double alpha = 0.75, beta = 0.0;
-	CHECK(cublasDgemm_v2(h, opa ? CUBLAS_OP_T : CUBLAS_OP_N, opb ? CUBLAS_OP_T : CUBLAS_OP_N, m, n, k, &alpha, da, lda, db, ldb, &beta, dc,
-	                     ldc));
-	CHECK(cudaDeviceSynchronize());
-	double *got = malloc(sizeof(double) * ldc * n);
-	CHECK(cudaMemcpy(got, dc, sizeof(double) * ldc * n, cudaMemcpyDeviceToHost));
-	EXPECT(real_ok(got, ldc, a, lda, opa, b, ldb, opb, m, n, k, alpha, 50, pad), what);
-	printf("hash %s %016llx\n", what, (unsigned long long)fnv(got, sizeof(double) * ldc * n));
-	dgemm_abi abi = abi_dgemm();
-	if (abi && m >= 256 && n >= 256 && k >= 256) {
-		/* the same product through the C ABI, on a fresh C */
-		CHECK(cudaMemcpy(dc, c, sizeof(double) * ldc * n, cudaMemcpyHostToDevice));
-		emugemm_precision f64 = {EMUGEMM_PRECISION_KIND_F64, 0};
-		emugemm_operation ops[2] = {EMUGEMM_OPERATION_N, EMUGEMM_OPERATION_T};
-		CHECK(abi(ops[opa], ops[opb], m, n, k, &alpha, da, lda, db, ldb, &beta, dc, ldc, EMUGEMM_POINTER_MODE_HOST, 0, f64));
-		CHECK(cudaDeviceSynchronize());
-		CHECK(cudaMemcpy(c, dc, sizeof(double) * ldc * n, cudaMemcpyDeviceToHost));
-		EXPECT(memcmp(c, got, sizeof(double) * ldc * n) == 0, "the hooked dgemm equals the C ABI's bit for bit");
-		printf("bits %s equal to the C ABI's: %s\n", what, memcmp(c, got, sizeof(double) * ldc * n) ? "NO" : "yes");
+/* the product g on h (and its stream), checked; compared with the C ABI's where the interposer
+ * emulates its type */
+static void product(cublasHandle_t h, const struct gemm *g) {
+	const struct kind *t = &kinds[g->type];
+	char name[32], what[96];
+	entry_name(name, sizeof name, t, g->entry);
+	snprintf(what, sizeof what, "%s %c%c %ldx%ldx%ld %s beta%s%s", name, "NTC"[g->opa], "NTC"[g->opb], g->m, g->n, g->k,
+	         g->device_scalars ? "device" : "host", g->beta_zero ? "=0" : "!=0", g->captured ? " captured" : "");
+	long ra = g->opa ? g->k : g->m, ca = g->opa ? g->m : g->k, rb = g->opb ? g->n : g->k, cb = g->opb ? g->k : g->n;
+	long lda = ra + 3, ldb = rb + 1, ldc = g->m + 2;
+	double *a = values(t, lda * ca, 1 + g->type), *b = values(t, ldb * cb, 5 + g->type), *c0 = values(t, ldc * g->n, 9 + g->type);
+	for (long j = 0; j < g->n; j++)
+		for (long i = 0; i < g->m && g->beta_zero; i++)
+			for (size_t p = 0; p < parts(t); p++) c0[(i + j * ldc) * parts(t) + p] = NAN;
+	double alpha[2], beta[2], both[4];
+	scalars(t, g->beta_zero, alpha, beta);
+	both[0] = alpha[0], both[1] = alpha[1];
+	both[parts(t)] = beta[0], both[parts(t) + 1] = beta[1];
+	void *host_scalars = packed(t, both, 2);
+	void *da = device(t, a, lda * ca), *db = device(t, b, ldb * cb), *dc = device(t, c0, ldc * g->n), *ds = device(t, both, 2);
+	size_t one = bytes_of(t, 1);
+	struct operands o = {host_scalars, da, db, (char *)host_scalars + one, dc, lda, ldb, ldc};
+	if (g->device_scalars) o.alpha = ds, o.beta = (char *)ds + one;
+	cudaStream_t stream;
+	CHECK(cublasGetStream(h, &stream));
+	CHECK(cublasSetPointerMode(h, g->device_scalars ? CUBLAS_POINTER_MODE_DEVICE : CUBLAS_POINTER_MODE_HOST));
+	if (g->captured) {
+		cudaGraph_t graph;
+		cudaGraphExec_t exec;
+		CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+		expect(call(h, t, g->entry, g->opa, g->opb, g->m, g->n, g->k, &o) == CUBLAS_STATUS_SUCCESS, what);
+		CHECK(cudaStreamEndCapture(stream, &graph));
+		CHECK(cudaGraphInstantiate(&exec, graph, 0));
+		CHECK(cudaGraphLaunch(exec, stream));
+		CHECK(cudaStreamSynchronize(stream));
+		cudaGraphExecDestroy(exec), cudaGraphDestroy(graph);
+	} else {
+		expect(call(h, t, g->entry, g->opa, g->opb, g->m, g->n, g->k, &o) == CUBLAS_STATUS_SUCCESS, what);
 	}
-	cudaFree(da), cudaFree(db), cudaFree(dc), free(a), free(b), free(c), free(got);
+	CHECK(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST));
+	CHECK(cudaStreamSynchronize(stream));
+	size_t cbytes = bytes_of(t, ldc * g->n);
+	void *got = malloc(cbytes), *again = malloc(cbytes);
+	CHECK(cudaMemcpy(got, dc, cbytes, cudaMemcpyDeviceToHost));
+	char message[160];
+	snprintf(message, sizeof message, "%s: accurate, padding untouched", what);
+	expect(accurate(t, g, got, c0, a, lda, b, ldb, ldc, alpha, beta), message);
+	printf("hash %s %016llx\n", what, (unsigned long long)fnv(got, cbytes));
+	emugemm_precision precision;
+	long least = g->m < g->n ? g->m : g->n;
+	least = least < g->k ? least : g->k;
+	/* a captured call is forwarded: its hash is compared with the unhooked run's instead */
+	if (preloaded() && configured(t, &precision) && least >= min_size() && !g->captured) {
+		void *fresh = packed(t, c0, ldc * g->n);
+		CHECK(cudaMemcpy(dc, fresh, cbytes, cudaMemcpyHostToDevice));
+		emugemm_pointer_mode mode = g->device_scalars ? EMUGEMM_POINTER_MODE_DEVICE : EMUGEMM_POINTER_MODE_HOST;
+		expect(abi_call(t, g->opa, g->opb, g->m, g->n, g->k, &o, mode, stream, precision) == EMUGEMM_STATUS_SUCCESS, what);
+		emugemm_report r;
+		last_report(&r);
+		CHECK(cudaStreamSynchronize(stream));
+		CHECK(cudaMemcpy(again, dc, cbytes, cudaMemcpyDeviceToHost));
+		int equal = memcmp(again, got, cbytes) == 0;
+		snprintf(message, sizeof message, "%s: bit for bit the C ABI's", what);
+		expect(equal, message);
+		printf("abi %s plan %s%u%s%s %s\n", what, r.scheme == EMUGEMM_SCHEME_SCHEME_II ? "scheme2=" : r.scheme ? "scheme1=" : "native",
+		       r.parameter, r.native_reason[0] ? " " : "", (const char *)r.native_reason, equal ? "equal" : "DIFFERENT");
+		free(fresh);
+	}
+	cudaFree(da), cudaFree(db), cudaFree(dc), cudaFree(ds);
+	free(a), free(b), free(c0), free(host_scalars), free(got), free(again);
 }
 
-struct thread_case {
-	int seed;
-	int ok;
-};
+/* ---- quick returns ---- */
 
-/* a handle and a stream of its own, alpha and beta in device memory, beta = 1 (accumulate) */
-static void *threaded(void *p) {
-	struct thread_case *t = p;
+/* entry point `entry` of type t with alpha = 0 over NaN operands (C = beta C, A and B unread), and
+ * with m = 0, n = 0 (C untouched) and k = 0 (C = beta C); C starts at 2, beta is 3 */
+static void quick(cublasHandle_t h, int type, int entry) {
+	const struct kind *t = &kinds[type];
+	char name[32], what[96];
+	entry_name(name, sizeof name, t, entry);
+	long n = 272;
+	size_t elements = n * n;
+	double *x = values(t, elements, 0), *c0 = values(t, elements, 0), three[4] = {0}, zero[2] = {0};
+	for (size_t i = 0; i < elements * parts(t); i++) x[i] = NAN, c0[i] = (i % parts(t)) ? 0 : 2;
+	void *dx = device(t, x, elements), *dc = device(t, c0, elements);
+	three[0] = 3;
+	void *beta = packed(t, three, 1), *alpha0 = packed(t, zero, 1), *alpha1 = packed(t, three, 1);
+	void *got = malloc(bytes_of(t, elements));
+	static const struct {
+		const char *what;
+		long m, n, k;
+		int alpha_zero;
+		double expected; /* every entry of C afterwards */
+	} cases[] = {{"alpha=0 over NaN A and B", 272, 272, 272, 1, 6},
+	             {"m=0", 0, 272, 272, 0, 6},
+	             {"n=0", 272, 0, 272, 0, 6},
+	             {"k=0", 272, 272, 0, 0, 18}};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct operands o = {cases[i].alpha_zero ? alpha0 : alpha1, dx, dx, beta, dc, n, n, n};
+		snprintf(what, sizeof what, "%s %s", name, cases[i].what);
+		expect(call(h, t, entry, 0, 0, cases[i].m, cases[i].n, cases[i].k, &o) == CUBLAS_STATUS_SUCCESS, what);
+		CHECK(cudaDeviceSynchronize());
+		CHECK(cudaMemcpy(got, dc, bytes_of(t, elements), cudaMemcpyDeviceToHost));
+		int ok = 1;
+		for (size_t e = 0; e < elements; e++) ok &= raw_at(t, got, (long)e) == (long double complex)cases[i].expected;
+		printf("hash %s %016llx\n", what, (unsigned long long)fnv(got, bytes_of(t, elements)));
+		expect(ok, what);
+	}
+	cudaFree(dx), cudaFree(dc);
+	free(x), free(c0), free(beta), free(alpha0), free(alpha1), free(got);
+}
+
+/* ---- two threads ---- */
+
+/* a handle and a stream of its own, alpha and beta in device memory */
+static void *threaded(void *seed) {
 	cublasHandle_t h;
 	cudaStream_t s;
 	CHECK(cublasCreate(&h));
 	CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
 	CHECK(cublasSetStream(h, s));
-	CHECK(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_DEVICE));
-	long n = 320;
-	double *a = malloc(sizeof(double) * n * n), *c = malloc(sizeof(double) * n * n);
-	for (long i = 0; i < n * n; i++) a[i] = value(i, t->seed), c[i] = 1.0;
-	double scalars[2] = {1.0, 1.0};
-	double *da = device(a, sizeof(double) * n * n), *dc = device(c, sizeof(double) * n * n), *ds = device(scalars, sizeof scalars);
-	CHECK(cublasDgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, ds, da, n, da, n, ds + 1, dc, n));
-	CHECK(cudaStreamSynchronize(s));
-	CHECK(cudaMemcpy(c, dc, sizeof(double) * n * n, cudaMemcpyDeviceToHost));
-	/* c - 1 = a a */
-	for (long i = 0; i < n * n; i++) c[i] -= 1.0;
-	t->ok = real_ok(c, n, a, n, 0, a, n, 0, n, n, n, 1.0, 49, 0.0);
-	cudaFree(da), cudaFree(dc), cudaFree(ds), free(a), free(c);
+	long offset = (long)(intptr_t)seed;
+	for (int type = TS; type <= TZ; type++) {
+		struct gemm g = {type, V2, 0, type == TZ ? 2 : 1, 290 + offset, 280, 300 - offset, 1, type & 1, 0};
+		product(h, &g);
+	}
 	cublasDestroy(h);
 	cudaStreamDestroy(s);
 	return 0;
@@ -163,122 +414,39 @@ static void *threaded(void *p) {
 
 int main(void) {
 	cublasHandle_t h;
+	cudaStream_t own;
 	CHECK(cublasCreate(&h));
-	dgemm_case(h, 0, 0, 300, 270, 260, "dgemm N N");
-	dgemm_case(h, 1, 0, 300, 270, 260, "dgemm T N");
-	dgemm_case(h, 0, 1, 300, 270, 260, "dgemm N T");
-	dgemm_case(h, 1, 1, 257, 300, 299, "dgemm T T");
-	dgemm_case(h, 0, 0, 40, 30, 20, "dgemm below the size threshold (forwarded)");
-	/* alpha = 0: neither A nor B (NaN here) is read, C = beta C; m = 0 and k = 0: quick returns */
-	{
-		long n = 300;
-		double *x = malloc(sizeof(double) * n * n), *c = malloc(sizeof(double) * n * n);
-		for (long i = 0; i < n * n; i++) x[i] = NAN, c[i] = 2.0;
-		double *dx = device(x, sizeof(double) * n * n), *dc = device(c, sizeof(double) * n * n);
-		const double zero = 0.0, three = 3.0, one = 1.0;
-		CHECK(cublasDgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &zero, dx, n, dx, n, &three, dc, n));
-		CHECK(cudaMemcpy(c, dc, sizeof(double) * n * n, cudaMemcpyDeviceToHost));
-		int ok = 1;
-		for (long i = 0; i < n * n; i++) ok &= c[i] == 6.0;
-		EXPECT(ok, "alpha = 0 reads neither A nor B");
-		CHECK(cublasDgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_N, 0, n, n, &one, dx, 1, dx, n, &zero, dc, 1));
-		CHECK(cublasDgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, 0, &one, dx, n, dx, 1, &three, dc, n));
-		CHECK(cudaMemcpy(c, dc, sizeof(double) * n * n, cudaMemcpyDeviceToHost));
-		ok = 1;
-		for (long i = 0; i < n * n; i++) ok &= c[i] == 18.0;
-		EXPECT(ok, "k = 0: C = beta C");
-		cudaFree(dx), cudaFree(dc), free(x), free(c);
-	}
-
-	/* zgemm: C = A^H B, alpha complex */
-	{
-		long m = 280, n = 260, k = 270;
-		double complex *a = malloc(sizeof(double complex) * k * m), *b = malloc(sizeof(double complex) * k * n),
-		               *c = malloc(sizeof(double complex) * m * n);
-		for (long i = 0; i < k * m; i++) a[i] = value(i, 3) + I * value(i, 4);
-		for (long i = 0; i < k * n; i++) b[i] = value(i, 5) + I * value(i, 6);
-		void *da = device(a, sizeof(double complex) * k * m), *db = device(b, sizeof(double complex) * k * n),
-		     *dc = device(a, sizeof(double complex) * m * n);
-		cuDoubleComplex alpha = {0.5, -1.0}, beta = {0.0, 0.0};
-		CHECK(cublasZgemm_v2(h, CUBLAS_OP_C, CUBLAS_OP_N, m, n, k, &alpha, da, k, db, k, &beta, dc, m));
-		CHECK(cudaMemcpy(c, dc, sizeof(double complex) * m * n, cudaMemcpyDeviceToHost));
-		int ok = 1;
-		for (long j = 0; j < n && ok; j++)
-			for (long i = 0; i < m && ok; i++) {
-				long double complex s = 0;
-				long double mag = 0;
-				for (long h2 = 0; h2 < k; h2++) {
-					long double complex p = conjl(a[h2 + i * k]) * (long double complex)b[h2 + j * k];
-					s += p;
-					mag += cabsl(p) * 2;
+	CHECK(cudaStreamCreateWithFlags(&own, cudaStreamNonBlocking));
+	/* every entry point, every op pair; the pointer mode, beta and the stream in turn */
+	int index = 0;
+	for (int type = TS; type <= TZ; type++)
+		for (int entry = V2; entry < ENTRIES; entry++)
+			for (int opa = 0; opa < 3; opa++)
+				for (int opb = 0; opb < 3; opb++, index++) {
+					struct gemm g = {type, entry, opa, opb, 300 - index % 5, 270 + index % 3, 260 + index % 7, index & 1, (index >> 1) & 1, 0};
+					CHECK(cublasSetStream(h, (index >> 2) & 1 ? own : 0));
+					product(h, &g);
 				}
-				s *= 0.5L - 1.0L * I;
-				ok = cabsl((long double complex)c[i + j * m] - s) <= ldexpl(mag * 1.2L, -50);
-			}
-		EXPECT(ok, "zgemm C N");
-		printf("hash zgemm %016llx\n", (unsigned long long)fnv(c, sizeof(double complex) * m * n));
-		cudaFree(da), cudaFree(db), cudaFree(dc), free(a), free(b), free(c);
+	CHECK(cublasSetStream(h, 0));
+	for (int type = TS; type <= TZ; type++)
+		for (int entry = V2; entry < ENTRIES; entry++) quick(h, type, entry);
+	/* below the default size threshold: forwarded there */
+	for (int type = TS; type <= TZ; type++) {
+		struct gemm g = {type, type & 1 ? V2_64 : EX, 0, type >= TC ? 2 : 1, 40, 30, 20, 0, 1, 0};
+		product(h, &g);
 	}
-
-	/* sgemm at FP32 accuracy */
-	{
-		long n = 300;
-		float *a = malloc(sizeof(float) * n * n), *c = malloc(sizeof(float) * n * n);
-		double *ad = malloc(sizeof(double) * n * n), *cd = malloc(sizeof(double) * n * n);
-		for (long i = 0; i < n * n; i++) a[i] = (float)value(i, 7), ad[i] = a[i];
-		void *da = device(a, sizeof(float) * n * n), *dc = device(a, sizeof(float) * n * n);
-		const float alpha = 1.0f, beta = 0.0f;
-		CHECK(cublasSgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, da, n, da, n, &beta, dc, n));
-		CHECK(cudaMemcpy(c, dc, sizeof(float) * n * n, cudaMemcpyDeviceToHost));
-		for (long i = 0; i < n * n; i++) cd[i] = c[i];
-		EXPECT(real_ok(cd, n, ad, n, 0, ad, n, 0, n, n, n, 1.0, 20, 0.0), "sgemm N N");
-		printf("hash sgemm %016llx\n", (unsigned long long)fnv(c, sizeof(float) * n * n));
-		cudaFree(da), cudaFree(dc), free(a), free(c), free(ad), free(cd);
+	/* during a stream capture: forwarded, and right once the graph runs */
+	CHECK(cublasSetStream(h, own));
+	for (int type = TS; type <= TZ; type++) {
+		struct gemm g = {type, type & 1 ? V2 : EX_64, 1, 0, 288, 288, 288, type & 1, 1, 1};
+		product(h, &g);
 	}
-
-	/* cublasDgemm_v2_64 and cublasGemmEx (64F) */
-	{
-		long n = 288;
-		double *a = malloc(sizeof(double) * n * n), *c = malloc(sizeof(double) * n * n);
-		for (long i = 0; i < n * n; i++) a[i] = value(i, 8);
-		double *da = device(a, sizeof(double) * n * n), *dc = device(a, sizeof(double) * n * n);
-		const double alpha = 1.0, beta = 0.0;
-		CHECK(cublasDgemm_v2_64(h, CUBLAS_OP_T, CUBLAS_OP_N, n, n, n, &alpha, da, n, da, n, &beta, dc, n));
-		CHECK(cudaMemcpy(c, dc, sizeof(double) * n * n, cudaMemcpyDeviceToHost));
-		EXPECT(real_ok(c, n, a, n, 1, a, n, 0, n, n, n, 1.0, 50, 0.0), "dgemm_64 T N");
-		printf("hash dgemm_64 %016llx\n", (unsigned long long)fnv(c, sizeof(double) * n * n));
-		CHECK(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_T, n, n, n, &alpha, da, CUDA_R_64F, n, da, CUDA_R_64F, n, &beta, dc, CUDA_R_64F, n,
-		                   CUBLAS_COMPUTE_64F, CUBLAS_GEMM_DEFAULT));
-		CHECK(cudaMemcpy(c, dc, sizeof(double) * n * n, cudaMemcpyDeviceToHost));
-		EXPECT(real_ok(c, n, a, n, 0, a, n, 1, n, n, n, 1.0, 50, 0.0), "gemmEx 64F N T");
-		printf("hash gemmEx %016llx\n", (unsigned long long)fnv(c, sizeof(double) * n * n));
-		/* during stream capture: forwarded, and right once the graph runs */
-		cudaStream_t s;
-		cudaGraph_t g;
-		cudaGraphExec_t e;
-		CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-		CHECK(cublasSetStream(h, s));
-		CHECK(cudaMemset(dc, 0, sizeof(double) * n * n));
-		CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-		CHECK(cublasDgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, da, n, da, n, &beta, dc, n));
-		CHECK(cudaStreamEndCapture(s, &g));
-		CHECK(cudaGraphInstantiate(&e, g, 0));
-		CHECK(cudaGraphLaunch(e, s));
-		CHECK(cudaStreamSynchronize(s));
-		CHECK(cudaMemcpy(c, dc, sizeof(double) * n * n, cudaMemcpyDeviceToHost));
-		EXPECT(real_ok(c, n, a, n, 0, a, n, 0, n, n, n, 1.0, 50, 0.0), "dgemm in a captured graph");
-		cudaFree(da), cudaFree(dc), free(a), free(c);
-	}
-
 	/* two threads, a handle and a stream each */
-	{
-		pthread_t t[2];
-		struct thread_case cases[2] = {{11, 0}, {12, 0}};
-		for (int i = 0; i < 2; i++) pthread_create(&t[i], 0, threaded, &cases[i]);
-		for (int i = 0; i < 2; i++) pthread_join(t[i], 0);
-		EXPECT(cases[0].ok && cases[1].ok, "two threads, device-pointer alpha and beta, beta = 1");
-	}
+	pthread_t threads[2];
+	for (long i = 0; i < 2; i++) pthread_create(&threads[i], 0, threaded, (void *)(intptr_t)(i * 7));
+	for (int i = 0; i < 2; i++) pthread_join(threads[i], 0);
 	cublasDestroy(h);
-	printf("%s: %d failures\n", failures ? "FAILED" : "ok", failures);
+	cudaStreamDestroy(own);
+	printf("%s: %d failures, %d products of every entry point and op pair\n", failures ? "FAILED" : "ok", failures, index);
 	return failures != 0;
 }

@@ -1,0 +1,85 @@
+"""Runs the test program hooked.c (built) four times and checks what the runs must share:
+  unhooked  the program as it is: cuBLAS alone;
+  off       under the interposer with every type off: every call forwarded;
+  default   under the interposer as it ships (D/Z at F64, S/C at F32, threshold 256);
+  forced    under the interposer with explicit schemes for every type and a threshold of 1, so
+            that every product of the program that has no empty dimension is emulated.
+Each run must pass its own checks (accuracy, padding, quick returns, bits equal to the C ABI's).
+Across runs: every hash of the off run equals the unhooked run's (forwarding is bit for bit
+cuBLAS); in the default run, so do the products the interposer forwards (during stream capture,
+below the threshold, empty). The logs must name every intercepted entry point, emulated in the
+forced run. Prints a summary; exits 1 on any failure.
+
+usage: python3 check.py LIBEMUGEMM_CUBLAS.so HOOKED_EXECUTABLE LOGDIR"""
+import collections
+import json
+import os
+import subprocess
+import sys
+
+hook, program, logdir = sys.argv[1:4]
+os.makedirs(logdir, exist_ok=True)
+off = {f"EMUGEMM_HOOK_{t}": "off" for t in "DZSC"}
+forced = {"EMUGEMM_HOOK_D": "scheme2=14", "EMUGEMM_HOOK_Z": "scheme2=14", "EMUGEMM_HOOK_S": "scheme2=8", "EMUGEMM_HOOK_C": "scheme1=4",
+          "EMUGEMM_HOOK_MIN": "1"}
+runs = {"unhooked": None, "off": off, "default": {}, "forced": forced}
+problems = []
+hashes, abi = {}, {}
+for name, env in runs.items():
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("EMUGEMM_HOOK_")}
+    if env is not None:
+        environment.update(env, LD_PRELOAD=hook, EMUGEMM_HOOK_LOG=f"{logdir}/{name}.jsonl")
+    done = subprocess.run([program], env=environment, capture_output=True, text=True, timeout=600)
+    with open(f"{logdir}/{name}.out", "w") as out:
+        out.write(done.stdout + done.stderr)
+    lines = done.stdout.splitlines()
+    hashes[name] = dict(line[5:].rsplit(" ", 1) for line in lines if line.startswith("hash "))
+    abi[name] = [line for line in lines if line.startswith("abi ")]
+    failed = [line for line in done.stderr.splitlines() if "FAILED" in line or "failed" in line]
+    summary = lines[-1] if lines else "(no output)"
+    print(f"{name}: exit {done.returncode}; {summary}; {len(hashes[name])} hashes; {len(abi[name])} compared with the C ABI")
+    for line in failed[:10]:
+        print(f"  {line}")
+    if done.returncode != 0:
+        problems.append(f"{name} exited {done.returncode}")
+
+base = hashes["unhooked"]
+differ = [k for k in base if hashes["off"].get(k) != base[k]]
+print(f"off against unhooked: {len(base) - len(differ)} of {len(base)} hashes equal")
+problems += [f"forwarded bits differ: {k}" for k in differ]
+forwarded = [k for k in base if "captured" in k or "40x30x20" in k or "m=0" in k or "n=0" in k or "k=0" in k]
+differ = [k for k in forwarded if hashes["default"].get(k) != base[k]]
+print(f"default against unhooked, the {len(forwarded)} forwarded products: {len(forwarded) - len(differ)} equal")
+problems += [f"forwarded (default) bits differ: {k}" for k in differ]
+for name in ("default", "forced"):
+    plans = collections.Counter(line.split(" plan ")[1].rsplit(" ", 1)[0] for line in abi[name])
+    unequal = [line for line in abi[name] if not line.endswith(" equal")]
+    print(f"{name}: C ABI comparisons {len(abi[name]) - len(unequal)} equal of {len(abi[name])}; plans {dict(plans)}")
+    problems += [f"{name}: {line}" for line in unequal]
+    if not abi[name]:
+        problems.append(f"{name}: nothing was compared with the C ABI (is the interposer loaded?)")
+
+entries = {f"cublas{t}gemm_v2{s}" for t in "SDCZ" for s in ("", "_64")} | {f"cublasGemmEx{s}:{t}" for t in "SDCZ" for s in ("", "_64")}
+for name in ("off", "default", "forced"):
+    actions = collections.Counter()
+    reasons = collections.Counter()
+    emulated = set()
+    with open(f"{logdir}/{name}.jsonl") as log:
+        for line in log:
+            e = json.loads(line)
+            routine = e["routine"] + (f":{e['type']}" if "GemmEx" in e["routine"] else "")
+            actions[e["action"]] += 1
+            if e["reason"]:
+                reasons[e["reason"]] += 1
+            if e["action"] == "emulated" and e.get("scheme") != "native":
+                emulated.add(routine)
+    print(f"log {name}: {dict(actions)}; reasons {dict(reasons)}; entry points emulated {len(emulated)} of {len(entries)}")
+    if name == "forced" and emulated != entries:
+        problems.append(f"forced: not emulated: {sorted(entries - emulated)}")
+    if name == "off" and emulated:
+        problems.append(f"off: emulated {sorted(emulated)}")
+
+for p in problems:
+    print(f"PROBLEM: {p}")
+print("hooked.c: all runs agree" if not problems else f"hooked.c: {len(problems)} problems")
+sys.exit(1 if problems else 0)
