@@ -86,6 +86,29 @@ fn capturing(stream: *mut c_void) -> bool {
 	asked != sys::CUresult::CUDA_SUCCESS || status != sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE
 }
 
+/// `routine` forwarded by `forward` because its data or compute types are none the interposer
+/// emulates, and logged so
+pub(crate) fn unemulated(
+	routine: &'static str,
+	(shape, ops): ((i64, i64, i64), (i32, i32)),
+	forward: impl FnOnce() -> Option<Status>,
+) -> Status {
+	let start = Instant::now();
+	let status = forward().unwrap_or(NOT_INITIALIZED);
+	log::write(&Entry {
+		routine,
+		kind: None,
+		shape,
+		ops,
+		action: "native",
+		precision: "off".into(),
+		report: None,
+		reason: "data or compute types it does not emulate".into(),
+		micros: start.elapsed().as_secs_f64() * 1e6,
+	});
+	status
+}
+
 /// `routine` on `args`: emulated, or forwarded by `forward` (the real function on the call's
 /// own arguments; `None` where no libcublas defines it)
 ///
@@ -102,6 +125,7 @@ pub(crate) unsafe fn gemm<T: Element>(
 	let precision = config.precision(T::KIND);
 	let entry = |action, reason: &str, report| Entry {
 		routine,
+		kind: Some(T::KIND),
 		shape: args.shape,
 		ops: args.ops,
 		action,

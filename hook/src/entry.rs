@@ -1,7 +1,7 @@
 //! the exported cuBLAS symbols: the S/D/C/Z GEMMs (`_v2` and `_64`) and `cublasGemmEx` (and
 //! `_64`), each with cuBLAS's own signature, emulated or forwarded by [`crate::call::gemm`]
 
-use crate::call::{Args, Element, gemm};
+use crate::call::{self, Args, Element, gemm};
 use crate::real::{self, Handle, Status};
 use emugemm_c::{EmugemmComplex32, EmugemmComplex64};
 use std::ffi::c_void;
@@ -161,7 +161,10 @@ unsafe fn gemm_ex<I: Into<i64> + Copy>(
 			C_64F if same && COMPUTE_64F.contains(&compute) => typed::<EmugemmComplex64, I>(routine, handle, x, forward),
 			R_32F if same && COMPUTE_32F.contains(&compute) => typed::<f32, I>(routine, handle, x, forward),
 			C_32F if same && COMPUTE_32F.contains(&compute) => typed::<EmugemmComplex32, I>(routine, handle, x, forward),
-			_ => forward().unwrap_or(real::NOT_INITIALIZED),
+			_ => {
+				let (transa, transb, (m, n, k), ..) = x;
+				call::unemulated(routine, ((m.into(), n.into(), k.into()), (transa, transb)), forward)
+			},
 		}
 	}
 }

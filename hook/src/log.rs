@@ -1,6 +1,7 @@
 //! one JSON line per intercepted call, where `EMUGEMM_HOOK_LOG` names a file
 
-use crate::config::Config;
+use crate::config::{Config, Kind};
+use serde::Serialize;
 use std::fs::File;
 use std::io::Write;
 use std::sync::{Mutex, OnceLock};
@@ -8,6 +9,8 @@ use std::sync::{Mutex, OnceLock};
 /// what one call did
 pub(crate) struct Entry {
 	pub routine: &'static str,
+	/// the element type, where the call's types are one the interposer emulates
+	pub kind: Option<Kind>,
 	pub shape: (i64, i64, i64),
 	pub ops: (i32, i32),
 	/// "emulated", "native" or "failed"
@@ -40,6 +43,37 @@ pub(crate) fn write(entry: &Entry) {
 	let _ = writeln!(file, "{line}");
 }
 
+/// an emulated call's report, as the log writes it
+#[derive(Serialize)]
+struct Plan {
+	scheme: &'static str,
+	parameter: u32,
+	/// `null` where nothing is certified
+	certified_bits: Option<f64>,
+	native_rows: i64,
+	native_reason: String,
+}
+
+/// one log line
+#[derive(Serialize)]
+struct Line<'a> {
+	routine: &'a str,
+	#[serde(rename = "type")]
+	kind: Option<String>,
+	m: i64,
+	n: i64,
+	k: i64,
+	transa: &'static str,
+	transb: &'static str,
+	action: &'a str,
+	precision: &'a str,
+	#[serde(flatten)]
+	plan: Option<Plan>,
+	reason: &'a str,
+	us: f64,
+	pid: u32,
+}
+
 /// `entry` as one JSON object
 fn json(e: &Entry) -> String {
 	let op = |o: i32| match o {
@@ -48,54 +82,33 @@ fn json(e: &Entry) -> String {
 		2 => "C",
 		_ => "?",
 	};
-	let plan = match &e.report {
-		Some(r) => {
-			let scheme = match r.scheme {
-				emugemm_c::EmugemmScheme::Native => "native",
-				emugemm_c::EmugemmScheme::SchemeI => "scheme1",
-				emugemm_c::EmugemmScheme::SchemeII => "scheme2",
-			};
-			let bits = if r.certified_bits.is_finite() {
-				format!("{:.1}", r.certified_bits)
-			} else {
-				"null".into()
-			};
-			let why = String::from_utf8_lossy(&r.native_reason).trim_end_matches('\0').to_string();
-			format!(
-				r#","scheme":"{scheme}","parameter":{},"certified_bits":{bits},"native_rows":{},"native_reason":"{}""#,
-				r.parameter,
-				r.native_rows,
-				escaped(&why)
-			)
+	let plan = e.report.as_ref().map(|r| Plan {
+		scheme: match r.scheme {
+			emugemm_c::EmugemmScheme::Native => "native",
+			emugemm_c::EmugemmScheme::SchemeI => "scheme1",
+			emugemm_c::EmugemmScheme::SchemeII => "scheme2",
 		},
-		None => String::new(),
+		parameter: r.parameter,
+		certified_bits: r.certified_bits.is_finite().then_some(r.certified_bits),
+		native_rows: r.native_rows,
+		native_reason: String::from_utf8_lossy(&r.native_reason).trim_end_matches('\0').to_string(),
+	});
+	let line = Line {
+		routine: e.routine,
+		kind: e.kind.map(|k| format!("{k:?}")),
+		m: e.shape.0,
+		n: e.shape.1,
+		k: e.shape.2,
+		transa: op(e.ops.0),
+		transb: op(e.ops.1),
+		action: e.action,
+		precision: &e.precision,
+		plan,
+		reason: &e.reason,
+		us: (e.micros * 10.0).round() / 10.0,
+		pid: std::process::id(),
 	};
-	format!(
-		r#"{{"routine":"{}","m":{},"n":{},"k":{},"transa":"{}","transb":"{}","action":"{}","precision":"{}"{plan},"reason":"{}","us":{:.1},"pid":{}}}"#,
-		e.routine,
-		e.shape.0,
-		e.shape.1,
-		e.shape.2,
-		op(e.ops.0),
-		op(e.ops.1),
-		e.action,
-		escaped(&e.precision),
-		escaped(&e.reason),
-		e.micros,
-		std::process::id()
-	)
-}
-
-/// `s` as the inside of a JSON string
-fn escaped(s: &str) -> String {
-	s.chars()
-		.flat_map(|c| match c {
-			'"' => vec!['\\', '"'],
-			'\\' => vec!['\\', '\\'],
-			c if (c as u32) < 0x20 => format!("\\u{:04x}", c as u32).chars().collect(),
-			c => vec![c],
-		})
-		.collect()
+	serde_json::to_string(&line).expect("a log line is plain data")
 }
 
 #[cfg(test)]
@@ -106,6 +119,7 @@ mod tests {
 	fn a_line_is_one_json_object() {
 		let entry = Entry {
 			routine: "cublasDgemm_v2",
+			kind: Some(Kind::D),
 			shape: (8, 9, 10),
 			ops: (0, 2),
 			action: "native",
@@ -116,7 +130,12 @@ mod tests {
 		};
 		let line = json(&entry);
 		assert!(!line.contains('\n'));
-		assert!(line.starts_with(r#"{"routine":"cublasDgemm_v2","m":8,"n":9,"k":10,"transa":"N","transb":"C","action":"native""#));
-		assert!(line.contains(r#""reason":"a \"quoted\"\u000areason\\""#), "{line}");
+		assert!(
+			line.starts_with(r#"{"routine":"cublasDgemm_v2","type":"D","m":8,"n":9,"k":10,"transa":"N","transb":"C","action":"native""#)
+		);
+		assert!(line.contains(r#""reason":"a \"quoted\"\nreason\\""#), "{line}");
+		let parsed: serde_json::Value = serde_json::from_str(&line).expect("valid JSON");
+		assert_eq!(parsed["reason"], "a \"quoted\"\nreason\\");
+		assert_eq!(parsed["us"], 12.3);
 	}
 }
