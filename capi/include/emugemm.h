@@ -163,7 +163,8 @@ typedef struct emugemm_report {
   // infinity
   int64_t nonfinite_entries;
   // why the whole product is native, as text (NUL-terminated, empty where it is not): "faster
-  // natively", "below the native size", "no plan certifies", "screen", "not emulated"
+  // natively", "below the native size", "none certified and faster" (the bound certified no
+  // plan, or none predicted faster than the native product), "screen", "not emulated"
   uint8_t native_reason[32];
 } emugemm_report;
 

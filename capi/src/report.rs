@@ -48,7 +48,8 @@ pub struct EmugemmReport {
 	/// infinity
 	pub nonfinite_entries: i64,
 	/// why the whole product is native, as text (NUL-terminated, empty where it is not): "faster
-	/// natively", "below the native size", "no plan certifies", "screen", "not emulated"
+	/// natively", "below the native size", "none certified and faster" (the bound certified no
+	/// plan, or none predicted faster than the native product), "screen", "not emulated"
 	pub native_reason: [u8; 32],
 }
 
@@ -80,7 +81,7 @@ impl From<&emugemm::Report> for EmugemmReport {
 			None => "",
 			Some(NativeReason::FasterNatively) => "faster natively",
 			Some(NativeReason::BelowNativeSize) => "below the native size",
-			Some(NativeReason::NoPlanCertifies) => "no plan certifies",
+			Some(NativeReason::NoPlanCertifies) => "none certified and faster",
 			Some(NativeReason::Screen { .. }) => "screen",
 			Some(NativeReason::HostRouting) => "host routing",
 			Some(NativeReason::NotEmulated) => "not emulated",

@@ -100,7 +100,7 @@ pub(crate) fn unemulated(
 		kind: None,
 		shape,
 		ops,
-		action: "native",
+		action: "forwarded",
 		precision: "off".into(),
 		report: None,
 		reason: "data or compute types it does not emulate".into(),
@@ -134,26 +134,26 @@ pub(crate) unsafe fn gemm<T: Element>(
 		reason: reason.to_string(),
 		micros: start.elapsed().as_secs_f64() * 1e6,
 	};
-	let native = |reason: &str| {
+	let forwarded = |reason: &str| {
 		let status = forward().unwrap_or(NOT_INITIALIZED);
-		log::write(&entry("native", reason, None));
+		log::write(&entry("forwarded", reason, None));
 		status
 	};
 	let Some(precision) = precision else {
-		return native("off for this type");
+		return forwarded("off for this type");
 	};
 	let (m, n, k) = args.shape;
 	if m.min(n).min(k) < config.min_size {
-		return native("below EMUGEMM_HOOK_MIN");
+		return forwarded("below EMUGEMM_HOOK_MIN");
 	}
 	let (Some(opa), Some(opb)) = (op(args.ops.0), op(args.ops.1)) else {
-		return native("an op the C ABI does not take");
+		return forwarded("an op the C ABI does not take");
 	};
 	let Some((stream, mode)) = real::handle_state(handle) else {
-		return native("the handle's stream and pointer mode could not be read");
+		return forwarded("the handle's stream and pointer mode could not be read");
 	};
 	if capturing(stream) {
-		return native("stream capture");
+		return forwarded("stream capture");
 	}
 	let mode = if mode == 0 {
 		EmugemmPointerMode::Host
@@ -173,11 +173,11 @@ pub(crate) unsafe fn gemm<T: Element>(
 			let mut report = emugemm_c::EmugemmReport::default();
 			// SAFETY: a writable report
 			let _ = unsafe { emugemm_c::emugemm_last_report(&mut report) };
-			log::write(&entry("emulated", "", Some(report)));
+			log::write(&entry("emugemm", "", Some(report)));
 			SUCCESS
 		},
 		// refused before anything was written: cuBLAS computes it
-		EmugemmStatus::InvalidValue | EmugemmStatus::NotAvailable => native(&message()),
+		EmugemmStatus::InvalidValue | EmugemmStatus::NotAvailable => forwarded(&message()),
 		// possibly after `C` was scaled by beta: computing it again would scale it twice
 		EmugemmStatus::OutOfMemory | EmugemmStatus::GpuError | EmugemmStatus::Internal => {
 			let message = message();

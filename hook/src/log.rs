@@ -13,7 +13,8 @@ pub(crate) struct Entry {
 	pub kind: Option<Kind>,
 	pub shape: (i64, i64, i64),
 	pub ops: (i32, i32),
-	/// "emulated", "native" or "failed"
+	/// "forwarded" (to the real cuBLAS, unchanged), "emugemm" (run by the C ABI: the report says
+	/// whether its plan emulated or computed natively) or "failed"
 	pub action: &'static str,
 	/// the precision asked, where the call was emulated or tried
 	pub precision: String,
@@ -122,7 +123,7 @@ mod tests {
 			kind: Some(Kind::D),
 			shape: (8, 9, 10),
 			ops: (0, 2),
-			action: "native",
+			action: "forwarded",
 			precision: "f64".into(),
 			report: None,
 			reason: "a \"quoted\"\nreason\\".into(),
@@ -131,7 +132,7 @@ mod tests {
 		let line = json(&entry);
 		assert!(!line.contains('\n'));
 		assert!(
-			line.starts_with(r#"{"routine":"cublasDgemm_v2","type":"D","m":8,"n":9,"k":10,"transa":"N","transb":"C","action":"native""#)
+			line.starts_with(r#"{"routine":"cublasDgemm_v2","type":"D","m":8,"n":9,"k":10,"transa":"N","transb":"C","action":"forwarded""#)
 		);
 		assert!(line.contains(r#""reason":"a \"quoted\"\nreason\\""#), "{line}");
 		let parsed: serde_json::Value = serde_json::from_str(&line).expect("valid JSON");

@@ -71,7 +71,7 @@ for name in ("off", "default", "forced"):
             actions[e["action"]] += 1
             if e["reason"]:
                 reasons[e["reason"]] += 1
-            if e["action"] == "emulated" and e.get("scheme") != "native":
+            if e["action"] == "emugemm" and e.get("scheme") != "native":
                 emulated.add(routine)
     print(f"log {name}: {dict(actions)}; reasons {dict(reasons)}; entry points emulated {len(emulated)} of {len(entries)}")
     if name == "forced" and emulated != entries:
