@@ -4,54 +4,44 @@
 
 use crate::device_view::Borrowed;
 use crate::gpu::runtime::context::Gpu;
-use crate::gpu::runtime::launch::elementwise;
+use crate::gpu::runtime::launch::{Launch, Params, elementwise};
 use crate::gpu::runtime::ptr::DevPtr;
 use crate::{Error, Scalar};
-use cudarc::driver::LaunchConfig;
 
-/// the kernel `family` of `T` (`op_copy`, `scale`) and its grid over a `rows x cols` matrix;
-/// `None` for an empty matrix, which has nothing to launch
-fn kernel_over<T: Scalar>(gpu: &Gpu, family: &str, (rows, cols): (usize, usize)) -> Option<(String, LaunchConfig)> {
-	(rows > 0 && cols > 0).then(|| (format!("{family}_{}", T::NAME), elementwise(gpu, rows * cols)))
+/// launches the kernel `family` of `T` (`op_copy`, `scale`) over the `rows x cols` matrix `m`, one
+/// thread per entry, with the parameters `params` makes of `m`'s address, leading dimension, rows
+/// and columns; nothing for an empty matrix
+///
+/// # Safety
+/// `params` returns the parameter list of `family`'s kernels (cuda/layout.cu)
+unsafe fn over_matrix<T: Scalar, P: Params>(
+	gpu: &Gpu,
+	family: &str,
+	(m, (rows, cols)): (&Borrowed<T>, (usize, usize)),
+	params: impl FnOnce((DevPtr<T>, i64, i64, i64)) -> P,
+) -> Result<(), Error> {
+	if rows == 0 || cols == 0 {
+		return Ok(());
+	}
+	let params = params((DevPtr::new(m.addr), m.ld() as i64, rows as i64, cols as i64));
+	// SAFETY: the caller's promise
+	unsafe { Launch::from(elementwise(gpu, rows * cols)).run(gpu, &format!("{family}_{}", T::NAME), &params) }
 }
 
 /// the matrix `view` reads (transposed and/or conjugated), compact and column-major at `out`
 /// (`view.dims()`, leading dimension its rows)
 pub(crate) fn op_copy<T: Scalar>(gpu: &Gpu, view: &Borrowed<T>, out: DevPtr<T>) -> Result<(), Error> {
-	let (rows, cols) = view.dims();
-	let Some((name, grid)) = kernel_over::<T>(gpu, "op_copy", (rows, cols)) else {
-		return Ok(());
-	};
 	let ops = (i32::from(view.transposed), i32::from(view.conjugated));
-	launch!(
-		gpu,
-		name,
-		grid,
-		DevPtr::<T>::new(view.addr),
-		view.ld() as i64,
-		rows as i64,
-		cols as i64,
-		ops.0,
-		ops.1,
-		out
-	)
+	// SAFETY: `op_copy_*` takes the view, its dimensions, the two ops and the destination
+	unsafe {
+		over_matrix(gpu, "op_copy", (view, view.dims()), |(p, ld, r, c)| {
+			(p, ld, r, c, ops.0, ops.1, out)
+		})
+	}
 }
 
 /// `c = beta c` in place, each entry rounded as the host's `beta * c` rounds it
 pub(crate) fn scale<T: Scalar>(gpu: &Gpu, c: &Borrowed<T>, beta: T) -> Result<(), Error> {
-	let (rows, cols) = c.stored();
-	let Some((name, grid)) = kernel_over::<T>(gpu, "scale", (rows, cols)) else {
-		return Ok(());
-	};
-	launch!(
-		gpu,
-		name,
-		grid,
-		DevPtr::<T>::new(c.addr),
-		c.ld() as i64,
-		rows as i64,
-		cols as i64,
-		beta.re(),
-		beta.im()
-	)
+	// SAFETY: `scale_*` takes the matrix, its dimensions and `beta`'s two parts
+	unsafe { over_matrix(gpu, "scale", (c, c.stored()), |(p, ld, r, n)| (p, ld, r, n, beta.re(), beta.im())) }
 }
