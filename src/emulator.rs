@@ -15,6 +15,7 @@ mod device_matrices;
 mod device_views;
 mod environment;
 mod front;
+mod rank_k;
 
 /// the emulation context: a backend, the scaling rule of scheme II, and the last report
 ///

@@ -149,10 +149,10 @@ pub use gpu::faults;
 #[cfg(feature = "bench")]
 pub use gpu::{baseline, profile};
 pub use interop::EmuMatMul;
-#[cfg(feature = "faer")]
-pub use interop::matmul;
 #[cfg(feature = "nalgebra")]
 pub use interop::{EmuTrMul, emu_gemm};
+#[cfg(feature = "faer")]
+pub use interop::{matmul, rank_k_update};
 pub use precision::{Plan, Precision, Scaling, Scheme};
 pub use report::{NativeReason, PhaseTimes, Report, Route, last_report};
 pub use routing::HostRouting;

@@ -28,6 +28,9 @@ pub trait Scalar: faer::traits::ComplexField + bytemuck::Pod + Send + Sync + cor
 	const IS_COMPLEX: bool;
 	/// significand bits of the real type (53 for `f64`/`c64`, 24 for `f32`/`c32`)
 	const MANTISSA_BITS: u32;
+	/// the type of its parts (`f64` for `f64` and `c64`, `f32` for `f32` and `c32`): the type of
+	/// a Hermitian rank-k update's `alpha`
+	type RealPart: Scalar;
 	/// a short name for reports (`"f64"`, `"c32"`, ...)
 	const NAME: &'static str;
 	/// the real part, exactly, as `f64`
@@ -44,6 +47,7 @@ pub trait Scalar: faer::traits::ComplexField + bytemuck::Pod + Send + Sync + cor
 }
 
 impl Scalar for f64 {
+	type RealPart = f64;
 	const IS_COMPLEX: bool = false;
 	const MANTISSA_BITS: u32 = 53;
 	const NAME: &'static str = "f64";
@@ -59,6 +63,7 @@ impl Scalar for f64 {
 }
 
 impl Scalar for f32 {
+	type RealPart = f32;
 	const IS_COMPLEX: bool = false;
 	const MANTISSA_BITS: u32 = 24;
 	const NAME: &'static str = "f32";
@@ -74,6 +79,7 @@ impl Scalar for f32 {
 }
 
 impl Scalar for c64 {
+	type RealPart = f64;
 	const IS_COMPLEX: bool = true;
 	const MANTISSA_BITS: u32 = 53;
 	const NAME: &'static str = "c64";
@@ -89,6 +95,7 @@ impl Scalar for c64 {
 }
 
 impl Scalar for c32 {
+	type RealPart = f32;
 	const IS_COMPLEX: bool = true;
 	const MANTISSA_BITS: u32 = 24;
 	const NAME: &'static str = "c32";

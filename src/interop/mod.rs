@@ -7,11 +7,15 @@ mod faer;
 mod matmul;
 #[cfg(feature = "nalgebra")]
 mod nalgebra;
+#[cfg(feature = "faer")]
+mod rank_k;
 
 #[cfg(feature = "faer")]
 pub use matmul::matmul;
 #[cfg(feature = "nalgebra")]
 pub use nalgebra::{EmuTrMul, emu_gemm};
+#[cfg(feature = "faer")]
+pub use rank_k::rank_k_update;
 
 use crate::{Emulator, Error, Precision};
 
