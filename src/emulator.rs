@@ -9,6 +9,7 @@ use crate::{Backend, Error, Precision, Report, Scaling};
 use faer::Par;
 use std::sync::{Arc, Mutex, RwLock};
 
+mod batch;
 #[cfg(feature = "cuda")]
 mod device_matrices;
 #[cfg(feature = "cuda")]

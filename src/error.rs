@@ -26,6 +26,16 @@ pub enum Error {
 		/// rows and columns of the destination, when there is one
 		dst: Option<(usize, usize)>,
 	},
+	/// a batch whose destinations and operands are not as many (see
+	/// [`crate::Emulator::matmul_batch`])
+	BatchLengths {
+		/// destinations
+		dst: usize,
+		/// left operands
+		lhs: usize,
+		/// right operands
+		rhs: usize,
+	},
 	/// an explicit plan with parameters out of range, or [`Precision::Bits`] above 52
 	InvalidPrecision {
 		/// what was asked for
@@ -91,6 +101,10 @@ impl fmt::Display for Error {
 				f,
 				"shape mismatch: a {}x{} times {}x{} product does not fit a {}x{} destination (expected {}x{} with {} == {})",
 				lhs.0, lhs.1, rhs.0, rhs.1, dst.0, dst.1, lhs.0, rhs.1, lhs.1, rhs.0
+			),
+			Error::BatchLengths { dst, lhs, rhs } => write!(
+				f,
+				"a batch of {dst} destinations, {lhs} left and {rhs} right operands: it takes as many of each"
 			),
 			Error::InvalidPrecision { precision, reason } => write!(f, "invalid precision {precision:?}: {reason}"),
 			Error::NoKernels => write!(

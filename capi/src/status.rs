@@ -42,7 +42,9 @@ pub(crate) fn record(status: EmugemmStatus, message: &str) -> EmugemmStatus {
 pub(crate) fn failed(e: &emugemm::Error) -> EmugemmStatus {
 	use emugemm::Error;
 	let status = match e {
-		Error::ShapeMismatch { .. } | Error::InvalidPrecision { .. } | Error::InvalidLayout { .. } => EmugemmStatus::InvalidValue,
+		Error::ShapeMismatch { .. } | Error::BatchLengths { .. } | Error::InvalidPrecision { .. } | Error::InvalidLayout { .. } => {
+			EmugemmStatus::InvalidValue
+		},
 		Error::OutOfMemory { .. } => EmugemmStatus::OutOfMemory,
 		Error::NoKernels | Error::BackendUnavailable { .. } | Error::Environment { .. } => EmugemmStatus::NotAvailable,
 		_ => EmugemmStatus::GpuError,
