@@ -65,11 +65,16 @@ pub trait EmuMatMul<Rhs: ?Sized = Self> {
 	/// precision (`SchemeI { slices: 0 }`, ...)
 	#[track_caller]
 	fn emu_mul(&self, rhs: &Rhs, precision: Precision) -> Self::Output {
-		// a `match`, not `unwrap_or_else`: a closure's panic would point into this crate, not to
-		// the caller's line
-		match self.try_emu_mul(rhs, precision) {
-			Ok(product) => product,
-			Err(e) => panic!("{e}"),
-		}
+		or_panic(self.try_emu_mul(rhs, precision))
+	}
+}
+
+/// the product, or a panic with the error's message at the line that called the panicking
+/// method (`#[track_caller]` through both; a `match`, as a closure's panic would point here)
+#[track_caller]
+pub(crate) fn or_panic<P>(result: Result<P, Error>) -> P {
+	match result {
+		Ok(product) => product,
+		Err(e) => panic!("{e}"),
 	}
 }

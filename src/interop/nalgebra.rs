@@ -7,7 +7,7 @@
 //! when the program compiles, with the bounds nalgebra's own `*`, `tr_mul` and `gemm` take;
 //! dynamic ones when the product runs ([`Error::ShapeMismatch`])
 
-use super::EmuMatMul;
+use super::{EmuMatMul, or_panic};
 use crate::shape::check_shapes;
 use crate::view::View;
 use crate::{Accum, Emulator, Error, Precision, Scalar};
@@ -208,12 +208,7 @@ pub trait EmuTrMul<Rhs: ?Sized = Self> {
 	/// ```
 	#[track_caller]
 	fn emu_tr_mul(&self, rhs: &Rhs, precision: Precision) -> Self::Output {
-		// a `match`, not `unwrap_or_else`: a closure's panic would point into this crate, not to
-		// the caller's line
-		match self.try_emu_tr_mul(rhs, precision) {
-			Ok(product) => product,
-			Err(e) => panic!("{e}"),
-		}
+		or_panic(self.try_emu_tr_mul(rhs, precision))
 	}
 
 	/// `selfᴴ rhs` at `precision`
@@ -232,10 +227,7 @@ pub trait EmuTrMul<Rhs: ?Sized = Self> {
 	/// ```
 	#[track_caller]
 	fn emu_ad_mul(&self, rhs: &Rhs, precision: Precision) -> Self::Output {
-		match self.try_emu_ad_mul(rhs, precision) {
-			Ok(product) => product,
-			Err(e) => panic!("{e}"),
-		}
+		or_panic(self.try_emu_ad_mul(rhs, precision))
 	}
 }
 
