@@ -108,9 +108,24 @@ mod tests {
 	/// emulated product `a aᴴ`'s bit for bit (its diagonal's imaginary parts zero), the others the
 	/// destination's as they were; the plan is the product's
 	fn equals_the_product<T: Scalar>(precisions: &[Precision]) {
-		let emu = Emulator::with_backend(Backend::CpuEmulation).expect("the oracle runs anywhere");
+		for a in operands::<T>() {
+			equals_the_product_of(&a, precisions);
+		}
+	}
+
+	/// `k x n` operands: ordinary, of a wide exponent range (which the screen sends native), and
+	/// with a NaN and an infinity (entries computed natively)
+	fn operands<T: Scalar>() -> [Mat<T>; 3] {
 		let (n, k) = (23, 37);
-		let a = random_matrix::<T>(k, n, 1.0, 3);
+		let mut special = random_matrix::<T>(k, n, 1.0, 5);
+		special[(4, 2)] = T::from_parts(f64::NAN, 0.0);
+		special[(9, 17)] = T::from_parts(f64::INFINITY, 1.0);
+		[random_matrix::<T>(k, n, 1.0, 3), random_matrix::<T>(k, n, 4.0, 3), special]
+	}
+
+	fn equals_the_product_of<T: Scalar>(a: &Mat<T>, precisions: &[Precision]) {
+		let emu = Emulator::with_backend(Backend::CpuEmulation).expect("the oracle runs anywhere");
+		let n = a.ncols();
 		let start = random_matrix::<T>(n, n, 1.0, 4);
 		let alpha = T::RealPart::from_parts(-1.5, 0.0);
 		for &precision in precisions {
