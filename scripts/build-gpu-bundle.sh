@@ -11,6 +11,9 @@
 #   test-<name>        each integration test (tests/<name>.rs)
 #   <name>             each example (examples/<name>.rs; an example named `bench` is the benchmark driver)
 #   bench-<name>       each cargo bench target (benches/<name>.rs)
+#   lib<name>.so       the C ABI (libemugemm_c.so) and the cuBLAS interposer (libemugemm_cublas.so)
+#   interop/           the interposer's C test and checker (hook/tests/c/), the C ABI's header and the
+#                      client programs (scripts/clients/), compiled and run there by run.sh
 #   run.sh             scripts/gpu-run.sh: run `OUTDIR/run.sh RESULTS` on the GPU machine
 #   MANIFEST           git revision, nvcc and rustc versions, and the size and sha256 of every binary
 # Binaries are copied with their debug info stripped (symbols kept, so backtraces still name
@@ -38,7 +41,8 @@ bench_features=("${features[@]:1}")
 
 # executables MODE: "NAME<TAB>PATH" for each executable that cargo's JSON messages on stdin announce,
 # named for the bundle. MODE tests: test binaries, test-lib / test-<name> (test-<kind>-<name> for
-# the unit tests of bins and examples); examples: <name>; benches: bench-<name>
+# the unit tests of bins and examples); examples: <name>; benches: bench-<name>; libraries: the
+# shared libraries of cdylib targets, by their file names
 executables() {
 	python3 -c '
 import json, sys
@@ -46,10 +50,16 @@ mode = sys.argv[1]
 for line in sys.stdin:
     msg = json.loads(line)
     exe = msg.get("executable")
-    if msg.get("reason") != "compiler-artifact" or not exe:
+    if msg.get("reason") != "compiler-artifact":
         continue
     kind, name, test = msg["target"]["kind"][0], msg["target"]["name"], msg["profile"]["test"]
-    if mode == "benches" and kind == "bench":
+    if mode == "libraries" and "cdylib" in msg["target"]["kind"] and not test:
+        for path in msg["filenames"]:
+            if path.endswith(".so"):
+                print(path.rsplit("/", 1)[-1], path, sep="\t")
+    elif not exe:
+        continue
+    elif mode == "benches" and kind == "bench":
         print(f"bench-{name}\t{exe}")
     elif mode == "examples" and kind == "example" and not test:
         print(f"{name}\t{exe}")
@@ -73,6 +83,9 @@ if compgen -G "benches/*.rs" >/dev/null || grep -q '^\[\[bench\]\]' Cargo.toml; 
 	cargo bench --no-run "${bench_features[@]}" | executables benches >>"$list"
 fi
 
+echo "=== cargo build --lib (the C ABI's and the interposer's shared libraries)" >&2
+cargo build --lib --workspace "${features[@]}" | executables libraries >>"$list"
+
 dups="$(cut -f1 "$list" | sort | uniq -d)"
 [ -z "$dups" ] || { echo "two executables would share a bundle name: $dups" >&2; exit 1; }
 while IFS=$'\t' read -r name path; do
@@ -82,6 +95,12 @@ if [ "${BUNDLE_XZ:-0}" = 1 ]; then
 	echo "=== xz" >&2
 	cut -f1 "$list" | (cd "$out" && xargs -P "$(nproc)" -n 1 xz -6 -T1)
 fi
+# the interposer's C test, its checker and the client programs, in their repository folders (the
+# C files include the C ABI's header by a relative path); run.sh compiles them on the GPU machine
+for file in hook/tests/c/hooked.c hook/tests/c/overhead.c hook/tests/c/check.py capi/include/emugemm.h scripts/clients/*; do
+	mkdir -p "$out/interop/$(dirname "$file")"
+	cp "$file" "$out/interop/$file"
+done
 cp scripts/gpu-run.sh "$out/run.sh"
 chmod +x "$out/run.sh"
 

@@ -6,6 +6,8 @@
 #   RESULTS/gpu.txt          nvidia-smi's name, driver and max SM clock
 #   RESULTS/tests.log        the output of every test binary
 #   RESULTS/exit-codes.txt   "<binary> <exit code>" per binary run (tests and benches)
+#   RESULTS/interop.log      the interposer's C test, its overhead and the client programs
+#   RESULTS/interop/         the logs of the interposer's C test runs
 #   RESULTS/bench.log        the output of ./bench (an example named `bench`) and of every `bench-*`
 #
 # usage: run.sh [RESULTS]   (RESULTS defaults to $OUT)
@@ -14,6 +16,8 @@
 #        BENCH_ARGS    extra arguments for the benchmarks
 #        SKIP_BENCH=1  run the tests only
 #        SKIP_TESTS=1  accept a bundle without test binaries (a benchmark-only bundle)
+#        SKIP_INTEROP=1  skip the interposer's C test (interop/, run after the test binaries)
+#        CLIENTS=1     also run the client programs (PyTorch, CuPy, cuSOLVER through CuPy)
 # Exits non-zero when any test binary failed or ran no test, or when there is none to run (a failed
 # benchmark is reported, not fatal). `test-concurrency*` binaries run with parallel test threads.
 # `test-gpu`, `test-gpu_forms` and `test-concurrency` run a second time on the portable path
@@ -27,7 +31,7 @@ cd "$(dirname "$0")" || exit 2
 # a compressed bundle (BUNDLE_XZ=1) unpacks into a writable copy first
 if compgen -G "*.xz" >/dev/null; then
 	unpacked="$(mktemp -d)"
-	cp -- * "$unpacked"/ && cd "$unpacked" && xz -d -T0 -- *.xz || exit 2
+	cp -r -- * "$unpacked"/ && cd "$unpacked" && xz -d -T0 -- *.xz || exit 2
 fi
 
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -89,6 +93,33 @@ for run in "${runs[@]}"; do
 	cat "$log" >>"$results/tests.log"
 	rm -f "$log"
 done
+
+# the interposer under a cuBLAS program (interop/, compiled here against the toolkit's cuBLAS):
+# hooked.c's four runs compared by check.py, and overhead.c unhooked and hooked; with CLIENTS=1
+# also PyTorch's and CuPy's products and cuSOLVER through CuPy, unhooked and hooked
+if [ "${SKIP_INTEROP:-0}" != 1 ] && [ -f ./libemugemm_cublas.so ] && [ -d ./interop ]; then
+	cuda="${CUDA_HOME:-/usr/local/cuda}"
+	hook="$PWD/libemugemm_cublas.so"
+	link=(-I"$cuda/include" -L"$cuda/lib64" -lcublas -lcudart -lpthread -lm -ldl)
+	if gcc -O2 interop/hook/tests/c/hooked.c "${link[@]}" -o hooked && gcc -O2 interop/hook/tests/c/overhead.c "${link[@]}" -o overhead; then
+		tests_run=$((tests_run + 1))
+		run_logged "$results/interop.log" interop-hooked python3 interop/hook/tests/c/check.py "$hook" ./hooked "$results/interop" ||
+			failed+=(interop-hooked)
+		run_logged "$results/interop.log" interop-overhead ./overhead
+		run_logged "$results/interop.log" interop-overhead-hooked env LD_PRELOAD="$hook" ./overhead
+		if [ "${CLIENTS:-0}" = 1 ]; then
+			clients=interop/scripts/clients
+			for library in torch cupy; do
+				run_logged "$results/interop.log" "matmul-$library" env EMUGEMM_C="$PWD/libemugemm_c.so" python3 "$clients/matmul.py" "$library" 4096 8192
+				run_logged "$results/interop.log" "matmul-$library-hooked" env LD_PRELOAD="$hook" python3 "$clients/matmul.py" "$library" 4096 8192
+			done
+			run_logged "$results/interop.log" factor python3 "$clients/factor.py" 8192
+			run_logged "$results/interop.log" factor-hooked env LD_PRELOAD="$hook" EMUGEMM_HOOK_LOG="$results/factor.jsonl" python3 "$clients/factor.py" 8192
+		fi
+	else
+		echo "interop: hooked.c does not compile here (gcc and the CUDA toolkit's cuBLAS are needed): skipped" | tee -a "$results/interop.log"
+	fi
+fi
 
 bench_failed=()
 if [ "${SKIP_BENCH:-0}" != 1 ]; then

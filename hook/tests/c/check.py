@@ -64,15 +64,18 @@ for name in ("off", "default", "forced"):
     actions = collections.Counter()
     reasons = collections.Counter()
     emulated = set()
-    with open(f"{logdir}/{name}.jsonl") as log:
-        for line in log:
-            e = json.loads(line)
-            routine = e["routine"] + (f":{e['type']}" if "GemmEx" in e["routine"] else "")
-            actions[e["action"]] += 1
-            if e["reason"]:
-                reasons[e["reason"]] += 1
-            if e["action"] == "emugemm" and e.get("scheme") != "native":
-                emulated.add(routine)
+    path = f"{logdir}/{name}.jsonl"
+    lines = open(path).read().splitlines() if os.path.exists(path) else []
+    if not lines:
+        problems.append(f"{name}: the interposer logged no call")
+    for line in lines:
+        e = json.loads(line)
+        routine = e["routine"] + (f":{e['type']}" if "GemmEx" in e["routine"] else "")
+        actions[e["action"]] += 1
+        if e["reason"]:
+            reasons[e["reason"]] += 1
+        if e["action"] == "emugemm" and e.get("scheme") != "native":
+            emulated.add(routine)
     print(f"log {name}: {dict(actions)}; reasons {dict(reasons)}; entry points emulated {len(emulated)} of {len(entries)}")
     if name == "forced" and emulated != entries:
         problems.append(f"forced: not emulated: {sorted(entries - emulated)}")
