@@ -62,7 +62,7 @@ impl Emulator {
 #[cfg(test)]
 mod tests {
 	use super::*;
-	use crate::testing::random_matrix;
+	use crate::testing::{random_matrix, same_bits};
 	use crate::{Backend, NativeReason, Scheme};
 	use faer::Mat;
 
@@ -111,12 +111,8 @@ mod tests {
 					"product {i}: its own plan"
 				);
 				assert_eq!(report.native_reason, alone.native_reason, "product {i}");
-				let same = single
-					.col_iter()
-					.zip(batch[i].col_iter())
-					.all(|(x, y)| x.iter().zip(y.iter()).all(|(p, q)| bytemuck::bytes_of(p) == bytemuck::bytes_of(q)));
 				assert!(
-					same,
+					same_bits(single.as_ref(), batch[i].as_ref()),
 					"{precision} {accum:?} product {i} {:?}: the batch against the single call",
 					shapes[i]
 				);

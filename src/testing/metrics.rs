@@ -141,6 +141,20 @@ impl ExactProduct {
 	}
 }
 
+/// whether `x` and `y` have the same shape and the same bits, part by part (NaNs included): the
+/// test of "bit for bit"
+///
+/// # example
+/// ```
+/// let a = faer::Mat::<f64>::from_fn(2, 2, |i, j| if i == j { f64::NAN } else { -0.0 });
+/// assert!(emugemm::testing::same_bits(a.as_ref(), a.as_ref()));
+/// assert!(!emugemm::testing::same_bits(a.as_ref(), faer::Mat::<f64>::zeros(2, 2).as_ref()));
+/// ```
+pub fn same_bits<T: Scalar>(x: MatRef<'_, T>, y: MatRef<'_, T>) -> bool {
+	let same = |p: T, q: T| p.re().to_bits() == q.re().to_bits() && p.im().to_bits() == q.im().to_bits();
+	x.nrows() == y.nrows() && x.ncols() == y.ncols() && (0..x.ncols()).all(|j| (0..x.nrows()).all(|i| same(x[(i, j)], y[(i, j)])))
+}
+
 #[cfg(test)]
 mod tests {
 	use super::*;

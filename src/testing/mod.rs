@@ -42,5 +42,5 @@ pub use exact::{ExactProduct, Sampling};
 #[cfg(test)]
 pub(crate) use generate::xorshift;
 pub use generate::{Adversarial, adversarial_matrix, random_matrix, scale_cols, scale_rows};
-pub use metrics::Accuracy;
+pub use metrics::{Accuracy, same_bits};
 pub use pairs::{InnerPattern, Pair, pair};

@@ -119,12 +119,6 @@ pub fn native_product<T: Scalar>(a: MatRef<'_, T>, b: MatRef<'_, T>, precision: 
 	}
 }
 
-/// true when `x` and `y` are the same bits, part by part
-pub fn same_bits<T: Scalar>(x: MatRef<'_, T>, y: MatRef<'_, T>) -> bool {
-	x.nrows() == y.nrows()
-		&& x.ncols() == y.ncols()
-		&& (0..x.ncols()).all(|j| {
-			(0..x.nrows())
-				.all(|i| x[(i, j)].re().to_bits() == y[(i, j)].re().to_bits() && x[(i, j)].im().to_bits() == y[(i, j)].im().to_bits())
-		})
-}
+// the crate's own test of bit equality; not every test file that includes this module uses it
+#[allow(unused_imports)]
+pub use emugemm::testing::same_bits;
