@@ -513,7 +513,9 @@ hopper_tests!(parts_leave_the_operands_statistics:
 );
 
 /// the rates measured at first use on this (Hopper) GPU agree with its data sheet within the
-/// shares a library GEMM reaches (so that a GPU not in the table gets a model of its own scale)
+/// shares a library GEMM reaches (so that a GPU not in the table gets a model of its own scale).
+/// cuBLASLt's INT8 GEMM reaches 37-40% of an H200's data-sheet INT8 rate at n = 8192, so its
+/// share starts lower
 #[test]
 #[ignore = "needs a Hopper GPU"]
 fn measured_rates_agree_with_the_data_sheet() {
@@ -522,15 +524,15 @@ fn measured_rates_agree_with_the_data_sheet() {
 	let sheet = crate::datasheets::GpuModel::named(&g.name)
 		.expect("a Hopper GPU of the table")
 		.sheet();
-	let close = |what: &str, got: f64, expected: f64| {
+	let close = |what: &str, got: f64, (expected, least): (f64, f64)| {
 		assert!(
-			got > 0.4 * expected && got < 1.5 * expected,
+			got > least * expected && got < 1.5 * expected,
 			"{what}: measured {got:.3e}, data sheet {expected:.3e}"
 		);
 	};
-	close("FP64", measured.fp64, sheet.fp64);
-	close("FP32", measured.fp32, sheet.fp32);
-	close("TF32", measured.tf32, sheet.tf32);
-	close("INT8", measured.int8, sheet.int8);
-	close("bandwidth", measured.bandwidth, sheet.bandwidth);
+	close("FP64", measured.fp64, (sheet.fp64, 0.4));
+	close("FP32", measured.fp32, (sheet.fp32, 0.4));
+	close("TF32", measured.tf32, (sheet.tf32, 0.4));
+	close("INT8", measured.int8, (sheet.int8, 0.3));
+	close("bandwidth", measured.bandwidth, (sheet.bandwidth, 0.4));
 }

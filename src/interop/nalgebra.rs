@@ -83,11 +83,9 @@ where
 /// let a = SMatrix::<f64, 3, 4>::from_fn(|i, j| (i + j) as f64);
 /// let c = a.emu_mul(&a, Precision::F64);
 /// ```
-impl<T, R1: Dim, C1: Dim, S1, R2: Dim, C2: Dim, S2> EmuMatMul<Matrix<T, R2, C2, S2>> for Matrix<T, R1, C1, S1>
+impl<T: Scalar + nalgebra::Scalar, R1: Dim, C1: Dim, S1: RawStorage<T, R1, C1>, R2: Dim, C2: Dim, S2: RawStorage<T, R2, C2>>
+	EmuMatMul<Matrix<T, R2, C2, S2>> for Matrix<T, R1, C1, S1>
 where
-	T: Scalar + nalgebra::Scalar,
-	S1: RawStorage<T, R1, C1>,
-	S2: RawStorage<T, R2, C2>,
 	DefaultAllocator: Allocator<R1, C2>,
 	ShapeConstraint: AreMultipliable<R1, C1, R2, C2>,
 {
@@ -231,11 +229,9 @@ pub trait EmuTrMul<Rhs: ?Sized = Self> {
 	}
 }
 
-impl<T, R1: Dim, C1: Dim, S1, R2: Dim, C2: Dim, S2> EmuTrMul<Matrix<T, R2, C2, S2>> for Matrix<T, R1, C1, S1>
+impl<T: Scalar + nalgebra::Scalar, R1: Dim, C1: Dim, S1: RawStorage<T, R1, C1>, R2: Dim, C2: Dim, S2: RawStorage<T, R2, C2>>
+	EmuTrMul<Matrix<T, R2, C2, S2>> for Matrix<T, R1, C1, S1>
 where
-	T: Scalar + nalgebra::Scalar,
-	S1: RawStorage<T, R1, C1>,
-	S2: RawStorage<T, R2, C2>,
 	DefaultAllocator: Allocator<C1, C2>,
 	ShapeConstraint: SameNumberOfRows<R1, R2>,
 {
