@@ -4,6 +4,10 @@
 //            paths read (A column-major, B column-major), the values exactly those of op(a)
 //   scale    c = beta c on a column-major matrix (leading dimension ldc), each operation rounded
 //            in the element's precision as the host's `beta * c` rounds it (no fused multiply-add)
+//   copy_named  the entries of an n x n matrix that a structure names, from src into dst (both
+//            column-major): (i, j) with i > j where `lower`, i < j where `upper`, i == j where
+//            `diagonal`; the diagonal's imaginary parts written zero where `real_diagonal` (a
+//            Hermitian rank-k update's)
 #include "common.cuh"
 
 namespace {
@@ -46,6 +50,19 @@ __device__ void scale(T* c, long long ldc, long long rows, long long cols, doubl
 	}
 }
 
+template <typename T>
+__device__ void copy_named(const T* src, long long lds, long long n, T* dst, long long ldd, int lower, int upper, int diagonal,
+                           int real_diagonal) {
+	using E = emu::Elem<T>;
+	for (long long idx = blockIdx.x * 256ll + threadIdx.x; idx < n * n; idx += (long long)gridDim.x * 256) {
+		const long long i = idx % n, j = idx / n;
+		if (!(i > j ? lower : i < j ? upper : diagonal)) continue;
+		double re, im;
+		E::load(src, i + j * lds, re, im);
+		E::store(dst, i + j * ldd, re, i == j && real_diagonal ? 0.0 : im);
+	}
+}
+
 }  // namespace
 
 #define EMU_LAYOUT(NAME, T)                                                                                            \
@@ -56,5 +73,10 @@ __device__ void scale(T* c, long long ldc, long long rows, long long cols, doubl
 	extern "C" __global__ void __launch_bounds__(256)                                                                 \
 	    scale_##NAME(T* c, long long ldc, long long rows, long long cols, double br, double bi) {                     \
 		scale<T>(c, ldc, rows, cols, br, bi);                                                                        \
+	}                                                                                                                  \
+	extern "C" __global__ void __launch_bounds__(256) copy_named_##NAME(const T* src, long long lds, long long n, T* dst,  \
+	                                                                    long long ldd, int lower, int upper,            \
+	                                                                    int diagonal, int real_diagonal) {              \
+		copy_named<T>(src, lds, n, dst, ldd, lower, upper, diagonal, real_diagonal);                                 \
 	}
 EMU_FOR_EACH_TYPE(EMU_LAYOUT)

@@ -211,6 +211,7 @@ __device__ void produce(const CUtensorMap* map_a, const CUtensorMap* map_b, int 
                         const typename Cfg::Ring& ring) {
 	int it = 0;
 	for (int u = sched.first; u < sched.units; u += sched.stride) {
+		if (sched.skips(u)) continue;
 		const Tile tile = sched.tile(u);
 		const bool inside = tile.m0 < m;
 		// this CTA's B rows; a half entirely past n loads the first half's rows instead (never
@@ -303,6 +304,7 @@ __device__ void consume(int m, int n, int blocks, const typename Cfg::Schedule& 
 	const int cw = threadIdx.x / 128 - 1;
 	int it = 0;
 	for (int u = sched.first; u < sched.units; u += sched.stride) {
+		if (sched.skips(u)) continue;
 		const Tile tile = sched.tile(u);
 		typename Epilogue::State state = epilogue.start(tile.plane);
 		// one K loop for every phase (a run-time phase loop: unrolled phases make ptxas spill)
@@ -364,12 +366,13 @@ __device__ void consume(int m, int n, int blocks, const typename Cfg::Schedule& 
 // consumer warpgroups. `moduli`: the tile planes' count (the tensor maps hold
 // Epilogue::PHASES planes per modulus)
 template <typename Cfg, typename Epilogue>
-__device__ void persistent(const CUtensorMap* map_a, const CUtensorMap* map_b, int m, int n, int k, int moduli, const Epilogue& epilogue) {
+__device__ void persistent(const CUtensorMap* map_a, const CUtensorMap* map_b, int m, int n, int k, int moduli, int2 triangle,
+                           const Epilogue& epilogue) {
 	static_assert(!Epilogue::CARRY || 384ll + 128 + (long long)CHUNK_BLOCKS * Cfg::BK * 128 * 128 < (1ll << 31) - 1, "a chunk must be exact in INT32");
 	if (dynamic_smem_size() < (uint32_t)(Epilogue::STAGED ? Cfg::STAGED_SMEM : Cfg::SMEM) || cluster_size() != Cfg::CLUSTER) __trap();
 	const typename Cfg::Ring ring;
 	const int tiles_n = (n + Cfg::BN - 1) / Cfg::BN, tiles_m = (m + Cfg::BM - 1) / Cfg::BM;
-	const typename Cfg::Schedule sched(tiles_m, tiles_n, moduli);
+	const typename Cfg::Schedule sched(tiles_m, tiles_n, moduli, triangle.x, triangle.y);
 	const int blocks = (k + Cfg::BK - 1) / Cfg::BK;
 	ring.start();
 	if (threadIdx.x < 128) {
@@ -396,20 +399,23 @@ __device__ void persistent(const CUtensorMap* map_a, const CUtensorMap* map_b, i
 //                          l < p (planes 3l, 3l+1, 3l+2 of the maps: re, im, re + im residues),
 //                          Re = sym_mod(T1 - T2) at re + l stride and Im = sym_mod(T3 - T1 - T2)
 //                          at im + l stride as int8; exact for any k (< 2^31 - 128)
+// The scheme II entry points compute, with triangle != 0, only the tiles that hold an entry of
+// that triangle of the output (Schedule, cuda/sm90_persistent.cuh); the other tiles' residues are
+// not written
 #define EMU_CHASSIS(BN, STAGES, CLUSTER)                                                                                              \
 	extern "C" __global__ void __launch_bounds__(384, 1) igemm_bn##BN##_s##STAGES##_c##CLUSTER(                                        \
 	    const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, int* c, int m, int n, int k) {          \
-		persistent<Config<BN, STAGES, CLUSTER>>(&map_a, &map_b, m, n, k, 1, Int32Out{c});                                             \
+		persistent<Config<BN, STAGES, CLUSTER>>(&map_a, &map_b, m, n, k, 1, int2{0, 0}, Int32Out{c});                                             \
 	}                                                                                                                                 \
 	extern "C" __global__ void __launch_bounds__(384, 1) scheme2_residues_bn##BN##_s##STAGES##_c##CLUSTER(                             \
 	    const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, signed char* out, long long stride,      \
-	    const unsigned* moduli, int m, int n, int k, int p) {                                                                         \
-		persistent<Config<BN, STAGES, CLUSTER>>(&map_a, &map_b, m, n, k, p, ResidueOut{out, moduli, stride});                         \
+	    const unsigned* moduli, int m, int n, int k, int p, int triangle, int first_col) {                                            \
+		persistent<Config<BN, STAGES, CLUSTER>>(&map_a, &map_b, m, n, k, p, int2{triangle, first_col}, ResidueOut{out, moduli, stride});                         \
 	}                                                                                                                                 \
 	extern "C" __global__ void __launch_bounds__(384, 1) scheme2_residues_3m_bn##BN##_s##STAGES##_c##CLUSTER(                          \
 	    const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, signed char* re, signed char* im,        \
-	    long long stride, const unsigned* moduli, int m, int n, int k, int p) {                                                       \
-		persistent<Config<BN, STAGES, CLUSTER>>(&map_a, &map_b, m, n, k, p,                                                           \
+	    long long stride, const unsigned* moduli, int m, int n, int k, int p, int triangle, int first_col) {                          \
+		persistent<Config<BN, STAGES, CLUSTER>>(&map_a, &map_b, m, n, k, p, int2{triangle, first_col},                                \
 		                                        Residue3mOut<Config<BN, STAGES, CLUSTER>::ACC>{re, im, moduli, stride});               \
 	}
 

@@ -120,17 +120,35 @@ struct Tile {
 // u = cluster, cluster + clusters, ... (`for (u = first; u < units; u += stride)`, first and stride
 // read when the Schedule is made), rasterised in groups of 8 tile rows along M so that the operand
 // panels of the units running at once stay in L2
+//
+// A walk over a triangle of a square output (a rank-k update's) passes over the units that hold
+// no entry of it: triangle 0 keeps every unit, TRIANGLE_LOWER the units with an entry (i, j),
+// i >= j, TRIANGLE_UPPER those with one i <= j, where j counts from the output's first column
+// `first_col` (a column tile's). Its producer and consumers skip the same units, so their ring
+// steps stay in step
+constexpr int TRIANGLE_LOWER = 1, TRIANGLE_UPPER = 2;
 template <int BM, int BN, int CLUSTER = 1>
 struct Schedule {
-	int tiles_n, units_m, units, first, stride, rank;
+	int tiles_n, units_m, units, first, stride, rank, triangle, first_col;
 	// tiles_m x tiles_n tiles per plane (the caller's ceilings of m / BM and n / BN)
-	__device__ Schedule(int tiles_m, int tiles_n, int planes)
+	__device__ Schedule(int tiles_m, int tiles_n, int planes, int triangle = 0, int first_col = 0)
 	    : tiles_n(tiles_n),
 	      units_m((tiles_m + CLUSTER - 1) / CLUSTER),
 	      units(planes * units_m * tiles_n),
 	      first(CLUSTER == 1 ? (int)blockIdx.x : cluster_id()),
 	      stride(CLUSTER == 1 ? (int)gridDim.x : cluster_count()),
-	      rank(CLUSTER == 1 ? 0 : cluster_rank()) {}
+	      rank(CLUSTER == 1 ? 0 : cluster_rank()),
+	      triangle(triangle),
+	      first_col(first_col) {}
+
+	// whether unit u of the walk holds no entry of the triangle: every CTA of its cluster skips it
+	__device__ bool skips(int u) const {
+		if (triangle == 0) return false;
+		const int2 at = grouped_raster(u % (units_m * tiles_n), units_m, tiles_n, 8 / CLUSTER);
+		const int row0 = at.x * CLUSTER * BM, row1 = row0 + CLUSTER * BM - 1;
+		const int col0 = first_col + at.y * BN, col1 = col0 + BN - 1;
+		return triangle == TRIANGLE_LOWER ? row1 < col0 : row0 > col1;
+	}
 
 	// this CTA's tile of unit u of plane `plane` (u < units_m tiles_n; a one-plane walk's units
 	// as they are, without the division)

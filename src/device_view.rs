@@ -368,6 +368,22 @@ pub(crate) struct Borrowed<T> {
 }
 
 impl<T> Borrowed<T> {
+	/// the compact column-major `rows x cols` matrix at `addr`, read as stored (the engine's own
+	/// workspace)
+	pub fn compact(addr: u64, (rows, cols): (usize, usize)) -> Self {
+		Borrowed {
+			addr,
+			layout: Layout {
+				rows,
+				cols,
+				ld: rows.max(1),
+			},
+			transposed: false,
+			conjugated: false,
+			_t: PhantomData,
+		}
+	}
+
 	/// rows and columns of the stored matrix
 	pub fn stored(&self) -> (usize, usize) {
 		(self.layout.rows, self.layout.cols)

@@ -5,7 +5,9 @@
 use crate::settings::Settings;
 use crate::shape::Shape;
 use crate::{Precision, Scalar};
+use faer::linalg::matmul::triangular::BlockStructure;
 use faer::{Accum, Par};
+use std::cmp::Ordering;
 
 /// the routine a call asks for: which product its operands make, and which entries of the
 /// destination it writes. A new routine (a rank-k update, a batch) is a new variant, and each
@@ -14,6 +16,41 @@ use faer::{Accum, Par};
 pub(crate) enum Routine {
 	/// `dst = alpha lhs rhs`, or `dst += alpha lhs rhs`: every entry of `dst`
 	Gemm,
+	/// a rank-k update's product (`rhs` is `lhs`'s adjoint, `dst` square): the entries the
+	/// structure names are [`Routine::Gemm`]'s, bit for bit. An engine may skip the work of the
+	/// output tiles that hold none of them ([`Routine::triangle`]); the entries it leaves are
+	/// what the engine's own front says (the host's: anything, which the update does not read)
+	RankK(BlockStructure),
+}
+
+impl Routine {
+	/// the triangle of the output whose tiles an engine must compute: `None` for every tile
+	pub fn triangle(self) -> Option<Triangle> {
+		match self {
+			Routine::RankK(s) if s.is_lower() => Some(Triangle::Lower),
+			Routine::RankK(s) if s.is_upper() => Some(Triangle::Upper),
+			Routine::Gemm | Routine::RankK(_) => None,
+		}
+	}
+}
+
+/// a triangle of a square matrix, its diagonal included
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Triangle {
+	/// the entries `(i, j)` with `i >= j`
+	Lower,
+	/// the entries `(i, j)` with `i <= j`
+	Upper,
+}
+
+/// whether `structure` (faer's, of a square matrix) names the entry `(i, j)`
+pub(crate) fn names(structure: BlockStructure, i: usize, j: usize) -> bool {
+	use BlockStructure::{Rectangular, TriangularLower, TriangularUpper};
+	match i.cmp(&j) {
+		Ordering::Equal => matches!(structure, Rectangular | TriangularLower | TriangularUpper),
+		Ordering::Greater => !structure.is_upper(),
+		Ordering::Less => !structure.is_lower(),
+	}
 }
 
 /// one call: its routine, its operands as the layer that reads them holds them (`O`: host views,

@@ -2,7 +2,9 @@
 //! buffers or raw device pointers, on a caller's stream
 
 use super::Emulator;
+use crate::request::{Request, Routine};
 use crate::{Accum, DeviceView, DeviceViewMut, Error, Precision, Scalar, Stream};
+use faer::linalg::matmul::triangular::BlockStructure;
 
 impl Emulator {
 	/// `c = alpha op(a) op(b) + beta c` at `precision` on device memory the crate does not own
@@ -63,6 +65,63 @@ impl Emulator {
 			Accum::Add
 		};
 		let request = self.request(accum, (lhs, rhs), alpha, (self.precision_for(precision), self.par));
+		let dims = [lhs.dims(), rhs.dims(), dst.dims()];
+		self.run(dims, request.precision, || {
+			crate::gpu::view_product(dst, request, beta, stream.raw())
+		})
+	}
+
+	/// the rank-k update `c = alpha op(a) op(a)ᴴ + beta c` (`op(a)ᵀ` for real types: cuBLAS's
+	/// SYRK and HERK) at `precision` on device memory the crate does not own, on the entries of
+	/// `c` that `structure` names (faer's, as in [`Emulator::rank_k_update`]; cuBLAS's `uplo` is
+	/// [`BlockStructure::TriangularLower`] or [`BlockStructure::TriangularUpper`]); the others are
+	/// neither read nor written. `alpha` and `beta` are real, and for complex types the written
+	/// diagonal is real. `beta = 0` does not read `c`.
+	///
+	/// The entries written are those [`Emulator::gemm_on_stream`] writes for
+	/// `(c, alpha, (a, a.adjoint()), beta)`, bit for bit, with the same plan and report. The
+	/// fused scheme II products compute only the output tiles that hold a named entry, about half
+	/// of a square product's tiles; the statistics, the bound and the splits are the GEMM's.
+	/// The update runs in a workspace of the whole output within the context's device memory,
+	/// and waits and orders its work as [`Emulator::gemm_on_stream`] does
+	///
+	/// # example
+	/// ```no_run
+	/// use cudarc::driver::CudaContext;
+	/// use emugemm::{DeviceView, DeviceViewMut, Emulator, Precision};
+	/// use faer::linalg::matmul::triangular::BlockStructure;
+	/// let stream = CudaContext::new(0)?.new_stream()?;
+	/// let a = stream.clone_htod(&vec![1.0f64; 64 * 32])?; // 64 x 32
+	/// let mut c = stream.alloc_zeros::<f64>(64 * 64)?;
+	/// let emu = Emulator::global();
+	/// let (av, cv) = (DeviceView::new(&a, (64, 32), 64)?, DeviceViewMut::new(&mut c, (64, 64), 64)?);
+	/// // the lower triangle of c = a aᵀ, on `stream`
+	/// emu.rank_k_on_stream((cv, BlockStructure::TriangularLower), 1.0, av, 0.0, (Precision::F64, (&stream).into()))?;
+	/// # Ok::<(), Box<dyn std::error::Error>>(())
+	/// ```
+	pub fn rank_k_on_stream<T: Scalar>(
+		&self,
+		(mut c, structure): (DeviceViewMut<'_, T>, BlockStructure),
+		alpha: T::RealPart,
+		a: DeviceView<'_, T>,
+		beta: T::RealPart,
+		(precision, stream): (Precision, Stream<'_>),
+	) -> Result<(), Error> {
+		self.require_gpu()?;
+		let caller = stream.cudarc();
+		let (lhs, _lhs_use) = a.resolve(caller);
+		let (rhs, _rhs_use) = a.adjoint().resolve(caller);
+		let (dst, _dst_use) = c.resolve(caller);
+		let (alpha, beta) = (T::from_parts(alpha.re(), 0.0), T::from_parts(beta.re(), 0.0));
+		let accum = if beta == T::from_parts(0.0, 0.0) {
+			Accum::Replace
+		} else {
+			Accum::Add
+		};
+		let request = Request {
+			routine: Routine::RankK(structure),
+			..self.request(accum, (lhs, rhs), alpha, (self.precision_for(precision), self.par))
+		};
 		let dims = [lhs.dims(), rhs.dims(), dst.dims()];
 		self.run(dims, request.precision, || {
 			crate::gpu::view_product(dst, request, beta, stream.raw())

@@ -170,7 +170,22 @@ impl Emulator {
 		(precision, par): (Precision, Par),
 	) -> Result<(), Error> {
 		let request = self.request(accum, (lhs, rhs), alpha, (self.precision_for(precision), par));
-		let Request { shape, precision, .. } = request;
+		self.views_product(dst, request)
+	}
+
+	/// the product `request` asks for of operand views, into `dst`, on its backend: the CPU oracle
+	/// and the host's native product compute every entry for every routine; the GPU engine
+	/// dispatches on the routine
+	pub(crate) fn views_product<T: Scalar>(&self, dst: MatMut<'_, T>, request: HostRequest<'_, T>) -> Result<(), Error> {
+		let Request {
+			shape,
+			precision,
+			accum,
+			par,
+			lhs,
+			rhs,
+			..
+		} = request;
 		let dims = [lhs.shape(), rhs.shape(), dst.shape()];
 		// the native product on the host's cores, with the host routing that sent it there
 		let on_host = |dst: MatMut<'_, T>, host_routing: Option<crate::HostRouting>, reason| {
@@ -181,17 +196,17 @@ impl Emulator {
 			})
 		};
 		self.run(dims, precision, || {
-			parallel::within(par, || match (request.routine, self.backend) {
+			parallel::within(par, || match self.backend {
 				// an empty product is native on every backend, for one reason
 				_ if shape.is_empty() => on_host(dst, None, NativeReason::NotEmulated),
-				(Routine::Gemm, Backend::CpuEmulation) => match self.goes_native::<T>(shape, precision) {
+				Backend::CpuEmulation => match self.goes_native::<T>(shape, precision) {
 					Some(reason) => on_host(dst, None, reason),
 					None => Ok(oracle::emulate(dst, &request)),
 				},
 				#[cfg(feature = "cuda")]
-				(Routine::Gemm, Backend::Gpu) if self.below_native_size(shape) => on_host(dst, None, NativeReason::BelowNativeSize),
+				Backend::Gpu if self.below_native_size(shape) => on_host(dst, None, NativeReason::BelowNativeSize),
 				#[cfg(feature = "cuda")]
-				(Routine::Gemm, Backend::Gpu) => match self.host_route::<T>(shape, accum, precision) {
+				Backend::Gpu => match self.host_route::<T>(shape, accum, precision) {
 					Some(routing) => on_host(dst, Some(routing), NativeReason::HostRouting),
 					None => crate::gpu::host_product(dst, request),
 				},

@@ -2,13 +2,13 @@
 //! the entries of a symmetric or Hermitian destination that a faer [`BlockStructure`] names
 
 use super::Emulator;
+use crate::request::{Request, Routine, names};
 use crate::view::View;
 use crate::{Error, Precision, Scalar};
 use faer::linalg::matmul::triangular::BlockStructure;
 use faer::mat::{AsMatMut, AsMatRef};
 use faer::traits::Conjugate;
 use faer::{Accum, Mat, Par};
-use std::cmp::Ordering;
 
 impl Emulator {
 	/// `dst = alpha a aᴴ` ([`Accum::Replace`]) or `dst += alpha a aᴴ` ([`Accum::Add`]) on the
@@ -60,7 +60,12 @@ impl Emulator {
 		let mut full = Mat::<T>::zeros(n, n);
 		for_each_named(structure, n, |i, j| full[(i, j)] = dst[(i, j)]);
 		let alpha = T::from_parts(alpha.re(), 0.0);
-		self.matmul_views(full.as_mut(), accum, (View::of(a), View::of(a.adjoint())), alpha, (precision, par))?;
+		let views = (View::of(a), View::of(a.adjoint()));
+		let request = Request {
+			routine: Routine::RankK(structure),
+			..self.request(accum, views, alpha, (self.precision_for(precision), par))
+		};
+		self.views_product(full.as_mut(), request)?;
 		for_each_named(structure, n, |i, j| {
 			let entry = full[(i, j)];
 			dst[(i, j)] = if i == j { T::from_parts(entry.re(), 0.0) } else { entry };
@@ -71,18 +76,9 @@ impl Emulator {
 
 /// calls `f(i, j)` for each entry of an `n x n` matrix that `structure` names
 fn for_each_named(structure: BlockStructure, n: usize, mut f: impl FnMut(usize, usize)) {
-	use BlockStructure::{Rectangular, TriangularLower, TriangularUpper};
-	let diagonal = matches!(structure, Rectangular | TriangularLower | TriangularUpper);
 	for j in 0..n {
-		for i in 0..n {
-			let named = match i.cmp(&j) {
-				Ordering::Equal => diagonal,
-				Ordering::Greater => !structure.is_upper(),
-				Ordering::Less => !structure.is_lower(),
-			};
-			if named {
-				f(i, j);
-			}
+		for i in (0..n).filter(|&i| names(structure, i, j)) {
+			f(i, j);
 		}
 	}
 }

@@ -343,6 +343,7 @@ fn crt_matches_the_oracle<T: Scalar>() {
 				re: base,
 				im: T::IS_COMPLEX.then_some(base.add(pu * stride)),
 				stride,
+				triangle: None,
 			};
 			let (da, db) = (g.stream.clone_htod(&sa).unwrap(), g.stream.clone_htod(&sb).unwrap());
 			let flags = (g.stream.clone_htod(&bad_rows).unwrap(), g.stream.clone_htod(&bad_cols).unwrap());
@@ -362,6 +363,7 @@ fn crt_matches_the_oracle<T: Scalar>() {
 					ld: m,
 					accumulate: false,
 					remainder: None,
+					triangle: None,
 				},
 				alpha: T::from_parts(1.0, 0.0),
 				bad_rows: ptr(&g, &flags.0),
@@ -375,6 +377,7 @@ fn crt_matches_the_oracle<T: Scalar>() {
 					ld: m,
 					accumulate,
 					remainder: None,
+					triangle: None,
 				};
 				launch_crt(&job, &crt, planes, (ptr(&g, &da), ptr(&g, &db))).unwrap();
 				let mut got = vec![T::from_parts(0.0, 0.0); m * n];

@@ -100,6 +100,7 @@ pub fn memory_kernels<T: Scalar>(emu: &Emulator, a: &DeviceMatrix<T>, moduli: u3
 			ld: n,
 			accumulate: false,
 			remainder: None,
+			triangle: None,
 		},
 		alpha: T::from_parts(1.0, 0.0),
 		bad_rows: ptr(&g, &no_flags),
@@ -112,6 +113,7 @@ pub fn memory_kernels<T: Scalar>(emu: &Emulator, a: &DeviceMatrix<T>, moduli: u3
 		re: residues,
 		im: T::IS_COMPLEX.then_some(residues.add(moduli as usize * stride)),
 		stride,
+		triangle: None,
 	};
 	let bytes = (parts * moduli as usize * n * n) as u64 + size;
 	timings.record(format!("crt_{} p={moduli}", T::NAME), bytes, &mut || {
@@ -386,6 +388,7 @@ pub fn chassis(emu: &Emulator, n: usize, moduli: u32, runs: usize, select: &dyn 
 					re: c.cast(),
 					im: None,
 					stride: n * n,
+					triangle: None,
 				};
 				let overrides = residues::Overrides {
 					variant: Some(v),
@@ -443,6 +446,7 @@ fn complex_routes(
 		re: g.scratch(Slot::Bench(12), p * stride)?.cast(),
 		im: Some(g.scratch(Slot::Bench(13), p * stride)?.cast()),
 		stride,
+		triangle: None,
 	};
 	let mut rows = Vec::new();
 	for (name, route) in routes {

@@ -5,7 +5,7 @@
 use crate::Error;
 use crate::gpu::kernels::tma::TensorMap;
 use crate::gpu::kernels::wgmma_config::{BM, STAGED_ENTRY, Variant};
-use crate::gpu::product::job::ResiduePlanes;
+use crate::gpu::product::job::{OutputTriangle, ResiduePlanes};
 use crate::gpu::runtime::context::Gpu;
 use crate::gpu::runtime::launch::{Launch, Params};
 use crate::gpu::runtime::ptr::DevPtr;
@@ -84,13 +84,15 @@ impl Residues {
 		} = *self;
 		let Some(im) = out.im else {
 			let maps = maps(v, planes, dims, (p, 1))?;
-			return self.real(gpu, maps, (out.re, out.stride));
+			return self.real(gpu, maps, out);
 		};
 		let Shape { m, n, k: kpad } = dims;
 		let (map_a, map_b) = maps(v, planes, dims, (3 * p, 1))?;
 		let (mi, ni, ki, pi, stride) = (m as i32, n as i32, kpad as i32, p as i32, out.stride as i64);
-		let params = (map_a, map_b, out.re, im, stride, moduli, mi, ni, ki, pi);
-		// SAFETY: scheme2_residues_3m_*(map_a, map_b, re, im, long long stride, moduli, int m, int n, int k, int p)
+		let (triangle, first_col) = OutputTriangle::params(out.triangle);
+		let params = (map_a, map_b, out.re, im, stride, moduli, mi, ni, ki, pi, triangle, first_col);
+		// SAFETY: scheme2_residues_3m_*(map_a, map_b, re, im, long long stride, moduli, int m, int n, int k, int p,
+		// int triangle, int first_col)
 		unsafe { launch(gpu, v, "scheme2_residues_3m", v.units(m, n, p), &params) }
 	}
 
@@ -98,7 +100,7 @@ impl Residues {
 	/// `sym_mod(A_f B_f^T, moduli[l])` as int8 at `out + l stride`, where `A_f`, `B_f` are planes
 	/// `3 l + part` of complex residue planes (re, im, re + im per modulus): the real kernel on
 	/// every third plane
-	pub fn part(&self, gpu: &Gpu, part: usize, out: (DevPtr<i8>, usize)) -> Result<(), Error> {
+	pub fn part(&self, gpu: &Gpu, part: usize, out: ResiduePlanes) -> Result<(), Error> {
 		let Shape { m, n, k: kpad } = self.dims;
 		let first = |base: DevPtr<i8>, rows: usize| base.add(part * rows * kpad);
 		let maps = maps(
@@ -111,12 +113,14 @@ impl Residues {
 	}
 
 	/// variant `v`'s `scheme2_residues_*` on the planes of the maps (plane `l` for modulus `l`):
-	/// the residues of modulus `l` at `out + l stride`
-	fn real(&self, gpu: &Gpu, (map_a, map_b): (TensorMap, TensorMap), (out, stride): (DevPtr<i8>, usize)) -> Result<(), Error> {
+	/// the residues of modulus `l` at `out.re + l out.stride` (`out.im` unread)
+	fn real(&self, gpu: &Gpu, (map_a, map_b): (TensorMap, TensorMap), out: ResiduePlanes) -> Result<(), Error> {
 		let (Shape { m, n, k: kpad }, (moduli, p)) = (self.dims, self.moduli);
-		let (mi, ni, ki, pi, stride) = (m as i32, n as i32, kpad as i32, p as i32, stride as i64);
-		let params = (map_a, map_b, out, stride, moduli, mi, ni, ki, pi);
-		// SAFETY: scheme2_residues_*(map_a, map_b, out, long long stride, moduli, int m, int n, int k, int p)
+		let (mi, ni, ki, pi, stride) = (m as i32, n as i32, kpad as i32, p as i32, out.stride as i64);
+		let (triangle, first_col) = OutputTriangle::params(out.triangle);
+		let params = (map_a, map_b, out.re, stride, moduli, mi, ni, ki, pi, triangle, first_col);
+		// SAFETY: scheme2_residues_*(map_a, map_b, out, long long stride, moduli, int m, int n, int k, int p,
+		// int triangle, int first_col)
 		unsafe { launch(gpu, self.v, STAGED_ENTRY, self.v.units(m, n, p), &params) }
 	}
 }

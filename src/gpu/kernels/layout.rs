@@ -1,14 +1,17 @@
 //! borrowed device matrices laid out for the pipeline (cuda/layout.cu): `op_copy` writes a
 //! transposed or conjugated view as the compact column-major matrix the pipeline reads, `scale`
-//! multiplies a destination by `beta` in place
+//! multiplies a destination by `beta` in place, `copy_named` copies the entries a structure names
+//! between a rank-k update's destination and its workspace
 
 use crate::device_view::Borrowed;
 use crate::gpu::runtime::context::Gpu;
 use crate::gpu::runtime::launch::{Launch, Params, elementwise};
 use crate::gpu::runtime::ptr::DevPtr;
+use crate::request::names;
 use crate::{Error, Scalar};
+use faer::linalg::matmul::triangular::BlockStructure;
 
-/// launches the kernel `family` of `T` (`op_copy`, `scale`) over the `rows x cols` matrix `m`, one
+/// launches the kernel `family` of `T` (`op_copy`, `scale`, `copy_named`) over the `rows x cols` matrix `m`, one
 /// thread per entry, with the parameters `params` makes of `m`'s address, leading dimension, rows
 /// and columns; nothing for an empty matrix
 ///
@@ -44,4 +47,24 @@ pub(crate) fn op_copy<T: Scalar>(gpu: &Gpu, view: &Borrowed<T>, out: DevPtr<T>) 
 pub(crate) fn scale<T: Scalar>(gpu: &Gpu, c: &Borrowed<T>, beta: T) -> Result<(), Error> {
 	// SAFETY: `scale_*` takes the matrix, its dimensions and `beta`'s two parts
 	unsafe { over_matrix(gpu, "scale", (c, c.stored()), |(p, ld, r, n)| (p, ld, r, n, beta.re(), beta.im())) }
+}
+
+/// the entries of the square `from` that `structure` names, into `to` (of the same order), the
+/// diagonal's imaginary parts zero where `real_diagonal`
+pub(crate) fn copy_named<T: Scalar>(
+	gpu: &Gpu,
+	(from, to): (&Borrowed<T>, &Borrowed<T>),
+	structure: BlockStructure,
+	real_diagonal: bool,
+) -> Result<(), Error> {
+	let names = |i, j| i32::from(names(structure, i, j));
+	let flags = (names(1, 0), names(0, 1), names(0, 0), i32::from(real_diagonal));
+	let (src, lds) = (DevPtr::<T>::new(from.addr), from.ld() as i64);
+	// SAFETY: `copy_named_*` takes the source, its leading dimension, the order, the destination,
+	// its leading dimension and the four flags
+	unsafe {
+		over_matrix(gpu, "copy_named", (to, to.stored()), |(dst, ldd, n, _)| {
+			(src, lds, n, dst, ldd, flags.0, flags.1, flags.2, flags.3)
+		})
+	}
 }

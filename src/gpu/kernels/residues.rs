@@ -96,7 +96,7 @@ pub(crate) fn fused_residues(
 	};
 	let r3 = gpu.scratch(Slot::Residues3m, moduli.len() * out.stride)?.cast::<i8>();
 	for (part, dst) in [out.re, im, r3].into_iter().enumerate() {
-		products.part(gpu, part, (dst, out.stride))?;
+		products.part(gpu, part, ResiduePlanes { re: dst, im: None, ..out })?;
 	}
 	let cfg = LaunchConfig {
 		grid_dim: ((out.stride / 4).div_ceil(256).min(gpu.sm_count * 4) as u32, moduli.len() as u32, 1),

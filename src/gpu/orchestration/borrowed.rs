@@ -4,8 +4,8 @@
 //! plan needs the operands' statistics
 
 use crate::device_view::Borrowed;
-use crate::gpu::kernels::layout::{op_copy, scale};
-use crate::gpu::orchestration::engine::{device_budget, for_gpus, named};
+use crate::gpu::kernels::layout::{copy_named, op_copy, scale};
+use crate::gpu::orchestration::engine::{device_budget, for_gpus, named, whole_triangle};
 use crate::gpu::orchestration::pipeline::product;
 use crate::gpu::product::footprint;
 use crate::gpu::product::job::{DeviceOperand, Output, Terms};
@@ -13,9 +13,10 @@ use crate::gpu::runtime::context::{Gpu, gpu_on};
 use crate::gpu::runtime::errors::driver;
 use crate::gpu::runtime::ptr::DevPtr;
 use crate::gpu::runtime::slot::Slot;
-use crate::request::Request;
+use crate::request::{Request, Routine};
 use crate::{Accum, Error, Report, Scalar};
 use cudarc::driver::{result, sys};
+use faer::linalg::matmul::triangular::BlockStructure;
 use std::ptr::null_mut;
 
 /// a request on device views
@@ -42,7 +43,12 @@ pub(crate) fn view_product<T: Scalar>(dst: Borrowed<T>, request: ViewRequest<T>,
 		.filter(|v| !v.plain())
 		.map(|v| v.dims().0 * v.dims().1)
 		.sum::<usize>();
-	let needed = footprint::footprint::<T>(request.shape) + copies * size_of::<T>();
+	// a rank-k update computes into a workspace of the whole output, then copies its entries
+	let workspace = match request.routine {
+		Routine::RankK(_) => request.shape.m * request.shape.n,
+		Routine::Gemm => 0,
+	};
+	let needed = footprint::footprint::<T>(request.shape) + (copies + workspace) * size_of::<T>();
 	if needed > budget {
 		let crate::shape::Shape { m, n, k } = request.shape;
 		return Err(Error::OutOfMemory {
@@ -58,23 +64,44 @@ pub(crate) fn view_product<T: Scalar>(dst: Borrowed<T>, request: ViewRequest<T>,
 		// the operands laid out first: a workspace that cannot be had fails before `dst` is scaled
 		let a = left(&g, &lhs)?;
 		let b = right(&g, &rhs)?;
+		let target = match request.routine {
+			Routine::RankK(structure) => rank_k_workspace(&g, &dst, structure, request.accum)?,
+			Routine::Gemm => dst,
+		};
 		if request.accum == Accum::Add && beta != T::from_parts(1.0, 0.0) {
-			scale(&g, &dst, beta)?;
+			scale(&g, &target, beta)?;
 		}
 		let out = Output {
-			ptr: DevPtr::new(dst.addr),
-			ld: dst.ld(),
+			ptr: DevPtr::new(target.addr),
+			ld: target.ld(),
 			accumulate: request.accum == Accum::Add,
 			remainder: None,
+			triangle: whole_triangle(request.routine),
 		};
 		let terms = Terms {
 			timed: false,
 			..Terms::plain(request.precision, settings)
 		};
-		product(&g, (a, b), out, request.alpha, terms, (None, None))
+		let outcome = product(&g, (a, b), out, request.alpha, terms, (None, None))?;
+		if let Routine::RankK(structure) = request.routine {
+			copy_named(&g, (&target, &dst), structure, T::IS_COMPLEX)?;
+		}
+		Ok(outcome)
 	})?;
 	let times = outcome.times;
 	Ok(named(outcome.report::<T>(request.shape, times), settings))
+}
+
+/// the workspace a rank-k update on `dst` computes its whole output in: where the update adds,
+/// holding `dst`'s entries that `structure` names (the others are not read)
+fn rank_k_workspace<T: Scalar>(gpu: &Gpu, dst: &Borrowed<T>, structure: BlockStructure, accum: Accum) -> Result<Borrowed<T>, Error> {
+	let dims = dst.dims();
+	let addr = gpu.scratch(Slot::StagedC, (dims.0 * dims.1 * size_of::<T>()).max(1))?.addr();
+	let workspace = Borrowed::compact(addr, dims);
+	if accum == Accum::Add {
+		copy_named(gpu, (dst, &workspace), structure, false)?;
+	}
+	Ok(workspace)
 }
 
 /// `Ok` where `view`'s address is aligned to its element's size, as the kernels read elements

@@ -5,14 +5,14 @@
 use crate::gpu::orchestration::pipeline::product;
 use crate::gpu::orchestration::tiled::{self, Destination};
 use crate::gpu::product::footprint;
-use crate::gpu::product::job::{Columns, DeviceOperand, Outcome, Output, Terms};
+use crate::gpu::product::job::{Columns, DeviceOperand, Outcome, Output, OutputTriangle, Terms};
 use crate::gpu::runtime::context::{Device, Gpu, gpu, gpu_at, pipelines};
 use crate::gpu::runtime::errors::driver;
 use crate::gpu::runtime::slot::Slot;
 use crate::gpu::transfer::matrix::DeviceMatrix;
 use crate::gpu::transfer::panels::Operand;
 use crate::native::HostRequest;
-use crate::request::Request;
+use crate::request::{Request, Routine};
 use crate::settings::Settings;
 use crate::shape::Shape;
 use crate::{Accum, Error, PhaseTimes, Report, Route, Scalar};
@@ -174,6 +174,7 @@ pub(crate) fn staged<T: Scalar>(
 		ld: m.max(1),
 		accumulate: accum == Accum::Add,
 		remainder: None,
+		triangle: whole_triangle(request.routine),
 	};
 	let (outcome, download) = compute(&g, (a, b, out), dst)?;
 	let times = PhaseTimes {
@@ -254,6 +255,7 @@ fn in_place<T: Scalar>(dst: &DeviceMatrix<T>, request: &DeviceRequest<'_, T>) ->
 		ld: m.max(1),
 		accumulate: accum == Accum::Add,
 		remainder: None,
+		triangle: None,
 	};
 	let (mut ka, mut kb) = (
 		lhs.resident[0].lock().unwrap_or_else(|e| e.into_inner()),
@@ -263,4 +265,9 @@ fn in_place<T: Scalar>(dst: &DeviceMatrix<T>, request: &DeviceRequest<'_, T>) ->
 	let outcome = product(&g, (a, b), out, alpha, terms, keep)?;
 	g.stream.synchronize().map_err(driver)?;
 	Ok(outcome)
+}
+
+/// the triangle of a whole output whose tiles alone `routine` needs computed (a rank-k update's)
+pub(crate) fn whole_triangle(routine: Routine) -> Option<OutputTriangle> {
+	routine.triangle().map(|triangle| OutputTriangle { triangle, first_col: 0 })
 }

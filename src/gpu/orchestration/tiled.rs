@@ -338,6 +338,7 @@ fn compute<T: Scalar>(
 							ld: part.rows.len(),
 							accumulate: job.request.accum == Accum::Add,
 							remainder: None,
+							triangle: None,
 						};
 						pipeline::product(gpu, (a, b), out, job.request.alpha, terms, (None, None))?
 					},
@@ -406,6 +407,7 @@ impl<'scope, T: Scalar> HostTiles<'scope, T> {
 			ld: rows,
 			accumulate: accum == Accum::Add,
 			remainder: None,
+			triangle: None,
 		};
 		let (drain, mut rest, mut sends) = (&self.drain, Some(block), 0);
 		let mut send = |cols: Span<usize>| -> Result<(), Error> {

@@ -5,6 +5,7 @@ use crate::gpu::runtime::context::Gpu;
 use crate::gpu::runtime::errors::driver;
 use crate::gpu::runtime::ptr::DevPtr;
 use crate::policy::Choice;
+use crate::request::Triangle;
 use crate::settings::Settings;
 use crate::shape::Shape;
 use crate::{Error, PhaseTimes, Plan, Precision, Route, Scalar, Scheme};
@@ -55,6 +56,43 @@ pub(crate) struct Output<T> {
 	/// real `f64` scheme II products: where given, where the CRT values' remainders go (laid out
 	/// as the output; `crt_remainders_f64` in cuda/reconstruct.cu)
 	pub remainder: Option<DevPtr<f64>>,
+	/// where given, the entries the product must compute are those of a triangle (a rank-k
+	/// update's): the fused scheme II products skip the output tiles that hold none of it, whose
+	/// entries are then left unspecified
+	pub triangle: Option<OutputTriangle>,
+}
+
+/// a triangle of a square output, of which this output holds the columns from `first_col` on
+/// (a column tile's)
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct OutputTriangle {
+	pub triangle: Triangle,
+	pub first_col: usize,
+}
+
+impl OutputTriangle {
+	/// the kernels' parameters for `triangle`: 0 (every tile), 1 (lower) or 2 (upper), and the
+	/// first column (`TRIANGLE_LOWER` and `TRIANGLE_UPPER` in cuda/sm90_persistent.cuh)
+	pub fn params(triangle: Option<Self>) -> (i32, i32) {
+		match triangle {
+			None => (0, 0),
+			Some(t) => (
+				match t.triangle {
+					Triangle::Lower => 1,
+					Triangle::Upper => 2,
+				},
+				i32::try_from(t.first_col).expect("output columns fit the kernels' int"),
+			),
+		}
+	}
+
+	/// the same triangle, for the output's columns from `start` on
+	pub fn from_column(triangle: Option<Self>, start: usize) -> Option<Self> {
+		triangle.map(|t| OutputTriangle {
+			first_col: t.first_col + start,
+			..t
+		})
+	}
 }
 
 /// what a GPU product reports
@@ -292,6 +330,8 @@ pub(crate) struct ResiduePlanes {
 	pub re: DevPtr<i8>,
 	pub im: Option<DevPtr<i8>>,
 	pub stride: usize,
+	/// the output's triangle, whose tiles alone the fused products must compute
+	pub triangle: Option<OutputTriangle>,
 }
 
 impl ResiduePlanes {

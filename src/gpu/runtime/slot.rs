@@ -49,7 +49,8 @@ pub(crate) enum Slot {
 	BalancedA,
 	BalancedB,
 	/// a host product's operands and result on the device (an in-core product's, or an
-	/// out-of-core product's first panel buffers and output tile)
+	/// out-of-core product's first panel buffers and output tile); a product's on device views:
+	/// its operands' compact copies, and a rank-k update's whole output
 	StagedA,
 	StagedB,
 	StagedC,

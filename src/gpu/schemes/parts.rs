@@ -144,6 +144,7 @@ impl PartOperands {
 				ld: m,
 				accumulate: false,
 				remainder: matches!(plan.scheme, Scheme::SchemeII { .. }).then(|| plane(4 + q)),
+				triangle: None,
 			};
 			let outcome = real(a, b, out, Terms::plain(precision, settings))?;
 			route = outcome.route;

@@ -5,7 +5,7 @@
 use crate::gpu::kernels::crt::crt_epilogue;
 use crate::gpu::kernels::residues::{Overrides, fused_residues, unfused_residues};
 use crate::gpu::kernels::stats::{OperandStats, StatsRegion};
-use crate::gpu::product::job::{Clock, Columns, DeviceOperand, Job, Output, Phase, ResiduePlanes, pad16};
+use crate::gpu::product::job::{Clock, Columns, DeviceOperand, Job, Output, OutputTriangle, Phase, ResiduePlanes, pad16};
 use crate::gpu::runtime::blas::Int8Gemm;
 use crate::gpu::runtime::context::Gpu;
 use crate::gpu::runtime::launch::{alloc, elementwise, ptr, to_device, to_host};
@@ -174,7 +174,7 @@ pub(crate) fn product<T: Scalar>(
 	let Some(columns) = columns else {
 		let rb = split(keep_b, &job.b, shifts.b, n, Slot::SplitB)?;
 		clock.mark(gpu, Phase::Split)?;
-		let planes = residue_planes::<T>(gpu, (m, n), pu)?;
+		let planes = residue_planes::<T>(gpu, (m, n), pu, job.out.triangle)?;
 		products((ra, rb), Shape::new(m, n, kpad), &crt.moduli, planes)?;
 		return crt_epilogue(job, crt, planes, (shifts.a, shifts.b), clock);
 	};
@@ -191,6 +191,7 @@ pub(crate) fn product<T: Scalar>(
 			},
 			out: Output {
 				ptr: job.out.ptr.add(start * job.out.ld),
+				triangle: OutputTriangle::from_column(job.out.triangle, start),
 				..job.out
 			},
 			bad_cols: job.bad_cols.add(start),
@@ -204,7 +205,7 @@ pub(crate) fn product<T: Scalar>(
 			shifts_b,
 			p,
 		)?;
-		let planes = residue_planes::<T>(gpu, (m, cols.len()), pu)?;
+		let planes = residue_planes::<T>(gpu, (m, cols.len()), pu, tile.out.triangle)?;
 		products((ra, rb), Shape::new(m, cols.len(), kpad), &crt.moduli, planes)?;
 		crt_epilogue(&tile, crt, planes, (shifts.a, shifts_b), clock)?;
 		columns.send(cols)?;
@@ -213,10 +214,16 @@ pub(crate) fn product<T: Scalar>(
 }
 
 /// the residue planes of an `m x n` product with `p` moduli, in scratch slots 7 (and 8 for the
-/// imaginary parts of complex products)
-pub(crate) fn residue_planes<T: Scalar>(gpu: &Gpu, (m, n): (usize, usize), p: usize) -> Result<ResiduePlanes, Error> {
+/// imaginary parts of complex products), for the output's `triangle` where it has one
+pub(crate) fn residue_planes<T: Scalar>(
+	gpu: &Gpu,
+	(m, n): (usize, usize),
+	p: usize,
+	triangle: Option<OutputTriangle>,
+) -> Result<ResiduePlanes, Error> {
 	let stride = ResiduePlanes::stride(m, n);
 	Ok(ResiduePlanes {
+		triangle,
 		re: gpu.scratch(Slot::ResiduesRe, p * stride)?.cast(),
 		im: if T::IS_COMPLEX {
 			Some(gpu.scratch(Slot::ResiduesIm, p * stride)?.cast())

@@ -165,6 +165,7 @@ fn fused_residues_match(variant: Option<Variant>, route: Option<Route3m>, comple
 		re: out(re),
 		im: complex.then(|| out(im)),
 		stride: m * n,
+		triangle: None,
 	};
 	let (fused, unfused) = (planes(0, 1), planes(2, 3));
 	let start = std::time::Instant::now();
@@ -245,6 +246,82 @@ fn fused_residues_carry_beyond_the_int32_chunk() {
 	for v in crate::gpu::kernels::wgmma_config::VARIANTS.into_iter().filter(|v| v.cluster == 2) {
 		fused_residues_match(Some(v), None, false, Shape::new(192, 32, 300_000), 2);
 		fused_residues_match(Some(v), Some(Route3m::OneLaunch), true, Shape::new(192, 32, 300_000), 2);
+	}
+}
+
+/// the fused residue products over a triangle of the output (a rank-k update's): every entry of
+/// the triangle byte for byte the CPU's, and every entry at least 511 columns off its side (in
+/// tiles that hold none of it) left as it was, for every chassis variant, real and 3M (both
+/// routes), lower and upper, of a whole square output and of a column tile (columns from 300 on).
+/// The 3M route in three launches combines its three products over every entry (`combine_3m`),
+/// so the entries off the triangle are written there, from products that were skipped
+#[test]
+#[ignore = "needs a Hopper GPU"]
+fn fused_residues_keep_to_the_triangle() {
+	use crate::gpu::kernels::residues::{Overrides, fused_residues};
+	use crate::gpu::product::job::{OutputTriangle, ResiduePlanes};
+	use crate::request::Triangle;
+	let g = gpu().unwrap();
+	let p = 4u32;
+	let moduli = Crt::new(p).moduli;
+	let sentinel = 0x5a_i8;
+	for (shape, first_col) in [(Shape::new(1100, 1100, 96), 0), (Shape::new(1100, 600, 96), 300)] {
+		let Shape { m, n, k } = shape;
+		for complex in [false, true] {
+			let planes = if complex { 3 } else { 1 } * p as usize;
+			let (a, b) = (residue_bytes(planes, m, k, 5), residue_bytes(planes, n, k, 6));
+			let (da, db) = (g.stream.clone_htod(&a).unwrap(), g.stream.clone_htod(&b).unwrap());
+			let (re, im) = residues_oracle(&a, &b, shape, &moduli, complex);
+			let routes: &[Option<Route3m>] = if complex {
+				&[Some(Route3m::OneLaunch), Some(Route3m::ThreeLaunches)]
+			} else {
+				&[None]
+			};
+			for (v, &route, triangle) in crate::gpu::kernels::wgmma_config::VARIANTS.into_iter().flat_map(|v| {
+				routes
+					.iter()
+					.flat_map(move |r| [Triangle::Lower, Triangle::Upper].map(|t| (v, r, t)))
+			}) {
+				let len = p as usize * m * n;
+				let outs = [0, 1].map(|_| g.stream.clone_htod(&vec![sentinel; len]).unwrap());
+				let out = ResiduePlanes {
+					re: ptr(&g, &outs[0]),
+					im: complex.then(|| ptr(&g, &outs[1])),
+					stride: m * n,
+					triangle: Some(OutputTriangle { triangle, first_col }),
+				};
+				let overrides = Overrides { variant: Some(v), route };
+				fused_residues(&g, (ptr(&g, &da), ptr(&g, &db)), shape, &moduli, out, overrides).unwrap();
+				let what = format!("{} {route:?} {triangle:?} m={m} n={n} from column {first_col}", v.name());
+				let parts = if complex { vec![(0, &re), (1, &im)] } else { vec![(0, &re)] };
+				for (part, expected) in parts {
+					let got = g.stream.clone_dtoh(&outs[part]).unwrap();
+					let (mut inside, mut outside) = (0, 0);
+					for (idx, (&x, &want)) in got.iter().zip(expected).enumerate() {
+						let (i, j) = ((idx % (m * n)) % m, (idx % (m * n)) / m + first_col);
+						let (in_triangle, far) = match triangle {
+							Triangle::Lower => (i >= j, j >= i + 511),
+							Triangle::Upper => (i <= j, i >= j + 511),
+						};
+						if in_triangle {
+							assert_eq!(x, want, "{what}: part {part}, entry {idx} of the triangle");
+							inside += 1;
+						} else if far && route != Some(Route3m::ThreeLaunches) {
+							assert_eq!(
+								x, sentinel,
+								"{what}: part {part}, entry {idx} in a tile off the triangle was written"
+							);
+							outside += 1;
+						}
+					}
+					let skips = route != Some(Route3m::ThreeLaunches);
+					assert!(
+						inside > 0 && (outside > 0 || !skips),
+						"{what}: {inside} entries inside, {outside} far outside"
+					);
+				}
+			}
+		}
 	}
 }
 

@@ -1,0 +1,219 @@
+//! rank-k updates on device memory the crate does not own (`Emulator::rank_k_on_stream`): the
+//! entries a structure names equal bit for bit those of the GEMM `a aᴴ` on the same views
+//! (`gemm_on_stream`, same plan), the diagonal real for complex types, the other entries and the
+//! rows past the destination's never written, `c` not read under `beta = 0`; and equal to the CPU
+//! oracle's update. Outputs of several tile rows and columns, so that the fused products skip the
+//! tiles off the triangle
+//!
+//! these tests need an NVIDIA GPU and a build with the `cuda` feature: they are ignored otherwise
+//! (run them with `--include-ignored`; without a GPU they then fail, never pass)
+#![cfg(feature = "cuda")]
+
+mod common;
+
+use common::{cpu, gpu, plan_key, same_bits};
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream};
+use emugemm::testing::random_matrix;
+use emugemm::{Accum, DeviceView, DeviceViewMut, Emulator, Precision, Scalar, Scheme};
+use faer::linalg::matmul::triangular::BlockStructure;
+use faer::traits::Conjugate;
+use faer::{Mat, MatRef, c32, c64};
+use std::ops::Mul;
+use std::sync::Arc;
+
+fn stream() -> Arc<CudaStream> {
+	CudaContext::new(0)
+		.unwrap_or_else(|e| panic!("these tests need a GPU: {e}"))
+		.new_stream()
+		.expect("a stream")
+}
+
+/// `m` column-major with leading dimension `ld`, the rows past `m.nrows()` filled with `pad`
+fn padded<T: Scalar>(m: MatRef<'_, T>, ld: usize, pad: T) -> Vec<T> {
+	let mut v = vec![pad; ld * m.ncols()];
+	for j in 0..m.ncols() {
+		for i in 0..m.nrows() {
+			v[i + j * ld] = m[(i, j)];
+		}
+	}
+	v
+}
+
+fn upload<T: Scalar>(stream: &Arc<CudaStream>, v: &[T]) -> CudaSlice<u8> {
+	stream.clone_htod(bytemuck::cast_slice::<T, u8>(v)).expect("an upload")
+}
+
+fn download<T: Scalar>(stream: &Arc<CudaStream>, s: &CudaSlice<u8>) -> Vec<T> {
+	let bytes = stream.clone_dtoh(s).expect("a download");
+	bytes.chunks_exact(size_of::<T>()).map(bytemuck::pod_read_unaligned).collect()
+}
+
+/// whether `structure` names the entry `(i, j)`, from faer's documentation of it
+fn named(structure: BlockStructure, i: usize, j: usize) -> bool {
+	use BlockStructure::*;
+	match structure {
+		Rectangular => true,
+		TriangularLower => i >= j,
+		StrictTriangularLower | UnitTriangularLower => i > j,
+		TriangularUpper => i <= j,
+		StrictTriangularUpper | UnitTriangularUpper => i < j,
+	}
+}
+
+fn bits<T: Scalar>(x: &T) -> &[u8] {
+	bytemuck::bytes_of(x)
+}
+
+/// one update `c = alpha op(a) op(a)ᴴ + beta c` of an `n x n` destination (`op(a)` `n x k`,
+/// stored `k x n` and read adjoint where `adjoint`) against the GEMM on the same views and the
+/// CPU oracle's update
+fn one_case<T>(emu: &Emulator, (structure, adjoint): (BlockStructure, bool), (alpha, beta): (f64, f64), precision: Precision)
+where
+	T: Scalar + Conjugate<Canonical = T> + Mul<Output = T>,
+{
+	let (n, k) = (700, 300);
+	let stream = stream();
+	let stored = if adjoint { (k, n) } else { (n, k) };
+	let (lda, ldc) = (stored.0 + 3, n + 2);
+	let a = random_matrix::<T>(stored.0, stored.1, 1.0, 21);
+	let old = random_matrix::<T>(n, n, 1.0, 22);
+	let pad = T::from_parts(7.0, -7.0);
+	let nan = T::from_parts(f64::NAN, f64::NAN);
+	let start = if beta == 0.0 { Mat::from_fn(n, n, |_, _| nan) } else { old.clone() };
+	let da = upload(&stream, &padded(a.as_ref(), lda, pad));
+	let (alpha_t, beta_t) = (T::RealPart::from_parts(alpha, 0.0), T::RealPart::from_parts(beta, 0.0));
+	let what = format!("{} {precision:?} {structure:?} adjoint {adjoint} beta {beta}", T::NAME);
+	// the update, then the GEMM of the same views
+	let mut results = Vec::new();
+	for update in [true, false] {
+		let mut dc = upload(&stream, &padded(start.as_ref(), ldc, pad));
+		{
+			// SAFETY: the buffers hold these many elements of T, uploaded from them
+			let a_t = unsafe { da.transmute::<T>(lda * stored.1) }.unwrap();
+			let mut c_t = unsafe { dc.transmute_mut::<T>(ldc * n) }.unwrap();
+			let view = DeviceView::new(&a_t, stored, lda).unwrap();
+			let av = if adjoint { view.adjoint() } else { view };
+			let cv = DeviceViewMut::new(&mut c_t, (n, n), ldc).unwrap();
+			let on = (precision, (&stream).into());
+			let done = if update {
+				emu.rank_k_on_stream((cv, structure), alpha_t, av, beta_t, on)
+			} else {
+				let (alpha, beta) = (T::from_parts(alpha, 0.0), T::from_parts(beta, 0.0));
+				emu.gemm_on_stream(cv, alpha, (av, av.adjoint()), beta, on)
+			};
+			done.unwrap_or_else(|e| panic!("{what}: {e}"));
+		}
+		results.push((download::<T>(&stream, &dc), emu.last_report().expect("a report")));
+	}
+	let ((got, update), (product, gemm)) = (&results[0], &results[1]);
+	assert_eq!(plan_key(&update.plan), plan_key(&gemm.plan), "{what}: the GEMM's plan");
+	assert_ne!(update.plan.scheme, Scheme::Native, "{what}: the emulation ran");
+	// the CPU oracle's update, on `beta c` as the device scales it
+	let ha = if adjoint {
+		Mat::from_fn(n, k, |i, j| {
+			let x = a[(j, i)];
+			T::from_parts(x.re(), -x.im())
+		})
+	} else {
+		a.clone()
+	};
+	let scaled = Mat::from_fn(n, n, |i, j| T::from_parts(beta, 0.0) * old[(i, j)]);
+	let (mut oracle, accum) = if beta == 0.0 {
+		(Mat::from_fn(n, n, |_, _| nan), Accum::Replace)
+	} else {
+		(scaled, Accum::Add)
+	};
+	cpu()
+		.rank_k_update((&mut oracle, structure), accum, &ha, alpha_t, (faer::Par::Seq, precision))
+		.unwrap();
+	assert_eq!(
+		plan_key(&cpu().last_report().unwrap().plan),
+		plan_key(&update.plan),
+		"{what}: the oracle's plan"
+	);
+	let mut written = 0;
+	for j in 0..n {
+		for i in 0..ldc {
+			let x = &got[i + j * ldc];
+			if i >= n {
+				assert_eq!(bits(x), bits(&pad), "{what}: padding ({i}, {j}) written");
+			} else if named(structure, i, j) {
+				let p = product[i + j * ldc];
+				let want = if i == j { T::from_parts(p.re(), 0.0) } else { p };
+				assert_eq!(bits(x), bits(&want), "{what}: ({i}, {j}) against the GEMM");
+				assert_eq!(bits(x), bits(&oracle[(i, j)]), "{what}: ({i}, {j}) against the oracle");
+				written += 1;
+			} else {
+				assert_eq!(bits(x), bits(&start[(i, j)]), "{what}: ({i}, {j}) off the structure written");
+			}
+		}
+	}
+	assert!(written > n * (n - 1) / 2, "{what}: {written} entries written");
+	// the GEMM itself against the oracle's product, for the whole matrix
+	let mut whole = Mat::from_fn(n, n, |i, j| {
+		if beta == 0.0 {
+			T::from_parts(0.0, 0.0)
+		} else {
+			T::from_parts(beta, 0.0) * old[(i, j)]
+		}
+	});
+	cpu()
+		.matmul(
+			whole.as_mut(),
+			accum,
+			(ha.as_ref(), ha.adjoint()),
+			T::from_parts(alpha, 0.0),
+			(faer::Par::Seq, precision),
+		)
+		.unwrap();
+	let gemm_result = Mat::from_fn(n, n, |i, j| product[i + j * ldc]);
+	assert!(
+		same_bits(gemm_result.as_ref(), whole.as_ref()),
+		"{what}: the GEMM against the oracle"
+	);
+}
+
+fn every_case<T>(target: Precision)
+where
+	T: Scalar + Conjugate<Canonical = T> + Mul<Output = T>,
+{
+	use BlockStructure::*;
+	let emu = gpu();
+	for precision in [target, Precision::SchemeII { moduli: 12 }, Precision::SchemeI { slices: 5 }] {
+		for (structure, adjoint) in [
+			(TriangularLower, false),
+			(TriangularUpper, true),
+			(StrictTriangularUpper, false),
+			(UnitTriangularLower, true),
+			(Rectangular, false),
+		] {
+			for beta in [0.0, 1.0, -0.75] {
+				one_case::<T>(&emu, (structure, adjoint), (-1.5, beta), precision);
+			}
+		}
+	}
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn updates_equal_the_gemm_and_the_oracle_f64() {
+	every_case::<f64>(Precision::F64);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn updates_equal_the_gemm_and_the_oracle_c64() {
+	every_case::<c64>(Precision::F64);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn updates_equal_the_gemm_and_the_oracle_f32() {
+	every_case::<f32>(Precision::F32);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn updates_equal_the_gemm_and_the_oracle_c32() {
+	every_case::<c32>(Precision::F32);
+}
