@@ -123,11 +123,12 @@ where
 	} else {
 		(scaled, Accum::Add)
 	};
-	cpu()
+	let oracle_emu = cpu();
+	oracle_emu
 		.rank_k_update((&mut oracle, structure), accum, &ha, alpha_t, (faer::Par::Seq, precision))
 		.unwrap();
 	assert_eq!(
-		plan_key(&cpu().last_report().unwrap().plan),
+		plan_key(&oracle_emu.last_report().unwrap().plan),
 		plan_key(&update.plan),
 		"{what}: the oracle's plan"
 	);
