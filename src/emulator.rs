@@ -11,6 +11,8 @@ use std::sync::{Arc, Mutex, RwLock};
 
 mod batch;
 #[cfg(feature = "cuda")]
+mod device_batch;
+#[cfg(feature = "cuda")]
 mod device_matrices;
 #[cfg(feature = "cuda")]
 mod device_views;

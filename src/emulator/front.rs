@@ -288,7 +288,7 @@ impl Emulator {
 
 	/// the error this context returns for every product, where it has one (the global context's
 	/// where the environment cannot be used)
-	fn refused(&self) -> Result<(), Error> {
+	pub(super) fn refused(&self) -> Result<(), Error> {
 		self.refusal.clone().map_or(Ok(()), Err)
 	}
 
@@ -322,13 +322,18 @@ impl Emulator {
 		validate(precision).map_err(|reason| Error::InvalidPrecision { precision, reason })?;
 		let start = Instant::now();
 		let report = product()?;
-		let report = Report {
+		self.publish(Report {
 			times: PhaseTimes {
 				total: start.elapsed(),
 				..report.times
 			},
 			..report
-		};
+		});
+		Ok(())
+	}
+
+	/// `report` published as this context's and this thread's last, and logged
+	pub(super) fn publish(&self, report: Report) {
 		log::debug!("emugemm: {report}");
 		let uncertified = if report.plan.scheme == crate::Scheme::Native {
 			0
@@ -343,7 +348,6 @@ impl Emulator {
 		}
 		remember_on_thread(report.clone());
 		*self.last.lock().unwrap_or_else(|e| e.into_inner()) = Some(report);
-		Ok(())
 	}
 }
 

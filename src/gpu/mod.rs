@@ -29,6 +29,7 @@ mod transfer;
 
 #[cfg(feature = "bench")]
 pub use bench::{baseline, profile};
+pub(crate) use orchestration::batch::view_batch;
 pub(crate) use orchestration::borrowed::view_product;
 pub(crate) use orchestration::engine::{device_product, host_product};
 pub use transfer::matrix::DeviceMatrix;

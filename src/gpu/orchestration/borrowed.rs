@@ -14,6 +14,7 @@ use crate::gpu::runtime::errors::driver;
 use crate::gpu::runtime::ptr::DevPtr;
 use crate::gpu::runtime::slot::Slot;
 use crate::request::{Request, Routine};
+use crate::settings::Settings;
 use crate::{Accum, Error, Report, Scalar};
 use cudarc::driver::{result, sys};
 use faer::linalg::matmul::triangular::BlockStructure;
@@ -145,9 +146,16 @@ fn laid_out<T: Scalar>(gpu: &Gpu, view: &Borrowed<T>, slot: Slot) -> Result<(Dev
 	Ok((copy, rows.max(1)))
 }
 
+/// the ordinal of the GPU of the stream `caller` and the settings a product on it runs by
+/// (`settings` as [`for_gpus`] adapts them to that GPU)
+pub(crate) fn on_caller(settings: Settings, caller: sys::CUstream) -> Result<(usize, Settings), Error> {
+	let ordinal = caller_ordinal(caller)?;
+	Ok((ordinal, for_gpus(settings, &[(ordinal, 0)])?))
+}
+
 /// `work` on `gpu`'s stream, ordered after the work enqueued on `caller` so far, and with
 /// `caller` made to wait for what `work` enqueued (whether it succeeded or not)
-fn joined<R>(gpu: &Gpu, caller: sys::CUstream, work: impl FnOnce() -> Result<R, Error>) -> Result<R, Error> {
+pub(crate) fn joined<R>(gpu: &Gpu, caller: sys::CUstream, work: impl FnOnce() -> Result<R, Error>) -> Result<R, Error> {
 	let flags = Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING);
 	let before = gpu.ctx.new_event(flags).map_err(driver)?;
 	// SAFETY: `caller` is a live stream of this context (checked by `caller_ordinal`), the event

@@ -1,6 +1,7 @@
 //! a product from call to result: the in-core pipeline, products in tiles and over several
 //! pipelines, and the entry points the front door calls
 
+pub(crate) mod batch;
 pub(crate) mod borrowed;
 pub(crate) mod engine;
 pub(crate) mod pipeline;

@@ -263,6 +263,58 @@ pub(crate) fn native_gemm<T: Scalar>(
 	blas_check(status, "GemmEx")
 }
 
+/// the leading dimensions of a batch's three matrices, `(lda, ldb, ldc)`
+pub(crate) type LeadingDims = (usize, usize, usize);
+
+/// a batch's device arrays of the addresses of its A, B and C matrices, and its length
+pub(crate) type AddressArrays = ((DevPtr<u64>, DevPtr<u64>, DevPtr<u64>), usize);
+
+/// `C_i = alpha A_i B_i + beta C_i` natively for every product `i < count` of a batch of one
+/// shape and one layout (column-major, leading dimensions `lds`), the matrices' addresses in the
+/// device arrays `arrays` (of A, B and C): one `GemmBatchedEx`, with the arithmetic of
+/// [`native_gemm`]
+pub(crate) fn native_gemm_batched<T: Scalar>(
+	handles: &Handles,
+	(Shape { m, n, k }, lds): (Shape, LeadingDims),
+	(arrays, count): AddressArrays,
+	(alpha, beta): (T, T),
+	math: NativeMath,
+) -> Result<(), Error> {
+	point(Fault::Launch, || "cuBLAS's GemmBatchedEx".into())?;
+	let (data, compute) = types::<T>(math);
+	let dim = |x: usize| i32::try_from(x).map_err(|_| Error::gpu("dimension too large for cuBLAS"));
+	// 16-byte aligned host scalars, as in `native_gemm`
+	let (alpha, beta) = (Scalar16(alpha), Scalar16(beta));
+	let (a, b, c) = arrays;
+	// SAFETY: the arrays hold `count` addresses of live device matrices of at least ld x cols
+	// elements each
+	let status = unsafe {
+		blas::cublasGemmBatchedEx(
+			*handles.blas.handle(),
+			blas::cublasOperation_t::CUBLAS_OP_N,
+			blas::cublasOperation_t::CUBLAS_OP_N,
+			dim(m)?,
+			dim(n)?,
+			dim(k)?,
+			(&alpha.0 as *const T).cast(),
+			a.addr() as *const *const c_void,
+			data,
+			dim(lds.0)?,
+			b.addr() as *const *const c_void,
+			data,
+			dim(lds.1)?,
+			(&beta.0 as *const T).cast(),
+			c.addr() as *const *mut c_void,
+			data,
+			dim(lds.2)?,
+			dim(count)?,
+			compute,
+			blas::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
+		)
+	};
+	blas_check(status, "GemmBatchedEx")
+}
+
 /// a scalar at a 16-byte aligned address, as cuBLAS reads host scalars
 #[repr(C, align(16))]
 struct Scalar16<T>(T);

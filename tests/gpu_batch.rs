@@ -1,0 +1,196 @@
+//! batches of products on device views (`Emulator::gemm_batch_on_stream`): every product bit for
+//! bit its single call (`gemm_on_stream`), with the same plan and native reason, in batches that
+//! mix the products cuBLAS runs as one batched GEMM (small, real, as stored, at a target
+//! precision) with transposed, complex, emulated and empty ones; `c` not read under `beta = 0`;
+//! the errors, which enqueue nothing; the empty batch
+//!
+//! these tests need an NVIDIA GPU and a build with the `cuda` feature: they are ignored otherwise
+//! (run them with `--include-ignored`; without a GPU they then fail, never pass)
+#![cfg(feature = "cuda")]
+
+mod common;
+
+use common::{gpu, plan_key};
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
+use emugemm::testing::random_matrix;
+use emugemm::{DeviceView, DeviceViewMut, Error, Precision, Scalar};
+use faer::{Mat, c64};
+use std::sync::Arc;
+
+fn stream() -> Arc<CudaStream> {
+	CudaContext::new(0)
+		.unwrap_or_else(|e| panic!("these tests need a GPU: {e}"))
+		.new_stream()
+		.expect("a stream")
+}
+
+/// one product of a batch: `(m, n, k)`, whether `a` is stored transposed, the precision
+type Case = ((usize, usize, usize), bool, Precision);
+
+/// the matrices of a batch's products, packed in three buffers: each product's `a` (stored `m x k`,
+/// or `k x m` read transposed), `b` (`k x n`) and `c` (`m x n`, NaN under `beta = 0`), column-major
+struct Packed<T> {
+	a: CudaSlice<u8>,
+	b: CudaSlice<u8>,
+	c: CudaSlice<u8>,
+	at: Vec<(usize, usize, usize)>,
+	_t: std::marker::PhantomData<T>,
+}
+
+fn packed<T: Scalar>(stream: &Arc<CudaStream>, cases: &[Case], beta_zero: bool) -> Packed<T> {
+	let (mut a, mut b, mut c, mut at) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+	for (i, &((m, n, k), transposed, _)) in cases.iter().enumerate() {
+		at.push((a.len(), b.len(), c.len()));
+		let stored = if transposed { (k, m) } else { (m, k) };
+		let seed = 10 * i as u64;
+		let column_major = |x: Mat<T>| (0..x.nrows() * x.ncols()).map(move |idx| x[(idx % x.nrows(), idx / x.nrows())]);
+		a.extend(column_major(random_matrix::<T>(stored.0, stored.1, 1.0, seed)));
+		b.extend(column_major(random_matrix::<T>(k, n, 1.0, seed + 1)));
+		let nan = T::from_parts(f64::NAN, f64::NAN);
+		c.extend(column_major(if beta_zero {
+			Mat::from_fn(m, n, |_, _| nan)
+		} else {
+			random_matrix::<T>(m, n, 1.0, seed + 2)
+		}));
+	}
+	let up = |v: &[T]| stream.clone_htod(bytemuck::cast_slice::<T, u8>(v)).expect("an upload");
+	Packed {
+		a: up(&a),
+		b: up(&b),
+		c: up(&c),
+		at,
+		_t: std::marker::PhantomData,
+	}
+}
+
+/// runs `cases` as one batch (`batch`) or as single calls, at `alpha`, `beta`; the result `c` and
+/// the reports
+fn run<T: Scalar>(cases: &[Case], (alpha, beta): (T, T), batch: bool) -> (Vec<u8>, Vec<emugemm::Report>) {
+	let emu = gpu();
+	let stream = stream();
+	let zero = beta == T::from_parts(0.0, 0.0);
+	let mut p = packed::<T>(&stream, cases, zero);
+	let e = size_of::<T>() as u64;
+	let reports = {
+		let (pa, _ra) = p.a.device_ptr(&stream);
+		let (pb, _rb) = p.b.device_ptr(&stream);
+		let (pc, _rc) = p.c.device_ptr_mut(&stream);
+		let mut lhs = Vec::new();
+		let mut rhs = Vec::new();
+		let mut dst = Vec::new();
+		for (&((m, n, k), transposed, _), &(ia, ib, ic)) in cases.iter().zip(&p.at) {
+			// SAFETY: the packed buffers hold these matrices and outlive the views
+			unsafe {
+				let a = if transposed {
+					DeviceView::<T>::from_raw(pa + ia as u64 * e, (k, m), k.max(1)).unwrap().transpose()
+				} else {
+					DeviceView::<T>::from_raw(pa + ia as u64 * e, (m, k), m.max(1)).unwrap()
+				};
+				lhs.push(a);
+				rhs.push(DeviceView::<T>::from_raw(pb + ib as u64 * e, (k, n), k.max(1)).unwrap());
+				dst.push(DeviceViewMut::<T>::from_raw(pc + ic as u64 * e, (m, n), m.max(1)).unwrap());
+			}
+		}
+		let precision = cases[0].2;
+		if batch {
+			assert!(cases.iter().all(|c| c.2 == precision), "one precision per batch");
+			emu.gemm_batch_on_stream(&mut dst, alpha, (&lhs, &rhs), beta, (precision, (&stream).into()))
+				.unwrap()
+		} else {
+			let mut reports = Vec::new();
+			for ((c, a), b) in dst.into_iter().zip(lhs).zip(rhs) {
+				emu.gemm_on_stream(c, alpha, (a, b), beta, (precision, (&stream).into())).unwrap();
+				reports.push(emu.last_report().unwrap());
+			}
+			reports
+		}
+	};
+	(stream.clone_dtoh(&p.c).unwrap(), reports)
+}
+
+/// a batch against the single calls of its products, bit for bit and by plan
+fn equals_single_calls<T: Scalar>(cases: &[Case], alpha: T) {
+	for beta in [T::from_parts(0.0, 0.0), T::from_parts(1.0, 0.0), T::from_parts(-0.75, 0.0)] {
+		let (batch, batch_reports) = run::<T>(cases, (alpha, beta), true);
+		let (single, single_reports) = run::<T>(cases, (alpha, beta), false);
+		assert_eq!(batch_reports.len(), cases.len());
+		for (i, (x, y)) in batch_reports.iter().zip(&single_reports).enumerate() {
+			let what = format!("{} product {i} {:?} beta {beta:?}", T::NAME, cases[i]);
+			assert_eq!(plan_key(&x.plan), plan_key(&y.plan), "{what}: plans");
+			assert_eq!(x.native_reason, y.native_reason, "{what}: native reasons");
+		}
+		let differ = batch.iter().zip(&single).filter(|(x, y)| x != y).count();
+		assert_eq!(
+			differ,
+			0,
+			"{}: bytes of the batch's results differing from the single calls'",
+			T::NAME
+		);
+	}
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn batches_equal_single_calls() {
+	let f64_target = Precision::F64;
+	let mut cases: Vec<Case> = Vec::new();
+	// natives unread, in two groups of shapes, between transposed and emulated-size products
+	for i in 0..40 {
+		cases.push(((128, 128, 128), i % 7 == 3, f64_target));
+		cases.push(((64, 96, 32), false, f64_target));
+	}
+	cases.push(((0, 5, 7), false, f64_target));
+	cases.push(((5, 3, 0), false, f64_target));
+	cases.push(((700, 300, 500), false, f64_target));
+	equals_single_calls::<f64>(&cases, 1.5);
+	// explicit plans are emulated at every size
+	let explicit: Vec<Case> = (0..6)
+		.map(|i| ((100 + 10 * i, 90, 80), i % 2 == 1, Precision::SchemeII { moduli: 12 }))
+		.collect();
+	equals_single_calls::<f64>(&explicit, -0.5);
+	// complex products are never batched natively (their native path reads the statistics)
+	let complex: Vec<Case> = (0..10).map(|i| ((64, 64, 64), i == 4, Precision::F64)).collect();
+	equals_single_calls::<c64>(&complex, c64::new(0.5, -1.0));
+	// f32 at FP32 level: natives unread; above it: the native entries' kernel, one by one
+	let f32_cases: Vec<Case> = (0..12).map(|_| ((96, 96, 96), false, Precision::F32)).collect();
+	equals_single_calls::<f32>(&f32_cases, 2.0);
+	let wide: Vec<Case> = (0..3).map(|_| ((96, 96, 96), false, Precision::Bits(40))).collect();
+	equals_single_calls::<f32>(&wide, 2.0);
+}
+
+/// a batch of lengths that differ, or with one product whose shapes do not fit, is an error that
+/// writes nothing; the empty batch reports nothing
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn batch_errors_write_nothing() {
+	let emu = gpu();
+	let stream = stream();
+	let a = stream.clone_htod(&vec![1.0f64; 64]).unwrap();
+	let mut c = stream.clone_htod(&vec![3.0f64; 64]).unwrap();
+	let on = || (Precision::F64, (&stream).into());
+	{
+		let (pa, _ra) = a.device_ptr(&stream);
+		let (pc, _rc) = c.device_ptr_mut(&stream);
+		// SAFETY: the buffers hold 64 elements and outlive the views
+		let (good, bad, mut dst) = unsafe {
+			(
+				DeviceView::<f64>::from_raw(pa, (4, 4), 4).unwrap(),
+				DeviceView::<f64>::from_raw(pa, (5, 4), 5).unwrap(),
+				vec![
+					DeviceViewMut::<f64>::from_raw(pc, (4, 4), 4).unwrap(),
+					DeviceViewMut::<f64>::from_raw(pc + 128, (4, 4), 4).unwrap(),
+				],
+			)
+		};
+		let err = emu.gemm_batch_on_stream(&mut dst, 1.0, (&[good, good], &[good]), 0.0, on());
+		assert!(matches!(err, Err(Error::BatchLengths { dst: 2, lhs: 2, rhs: 1 })), "{err:?}");
+		let err = emu.gemm_batch_on_stream(&mut dst, 1.0, (&[good, bad], &[good, good]), 0.0, on());
+		assert!(matches!(err, Err(Error::ShapeMismatch { .. })), "{err:?}");
+		let none = emu.gemm_batch_on_stream::<f64>(&mut [], 1.0, (&[], &[]), 0.0, on()).unwrap();
+		assert!(none.is_empty());
+	}
+	assert!(
+		stream.clone_dtoh(&c).unwrap().iter().all(|&x| x == 3.0),
+		"an error wrote the destination"
+	);
+}
