@@ -22,6 +22,7 @@ fn main() {
 #[cfg(feature = "cuda")]
 mod bench {
 	use cudarc::cublas::{CudaBlas, sys as blas};
+	use cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT;
 	use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr};
 	use emugemm::{DeviceView, DeviceViewMut, Emulator, Precision, Report, Scalar};
 	use std::sync::Arc;
@@ -31,9 +32,9 @@ mod bench {
 		f();
 		let mut times: Vec<f32> = (0..runs)
 			.map(|_| {
-				let start = stream.record_event(None).unwrap();
+				let start = stream.record_event(Some(CU_EVENT_DEFAULT)).unwrap();
 				f();
-				let end = stream.record_event(None).unwrap();
+				let end = stream.record_event(Some(CU_EVENT_DEFAULT)).unwrap();
 				end.synchronize().unwrap();
 				start.elapsed_ms(&end).unwrap()
 			})
