@@ -14,8 +14,9 @@
 typedef enum emugemm_status {
   // the product is enqueued on the stream (or computed)
   EMUGEMM_STATUS_SUCCESS = 0,
-  // an argument is out of range: an op, a negative dimension, a leading dimension below the
-  // rows, a null pointer where one is read, a misaligned address, an invalid precision
+  // an argument is out of range: an op or a fill mode the routine does not take, a negative
+  // dimension, a leading dimension below the rows, a null pointer where one is read, a
+  // misaligned address, an invalid precision
   EMUGEMM_STATUS_INVALID_VALUE = 1,
   // the GPU ran out of memory for the product's workspace
   EMUGEMM_STATUS_OUT_OF_MEMORY = 2,
@@ -77,6 +78,22 @@ typedef enum emugemm_precision_kind {
   // Ozaki scheme II with `parameter` moduli (2..=20), no accuracy promise
   EMUGEMM_PRECISION_KIND_SCHEME_II = 5,
 } emugemm_precision_kind;
+
+// the triangle of `C` a rank-k update reads and writes, its diagonal included (the values of
+// cuBLAS's `cublasFillMode_t`; a rank-k update refuses `Full`, as cuBLAS's does)
+//
+// # example
+// ```
+// assert_eq!(emugemm_c::EmugemmFillMode::Upper as i32, 1); // CUBLAS_FILL_MODE_UPPER
+// ```
+typedef enum emugemm_fill_mode {
+  // the entries on and below the diagonal (`CUBLAS_FILL_MODE_LOWER`)
+  EMUGEMM_FILL_MODE_LOWER = 0,
+  // the entries on and above the diagonal (`CUBLAS_FILL_MODE_UPPER`)
+  EMUGEMM_FILL_MODE_UPPER = 1,
+  // every entry (`CUBLAS_FILL_MODE_FULL`)
+  EMUGEMM_FILL_MODE_FULL = 2,
+} emugemm_fill_mode;
 
 // the scheme a product ran
 //
@@ -290,6 +307,122 @@ enum emugemm_status emugemm_zgemm(enum emugemm_operation transa,
                                   const struct emugemm_complex64 *b,
                                   int64_t ldb,
                                   const struct emugemm_complex64 *beta,
+                                  struct emugemm_complex64 *c,
+                                  int64_t ldc,
+                                  enum emugemm_pointer_mode mode,
+                                  void *stream,
+                                  struct emugemm_precision precision);
+
+// single precision real (SYRK): `C = alpha op(A) op(A)^T + beta C` on a triangle, on device pointers, cuBLAS's arguments, a stream and a precision.
+//
+// # Safety
+// see the module's docs
+//
+// # example
+// ```no_run
+// # use emugemm_c::*;
+// # let (a, c): (*const _, *mut _) = (std::ptr::null(), std::ptr::null_mut());
+// let (alpha, beta) = (1.0f32, 0.0f32);
+// let f32_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F32, parameter: 0 };
+// let (lower, n, host) = (EmugemmFillMode::Lower, EmugemmOperation::N, EmugemmPointerMode::Host);
+// // the lower triangle of the 64 x 64 C = A A^T, A 64 x 32
+// let status = unsafe { emugemm_ssyrk(lower, n, 64, 32, &alpha, a, 64, &beta, c, 64, host, std::ptr::null_mut(), f32_level) };
+// ```
+enum emugemm_status emugemm_ssyrk(enum emugemm_fill_mode uplo,
+                                  enum emugemm_operation trans,
+                                  int64_t n,
+                                  int64_t k,
+                                  const float *alpha,
+                                  const float *a,
+                                  int64_t lda,
+                                  const float *beta,
+                                  float *c,
+                                  int64_t ldc,
+                                  enum emugemm_pointer_mode mode,
+                                  void *stream,
+                                  struct emugemm_precision precision);
+
+// double precision real (SYRK): `C = alpha op(A) op(A)^T + beta C` on a triangle, on device pointers, cuBLAS's arguments, a stream and a precision.
+//
+// # Safety
+// see the module's docs
+//
+// # example
+// ```no_run
+// # use emugemm_c::*;
+// # let (a, c): (*const _, *mut _) = (std::ptr::null(), std::ptr::null_mut());
+// let (alpha, beta) = (1.0f64, 0.0f64);
+// let f64_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F64, parameter: 0 };
+// let (upper, t, host) = (EmugemmFillMode::Upper, EmugemmOperation::T, EmugemmPointerMode::Host);
+// // the upper triangle of the 64 x 64 C = A^T A, A 32 x 64
+// let status = unsafe { emugemm_dsyrk(upper, t, 64, 32, &alpha, a, 32, &beta, c, 64, host, std::ptr::null_mut(), f64_level) };
+// ```
+enum emugemm_status emugemm_dsyrk(enum emugemm_fill_mode uplo,
+                                  enum emugemm_operation trans,
+                                  int64_t n,
+                                  int64_t k,
+                                  const double *alpha,
+                                  const double *a,
+                                  int64_t lda,
+                                  const double *beta,
+                                  double *c,
+                                  int64_t ldc,
+                                  enum emugemm_pointer_mode mode,
+                                  void *stream,
+                                  struct emugemm_precision precision);
+
+// single precision complex (HERK, `cuComplex`, real `alpha` and `beta`): `C = alpha op(A) op(A)^H + beta C` on a triangle, on device pointers, cuBLAS's arguments, a stream and a precision.
+//
+// # Safety
+// see the module's docs
+//
+// # example
+// ```no_run
+// # use emugemm_c::*;
+// # let (a, c): (*const EmugemmComplex32, *mut EmugemmComplex32) = (std::ptr::null(), std::ptr::null_mut());
+// let (alpha, beta) = (1.0f32, 0.0f32);
+// let f32_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F32, parameter: 0 };
+// let (lower, n, host) = (EmugemmFillMode::Lower, EmugemmOperation::N, EmugemmPointerMode::Host);
+// // the lower triangle of the 64 x 64 C = A A^H, A 64 x 32
+// let status = unsafe { emugemm_cherk(lower, n, 64, 32, &alpha, a, 64, &beta, c, 64, host, std::ptr::null_mut(), f32_level) };
+// ```
+enum emugemm_status emugemm_cherk(enum emugemm_fill_mode uplo,
+                                  enum emugemm_operation trans,
+                                  int64_t n,
+                                  int64_t k,
+                                  const float *alpha,
+                                  const struct emugemm_complex32 *a,
+                                  int64_t lda,
+                                  const float *beta,
+                                  struct emugemm_complex32 *c,
+                                  int64_t ldc,
+                                  enum emugemm_pointer_mode mode,
+                                  void *stream,
+                                  struct emugemm_precision precision);
+
+// double precision complex (HERK, `cuDoubleComplex`, real `alpha` and `beta`): `C = alpha op(A) op(A)^H + beta C` on a triangle, on device pointers, cuBLAS's arguments, a stream and a precision.
+//
+// # Safety
+// see the module's docs
+//
+// # example
+// ```no_run
+// # use emugemm_c::*;
+// # let (a, c): (*const EmugemmComplex64, *mut EmugemmComplex64) = (std::ptr::null(), std::ptr::null_mut());
+// let (alpha, beta) = (1.0f64, 0.0f64);
+// let f64_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F64, parameter: 0 };
+// let (upper, adjoint, host) = (EmugemmFillMode::Upper, EmugemmOperation::C, EmugemmPointerMode::Host);
+// // the upper triangle of the 64 x 64 C = A^H A, A 32 x 64
+// let status = unsafe { emugemm_zherk(upper, adjoint, 64, 32, &alpha, a, 32, &beta, c, 64, host, std::ptr::null_mut(), f64_level) };
+// ```
+enum emugemm_status emugemm_zherk(enum emugemm_fill_mode uplo,
+                                  enum emugemm_operation trans,
+                                  int64_t n,
+                                  int64_t k,
+                                  const double *alpha,
+                                  const struct emugemm_complex64 *a,
+                                  int64_t lda,
+                                  const double *beta,
                                   struct emugemm_complex64 *c,
                                   int64_t ldc,
                                   enum emugemm_pointer_mode mode,

@@ -17,7 +17,8 @@
 //!
 //! The four signatures stand one to a line, as a table: they differ only in the element type.
 
-use crate::gemm::{Gemm, run};
+use crate::call::run;
+use crate::gemm::Gemm;
 use crate::status::EmugemmStatus;
 use crate::{EmugemmComplex32, EmugemmComplex64, EmugemmOperation, EmugemmPointerMode, EmugemmPrecision};
 use num_complex::Complex;

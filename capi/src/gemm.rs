@@ -2,13 +2,11 @@
 //! `alpha` and `beta` read, the views and the stream made, the product run on the process's GPU
 //! context
 
-use crate::status::{EmugemmStatus, failed, record};
+use crate::call::{Failure, Routine, count, emulator, read, scalars, stored};
 use crate::{EmugemmOperation, EmugemmPointerMode, EmugemmPrecision};
 use cudarc::driver::sys;
-use emugemm::{Backend, DeviceView, DeviceViewMut, Emulator, Error, Scalar, Stream};
+use emugemm::{DeviceView, DeviceViewMut, Error, Scalar, Stream};
 use std::ffi::c_void;
-use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::OnceLock;
 
 /// the arguments of one `emugemm_?gemm` call, as cuBLAS orders them
 pub(crate) struct Gemm<T> {
@@ -25,54 +23,23 @@ pub(crate) struct Gemm<T> {
 	pub precision: EmugemmPrecision,
 }
 
-/// the process's GPU context: every product runs on the GPU of its stream
-fn emulator() -> Result<&'static Emulator, Error> {
-	static EMULATOR: OnceLock<Result<Emulator, Error>> = OnceLock::new();
-	EMULATOR
-		.get_or_init(|| Emulator::with_backend(Backend::Gpu))
-		.as_ref()
-		.map_err(Clone::clone)
-}
-
-/// runs `gemm`, its status recorded; a panic is caught here, never unwound into C
-///
-/// # Safety
-/// the pointers and the stream are as the header's `emugemm_?gemm` require
-pub(crate) unsafe fn run<T: Scalar>(gemm: Gemm<T>) -> EmugemmStatus {
-	// SAFETY: the caller's promise, handed on
-	match catch_unwind(AssertUnwindSafe(|| unsafe { product(gemm) })) {
-		Ok(Ok(())) => record(EmugemmStatus::Success, ""),
-		Ok(Err(Failure::Invalid(message))) => record(EmugemmStatus::InvalidValue, &message),
-		Ok(Err(Failure::Emugemm(e))) => failed(&e),
-		Err(_) => record(EmugemmStatus::Internal, "emugemm panicked inside the C ABI: please report it"),
-	}
-}
-
-/// why a call failed
-enum Failure {
-	/// an argument out of range, found here
-	Invalid(String),
-	/// the library's error
-	Emugemm(Error),
-}
-
-impl From<Error> for Failure {
-	fn from(e: Error) -> Self {
-		Failure::Emugemm(e)
+impl<T: Scalar> Routine for Gemm<T> {
+	unsafe fn compute(self) -> Result<(), Failure> {
+		// SAFETY: the caller's promise, handed on
+		unsafe { product(self) }
 	}
 }
 
 /// the product of `gemm`
 ///
 /// # Safety
-/// as [`run`]
+/// as [`Routine::compute`]
 unsafe fn product<T: Scalar>(gemm: Gemm<T>) -> Result<(), Failure> {
 	let (m, n, k) = gemm.shape;
 	let (m, n, k) = (count("m", m)?, count("n", n)?, count("k", k)?);
 	let ((pa, lda), (pb, ldb)) = gemm.operands;
 	let (pc, ldc) = gemm.c;
 	let (lda, ldb, ldc) = (count("lda", lda)?, count("ldb", ldb)?, count("ldc", ldc)?);
-	let stored = |op, (rows, cols)| if op == EmugemmOperation::N { (rows, cols) } else { (cols, rows) };
 	// SAFETY: the matrices lie at these addresses with these leading dimensions, on the stream's
 	// GPU, for the call's duration in stream order (the caller's promise)
 	let views = |k| unsafe {
@@ -98,52 +65,4 @@ unsafe fn product<T: Scalar>(gemm: Gemm<T>) -> Result<(), Failure> {
 	let on = unsafe { Stream::from_raw(stream) };
 	let operands = (read(a, gemm.ops.0), read(b, gemm.ops.1));
 	Ok(emu.gemm_on_stream(c, alpha, operands, beta, (gemm.precision.into(), on))?)
-}
-
-/// the argument `name`, a dimension or leading dimension, where it is not negative
-fn count(name: &str, value: i64) -> Result<usize, Failure> {
-	usize::try_from(value).map_err(|_| Failure::Invalid(format!("{name} = {value} is negative")))
-}
-
-/// `view` as `op` reads it
-fn read<T: Scalar>(view: DeviceView<'_, T>, op: EmugemmOperation) -> DeviceView<'_, T> {
-	match op {
-		EmugemmOperation::N => view,
-		EmugemmOperation::T => view.transpose(),
-		EmugemmOperation::C => view.adjoint(),
-	}
-}
-
-/// `alpha` and `beta`: read from the host, or copied from the device after the work enqueued on
-/// `stream` so far (the host waits for the stream)
-///
-/// # Safety
-/// the pointers are readable where `mode` says
-unsafe fn scalars<T: Scalar>(
-	(alpha, beta, mode): (*const T, *const T, EmugemmPointerMode),
-	stream: sys::CUstream,
-) -> Result<(T, T), Failure> {
-	if alpha.is_null() || beta.is_null() {
-		return Err(Failure::Invalid("alpha and beta must not be null".into()));
-	}
-	match mode {
-		// SAFETY: host pointers to one element each
-		EmugemmPointerMode::Host => Ok(unsafe { (alpha.read_unaligned(), beta.read_unaligned()) }),
-		EmugemmPointerMode::Device => {
-			let mut values = [T::from_parts(0.0, 0.0); 2];
-			let bytes = size_of::<T>();
-			// SAFETY: device pointers to one element each, copied into `values` in stream order
-			let status = unsafe {
-				let first = sys::cuMemcpyDtoHAsync_v2(values.as_mut_ptr().cast::<c_void>(), alpha as u64, bytes, stream);
-				let second = sys::cuMemcpyDtoHAsync_v2(values[1..].as_mut_ptr().cast::<c_void>(), beta as u64, bytes, stream);
-				[first, second, sys::cuStreamSynchronize(stream)]
-			};
-			if let Some(bad) = status.iter().find(|s| **s != sys::CUresult::CUDA_SUCCESS) {
-				return Err(Failure::Emugemm(Error::Gpu {
-					reason: format!("reading alpha and beta from device memory: {bad:?}"),
-				}));
-			}
-			Ok((values[0], values[1]))
-		},
-	}
 }

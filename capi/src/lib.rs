@@ -1,12 +1,14 @@
-//! The C ABI of emugemm: `emugemm_{s,d,c,z}gemm` on device pointers with cuBLAS's argument
-//! conventions (column-major, `op`, leading dimensions, `alpha` and `beta` behind host or device
-//! pointers, a stream), plus the precision; status codes, the calling thread's last error message
-//! and its last report (plan, certified bits, why native). The header is `include/emugemm.h`.
+//! The C ABI of emugemm: `emugemm_{s,d,c,z}gemm` and the rank-k updates `emugemm_{s,d}syrk` and
+//! `emugemm_{c,z}herk` on device pointers with cuBLAS's argument conventions (column-major, `op`,
+//! `uplo`, leading dimensions, `alpha` and `beta` behind host or device pointers, a stream), plus
+//! the precision; status codes, the calling thread's last error message and its last report
+//! (plan, certified bits, why native). The header is `include/emugemm.h`.
 //!
 //! Every product runs on the GPU of its stream (its primary context: the CUDA runtime's, PyTorch's,
 //! CuPy's), in core, with the plans and bits of the Rust API's [`emugemm::Emulator::gemm_on_stream`]
-//! on the process's GPU context. The host waits where the plan needs the operands' statistics, and
-//! for `alpha` and `beta` behind device pointers (read after the stream's earlier work).
+//! (and [`emugemm::Emulator::rank_k_on_stream`]) on the process's GPU context. The host waits where
+//! the plan needs the operands' statistics, and for `alpha` and `beta` behind device pointers (read
+//! after the stream's earlier work).
 //!
 //! # example
 //! ```
@@ -24,8 +26,11 @@
 //! assert_eq!(status, EmugemmStatus::Success);
 //! ```
 
+mod call;
 mod entry;
 mod gemm;
+mod rank_k;
+mod rank_k_entry;
 mod report;
 mod status;
 
@@ -62,6 +67,7 @@ pub struct EmugemmComplex64 {
 }
 
 pub use entry::{emugemm_cgemm, emugemm_dgemm, emugemm_sgemm, emugemm_zgemm};
+pub use rank_k_entry::{emugemm_cherk, emugemm_dsyrk, emugemm_ssyrk, emugemm_zherk};
 pub use report::{EmugemmReport, EmugemmScheme, emugemm_last_report};
 pub use status::{EmugemmStatus, emugemm_last_error};
 
@@ -81,6 +87,24 @@ pub enum EmugemmOperation {
 	T = 1,
 	/// conjugate-transposed (`CUBLAS_OP_C`; for real types, transposed)
 	C = 2,
+}
+
+/// the triangle of `C` a rank-k update reads and writes, its diagonal included (the values of
+/// cuBLAS's `cublasFillMode_t`; a rank-k update refuses `Full`, as cuBLAS's does)
+///
+/// # example
+/// ```
+/// assert_eq!(emugemm_c::EmugemmFillMode::Upper as i32, 1); // CUBLAS_FILL_MODE_UPPER
+/// ```
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EmugemmFillMode {
+	/// the entries on and below the diagonal (`CUBLAS_FILL_MODE_LOWER`)
+	Lower = 0,
+	/// the entries on and above the diagonal (`CUBLAS_FILL_MODE_UPPER`)
+	Upper = 1,
+	/// every entry (`CUBLAS_FILL_MODE_FULL`)
+	Full = 2,
 }
 
 /// where `alpha` and `beta` point: host memory, or device memory (the values of cuBLAS's

@@ -14,8 +14,9 @@ use std::ffi::{CString, c_char};
 pub enum EmugemmStatus {
 	/// the product is enqueued on the stream (or computed)
 	Success = 0,
-	/// an argument is out of range: an op, a negative dimension, a leading dimension below the
-	/// rows, a null pointer where one is read, a misaligned address, an invalid precision
+	/// an argument is out of range: an op or a fill mode the routine does not take, a negative
+	/// dimension, a leading dimension below the rows, a null pointer where one is read, a
+	/// misaligned address, an invalid precision
 	InvalidValue = 1,
 	/// the GPU ran out of memory for the product's workspace
 	OutOfMemory = 2,

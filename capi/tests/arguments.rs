@@ -1,7 +1,7 @@
 //! arguments the C ABI refuses before it needs a GPU, with a status and a message, and cuBLAS's
-//! quick return for an empty product: these run on every machine
+//! quick return for an empty product or update: these run on every machine
 use emugemm_c::*;
-use std::ffi::CStr;
+use std::ffi::{CStr, c_void};
 
 fn last_error() -> String {
 	// SAFETY: the library's own NUL-terminated string
@@ -57,6 +57,124 @@ fn empty_products_return_at_once() {
 	let n = (EmugemmOperation::N, EmugemmOperation::N);
 	assert_eq!(call((0, 5, 3), (1, 3, 1), n), EmugemmStatus::Success, "{}", last_error());
 	assert_eq!(call((5, 0, 3), (5, 3, 5), n), EmugemmStatus::Success, "{}", last_error());
+	let mut report = EmugemmReport::default();
+	// SAFETY: a writable report
+	assert_eq!(
+		unsafe { emugemm_last_report(&mut report) },
+		EmugemmStatus::InvalidValue,
+		"a quick return makes no report"
+	);
+}
+
+/// a rank-k update of the C ABI with double precision `alpha` and `beta`: `emugemm_dsyrk` or
+/// `emugemm_zherk`
+type RankK<C> = unsafe extern "C" fn(
+	EmugemmFillMode,
+	EmugemmOperation,
+	i64,
+	i64,
+	*const f64,
+	*const C,
+	i64,
+	*const f64,
+	*mut C,
+	i64,
+	EmugemmPointerMode,
+	*mut c_void,
+	EmugemmPrecision,
+) -> EmugemmStatus;
+
+/// `update` on null pointers (never read here) with these dimensions
+fn update<C>(
+	update: RankK<C>,
+	(uplo, trans): (EmugemmFillMode, EmugemmOperation),
+	(n, k): (i64, i64),
+	(lda, ldc): (i64, i64),
+) -> EmugemmStatus {
+	let (alpha, beta) = (1.0f64, 0.0f64);
+	let precision = EmugemmPrecision {
+		kind: EmugemmPrecisionKind::F64,
+		parameter: 0,
+	};
+	// SAFETY: every call here is refused or returns before it reads a matrix
+	unsafe {
+		update(
+			uplo,
+			trans,
+			n,
+			k,
+			&alpha,
+			std::ptr::null(),
+			lda,
+			&beta,
+			std::ptr::null_mut(),
+			ldc,
+			EmugemmPointerMode::Host,
+			std::ptr::null_mut(),
+			precision,
+		)
+	}
+}
+
+/// `status` is `InvalidValue` and the thread's message holds `part`
+fn refused(status: EmugemmStatus, part: &str) {
+	assert_eq!(status, EmugemmStatus::InvalidValue, "{part}");
+	assert!(last_error().contains(part), "{part}: {}", last_error());
+}
+
+#[test]
+fn rank_k_updates_refuse_what_cublas_refuses() {
+	use EmugemmFillMode::{Full, Lower, Upper};
+	use EmugemmOperation::{C, N, T};
+	let (dsyrk, zherk): (RankK<f64>, RankK<EmugemmComplex64>) = (emugemm_dsyrk, emugemm_zherk);
+	refused(update(dsyrk, (Full, N), (4, 3), (4, 4)), "uplo = FULL");
+	refused(update(zherk, (Full, C), (4, 3), (3, 4)), "uplo = FULL");
+	// HERK reads A as stored or conjugate-transposed, never transposed alone
+	refused(update(zherk, (Lower, T), (4, 3), (3, 4)), "trans = T");
+	refused(update(dsyrk, (Lower, N), (-1, 3), (4, 4)), "n = -1 is negative");
+	refused(update(zherk, (Upper, N), (4, -2), (4, 4)), "k = -2 is negative");
+	refused(update(dsyrk, (Upper, N), (4, 3), (4, -4)), "ldc = -4 is negative");
+	// A is stored n x k for N and k x n otherwise: lda is checked against n, then against k
+	refused(update(dsyrk, (Lower, N), (4, 3), (3, 4)), "leading dimension");
+	refused(update(zherk, (Upper, N), (4, 3), (3, 4)), "leading dimension");
+	refused(update(dsyrk, (Lower, T), (4, 3), (2, 4)), "leading dimension");
+	refused(update(zherk, (Upper, C), (4, 3), (2, 4)), "leading dimension");
+	refused(update(dsyrk, (Lower, N), (4, 3), (4, 3)), "leading dimension");
+	refused(update(zherk, (Lower, C), (4, 3), (3, 3)), "leading dimension");
+	// a real SYRK reads C as T; the dimensions are checked before anything is read
+	refused(update(dsyrk, (Upper, C), (4, 3), (2, 4)), "leading dimension");
+	assert_eq!(
+		update(dsyrk, (Upper, C), (0, 3), (3, 1)),
+		EmugemmStatus::Success,
+		"{}",
+		last_error()
+	);
+	assert_eq!(last_error(), "", "a success clears the message");
+}
+
+#[test]
+fn empty_updates_return_at_once() {
+	use EmugemmFillMode::{Lower, Upper};
+	use EmugemmOperation::{C, N, T};
+	let (dsyrk, zherk): (RankK<f64>, RankK<EmugemmComplex64>) = (emugemm_dsyrk, emugemm_zherk);
+	assert_eq!(
+		update(dsyrk, (Lower, N), (0, 3), (1, 1)),
+		EmugemmStatus::Success,
+		"{}",
+		last_error()
+	);
+	assert_eq!(
+		update(dsyrk, (Upper, T), (0, 3), (3, 1)),
+		EmugemmStatus::Success,
+		"{}",
+		last_error()
+	);
+	assert_eq!(
+		update(zherk, (Upper, C), (0, 0), (1, 1)),
+		EmugemmStatus::Success,
+		"{}",
+		last_error()
+	);
 	let mut report = EmugemmReport::default();
 	// SAFETY: a writable report
 	assert_eq!(

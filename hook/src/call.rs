@@ -1,11 +1,14 @@
-//! one intercepted GEMM: emulated through the C ABI where the configuration, the handle's stream
-//! and the arguments allow it, otherwise forwarded to the real cuBLAS; logged either way
+//! one intercepted GEMM or rank-k update: emulated through the C ABI where the configuration,
+//! the handle's stream and the arguments allow it, otherwise forwarded to the real cuBLAS; logged
+//! either way
 
 use crate::config::{Config, Kind};
 use crate::log::{self, Entry};
 use crate::real::{self, EXECUTION_FAILED, Handle, NOT_INITIALIZED, SUCCESS, Status};
 use cudarc::driver::sys;
-use emugemm_c::{EmugemmComplex32, EmugemmComplex64, EmugemmOperation, EmugemmPointerMode, EmugemmPrecision, EmugemmStatus};
+use emugemm_c::{
+	EmugemmComplex32, EmugemmComplex64, EmugemmFillMode, EmugemmOperation, EmugemmPointerMode, EmugemmPrecision, EmugemmStatus,
+};
 use std::ffi::{CStr, c_void};
 use std::time::Instant;
 
@@ -20,29 +23,56 @@ pub(crate) struct Args<T> {
 	pub c: (*mut T, i64),
 }
 
-/// an element type the interposer emulates, and the C ABI's product of it
+/// the arguments of one rank-k update (SYRK of a real type, HERK of a complex one), as cuBLAS
+/// takes them (64-bit dimensions)
+pub(crate) struct RankKArgs<T: Element> {
+	pub uplo: i32,
+	pub trans: i32,
+	/// `n`, `k`
+	pub shape: (i64, i64),
+	pub alpha: *const T::Real,
+	pub a: (*const T, i64),
+	pub beta: *const T::Real,
+	pub c: (*mut T, i64),
+}
+
+/// an element type the interposer emulates, and the C ABI's routines of it
 pub(crate) trait Element: Copy {
 	const KIND: Kind;
+	/// the type of a rank-k update's `alpha` and `beta`
+	type Real: Copy;
 
 	/// the product of `args` through the C ABI
 	///
 	/// # Safety
 	/// the pointers are as cuBLAS requires them
-	unsafe fn emulate(
+	unsafe fn gemm(
 		args: &Args<Self>,
 		ops: (EmugemmOperation, EmugemmOperation),
 		on: (EmugemmPointerMode, *mut c_void),
 		precision: EmugemmPrecision,
 	) -> EmugemmStatus;
+
+	/// the rank-k update of `args` through the C ABI
+	///
+	/// # Safety
+	/// the pointers are as cuBLAS requires them
+	unsafe fn rank_k(
+		args: &RankKArgs<Self>,
+		options: (EmugemmFillMode, EmugemmOperation),
+		on: (EmugemmPointerMode, *mut c_void),
+		precision: EmugemmPrecision,
+	) -> EmugemmStatus;
 }
 
-/// implements [`Element`] for `$t` through `$f`
+/// implements [`Element`] for `$t` (whose real part is `$real`) through `$gemm` and `$rank_k`
 macro_rules! element {
-	($t:ty, $kind:ident, $f:ident) => {
+	($t:ty, $real:ty, $kind:ident, $gemm:ident, $rank_k:ident) => {
 		impl Element for $t {
 			const KIND: Kind = Kind::$kind;
+			type Real = $real;
 
-			unsafe fn emulate(
+			unsafe fn gemm(
 				args: &Args<Self>,
 				(opa, opb): (EmugemmOperation, EmugemmOperation),
 				(mode, stream): (EmugemmPointerMode, *mut c_void),
@@ -51,9 +81,24 @@ macro_rules! element {
 				let (m, n, k) = args.shape;
 				// SAFETY: the caller's promise, handed on
 				unsafe {
-					emugemm_c::$f(
+					emugemm_c::$gemm(
 						opa, opb, m, n, k, args.alpha, args.a.0, args.a.1, args.b.0, args.b.1, args.beta, args.c.0, args.c.1, mode, stream,
 						precision,
+					)
+				}
+			}
+
+			unsafe fn rank_k(
+				args: &RankKArgs<Self>,
+				(uplo, trans): (EmugemmFillMode, EmugemmOperation),
+				(mode, stream): (EmugemmPointerMode, *mut c_void),
+				precision: EmugemmPrecision,
+			) -> EmugemmStatus {
+				let (n, k) = args.shape;
+				// SAFETY: the caller's promise, handed on
+				unsafe {
+					emugemm_c::$rank_k(
+						uplo, trans, n, k, args.alpha, args.a.0, args.a.1, args.beta, args.c.0, args.c.1, mode, stream, precision,
 					)
 				}
 			}
@@ -61,10 +106,106 @@ macro_rules! element {
 	};
 }
 
-element!(f64, D, emugemm_dgemm);
-element!(EmugemmComplex64, Z, emugemm_zgemm);
-element!(f32, S, emugemm_sgemm);
-element!(EmugemmComplex32, C, emugemm_cgemm);
+element!(f64, f64, D, emugemm_dgemm, emugemm_dsyrk);
+element!(EmugemmComplex64, f64, Z, emugemm_zgemm, emugemm_zherk);
+element!(f32, f32, S, emugemm_sgemm, emugemm_ssyrk);
+element!(EmugemmComplex32, f32, C, emugemm_cgemm, emugemm_cherk);
+
+/// one intercepted call of an element type the interposer emulates: what the log says of it,
+/// and its computation through the C ABI
+pub(crate) trait Call {
+	const KIND: Kind;
+	/// the C ABI's values of the call's enumerations (ops, fill mode)
+	type Options;
+
+	/// `m`, `n`, `k` of the product (a rank-k update's is `n x n x k`), as the log writes them
+	/// and `EMUGEMM_HOOK_MIN` bounds them
+	fn shape(&self) -> (i64, i64, i64);
+
+	/// cuBLAS's ops of the product's operands, as the log writes them
+	fn ops(&self) -> (i32, i32);
+
+	/// cuBLAS's fill mode, for a rank-k update
+	fn uplo(&self) -> Option<i32>;
+
+	/// the C ABI's values of the call's enumerations, or why the call is forwarded
+	fn options(&self) -> Result<Self::Options, &'static str>;
+
+	/// the call through the C ABI
+	///
+	/// # Safety
+	/// the pointers are as cuBLAS requires them
+	unsafe fn emulate(&self, options: Self::Options, on: (EmugemmPointerMode, *mut c_void), precision: EmugemmPrecision) -> EmugemmStatus;
+}
+
+impl<T: Element> Call for Args<T> {
+	const KIND: Kind = T::KIND;
+	type Options = (EmugemmOperation, EmugemmOperation);
+
+	fn shape(&self) -> (i64, i64, i64) {
+		self.shape
+	}
+
+	fn ops(&self) -> (i32, i32) {
+		self.ops
+	}
+
+	fn uplo(&self) -> Option<i32> {
+		None
+	}
+
+	fn options(&self) -> Result<Self::Options, &'static str> {
+		match (op(self.ops.0), op(self.ops.1)) {
+			(Some(opa), Some(opb)) => Ok((opa, opb)),
+			_ => Err("an op the C ABI does not take"),
+		}
+	}
+
+	unsafe fn emulate(&self, ops: Self::Options, on: (EmugemmPointerMode, *mut c_void), precision: EmugemmPrecision) -> EmugemmStatus {
+		// SAFETY: the caller's promise, handed on
+		unsafe { T::gemm(self, ops, on, precision) }
+	}
+}
+
+impl<T: Element> Call for RankKArgs<T> {
+	const KIND: Kind = T::KIND;
+	type Options = (EmugemmFillMode, EmugemmOperation);
+
+	fn shape(&self) -> (i64, i64, i64) {
+		(self.shape.0, self.shape.0, self.shape.1)
+	}
+
+	/// `op(A)`, then the op that makes `op(A)`'s adjoint of `A` (N, T or C)
+	fn ops(&self) -> (i32, i32) {
+		let adjoint = if T::KIND.complex() { 2 } else { 1 };
+		(self.trans, if self.trans == 0 { adjoint } else { 0 })
+	}
+
+	fn uplo(&self) -> Option<i32> {
+		Some(self.uplo)
+	}
+
+	fn options(&self) -> Result<Self::Options, &'static str> {
+		let uplo = match self.uplo {
+			0 => EmugemmFillMode::Lower,
+			1 => EmugemmFillMode::Upper,
+			_ => return Err("a fill mode a rank-k update does not take"),
+		};
+		// HERK reads A as stored or conjugate-transposed, SYRK as stored or transposed; a SYRK's
+		// trans = C is left to cuBLAS, whose status for it is its own
+		match (op(self.trans), T::KIND.complex()) {
+			(Some(EmugemmOperation::N), _) => Ok((uplo, EmugemmOperation::N)),
+			(Some(EmugemmOperation::C), true) => Ok((uplo, EmugemmOperation::C)),
+			(Some(EmugemmOperation::T), false) => Ok((uplo, EmugemmOperation::T)),
+			_ => Err("a trans this rank-k update is not emulated with"),
+		}
+	}
+
+	unsafe fn emulate(&self, options: Self::Options, on: (EmugemmPointerMode, *mut c_void), precision: EmugemmPrecision) -> EmugemmStatus {
+		// SAFETY: the caller's promise, handed on
+		unsafe { T::rank_k(self, options, on, precision) }
+	}
+}
 
 /// the C ABI's op of cuBLAS's `cublasOperation_t`: N, T and C; a conjugate without transpose
 /// (`CUBLAS_OP_CONJG`) has none
@@ -100,6 +241,7 @@ pub(crate) fn unemulated(
 		kind: None,
 		shape,
 		ops,
+		uplo: None,
 		action: "forwarded",
 		precision: "off".into(),
 		report: None,
@@ -109,25 +251,26 @@ pub(crate) fn unemulated(
 	status
 }
 
-/// `routine` on `args`: emulated, or forwarded by `forward` (the real function on the call's
-/// own arguments; `None` where no libcublas defines it)
+/// `routine` on `call`'s arguments: emulated, or forwarded by `forward` (the real function on
+/// the call's own arguments; `None` where no libcublas defines it)
 ///
 /// # Safety
 /// the arguments are as cuBLAS requires them for `routine`
-pub(crate) unsafe fn gemm<T: Element>(
+pub(crate) unsafe fn intercept<C: Call>(
 	routine: &'static str,
 	handle: Handle,
-	args: Args<T>,
+	call: C,
 	forward: impl FnOnce() -> Option<Status>,
 ) -> Status {
 	let start = Instant::now();
 	let config = Config::get();
-	let precision = config.precision(T::KIND);
+	let precision = config.precision(C::KIND);
 	let entry = |action, reason: &str, report| Entry {
 		routine,
-		kind: Some(T::KIND),
-		shape: args.shape,
-		ops: args.ops,
+		kind: Some(C::KIND),
+		shape: call.shape(),
+		ops: call.ops(),
+		uplo: call.uplo(),
 		action,
 		precision: precision.map_or("off".into(), |p| p.to_string()),
 		report,
@@ -142,12 +285,13 @@ pub(crate) unsafe fn gemm<T: Element>(
 	let Some(precision) = precision else {
 		return forwarded("off for this type");
 	};
-	let (m, n, k) = args.shape;
+	let (m, n, k) = call.shape();
 	if m.min(n).min(k) < config.min_size {
 		return forwarded("below EMUGEMM_HOOK_MIN");
 	}
-	let (Some(opa), Some(opb)) = (op(args.ops.0), op(args.ops.1)) else {
-		return forwarded("an op the C ABI does not take");
+	let options = match call.options() {
+		Ok(options) => options,
+		Err(reason) => return forwarded(reason),
 	};
 	let Some((stream, mode)) = real::handle_state(handle) else {
 		return forwarded("the handle's stream and pointer mode could not be read");
@@ -161,7 +305,7 @@ pub(crate) unsafe fn gemm<T: Element>(
 		EmugemmPointerMode::Device
 	};
 	// SAFETY: the caller's promise, handed on
-	let status = unsafe { T::emulate(&args, (opa, opb), (mode, stream), precision.into()) };
+	let status = unsafe { call.emulate(options, (mode, stream), precision.into()) };
 	// SAFETY: the library's own NUL-terminated message
 	let message = || {
 		unsafe { CStr::from_ptr(emugemm_c::emugemm_last_error()) }
@@ -189,5 +333,47 @@ pub(crate) unsafe fn gemm<T: Element>(
 				EXECUTION_FAILED
 			}
 		},
+	}
+}
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+
+	/// a rank-k update of `T` with these enumerations, on null pointers
+	fn update<T: Element>(uplo: i32, trans: i32) -> RankKArgs<T> {
+		RankKArgs {
+			uplo,
+			trans,
+			shape: (300, 280),
+			alpha: std::ptr::null(),
+			a: (std::ptr::null(), 300),
+			beta: std::ptr::null(),
+			c: (std::ptr::null_mut(), 300),
+		}
+	}
+
+	#[test]
+	fn rank_k_updates_take_what_the_c_abi_takes() {
+		use EmugemmFillMode::{Lower, Upper};
+		use EmugemmOperation::{C, N, T};
+		assert_eq!(update::<f64>(0, 0).options(), Ok((Lower, N)));
+		assert_eq!(update::<f32>(1, 1).options(), Ok((Upper, T)));
+		assert_eq!(update::<EmugemmComplex64>(1, 2).options(), Ok((Upper, C)));
+		// forwarded: cuBLAS's HERK refuses trans = T; a SYRK's trans = C, the fill mode FULL,
+		// CUBLAS_OP_CONJG
+		assert!(update::<EmugemmComplex32>(0, 1).options().is_err());
+		assert!(update::<f64>(1, 2).options().is_err());
+		assert!(update::<f64>(2, 0).options().is_err());
+		assert!(update::<f64>(0, 3).options().is_err());
+	}
+
+	#[test]
+	fn a_rank_k_update_is_logged_as_its_product() {
+		assert_eq!(update::<f64>(0, 0).shape(), (300, 300, 280));
+		assert_eq!(update::<f64>(0, 0).ops(), (0, 1));
+		assert_eq!(update::<EmugemmComplex64>(1, 0).ops(), (0, 2));
+		assert_eq!(update::<EmugemmComplex64>(1, 2).ops(), (2, 0));
+		assert_eq!(update::<f32>(1, 1).uplo(), Some(1));
 	}
 }

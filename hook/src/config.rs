@@ -30,6 +30,13 @@ pub(crate) enum Kind {
 	C = 3,
 }
 
+impl Kind {
+	/// whether the type is complex: its rank-k update is cuBLAS's HERK, a real type's its SYRK
+	pub(crate) fn complex(self) -> bool {
+		matches!(self, Kind::Z | Kind::C)
+	}
+}
+
 impl Config {
 	/// the configuration the environment gives; a value that cannot be read is reported on
 	/// standard error once and leaves that type's calls native

@@ -1,7 +1,8 @@
-//! the exported cuBLAS symbols: the S/D/C/Z GEMMs (`_v2` and `_64`) and `cublasGemmEx` (and
-//! `_64`), each with cuBLAS's own signature, emulated or forwarded by [`crate::call::gemm`]
+//! the exported cuBLAS symbols: the S/D/C/Z GEMMs (`_v2` and `_64`), `cublasGemmEx` (and `_64`),
+//! and the rank-k updates `cublas{S,D}syrk` and `cublas{C,Z}herk` (`_v2` and `_64`), each with
+//! cuBLAS's own signature, emulated or forwarded by [`crate::call::intercept`]
 
-use crate::call::{self, Args, Element, gemm};
+use crate::call::{self, Args, Element, RankKArgs, intercept};
 use crate::real::{self, Handle, Status};
 use emugemm_c::{EmugemmComplex32, EmugemmComplex64};
 use std::ffi::c_void;
@@ -70,7 +71,7 @@ macro_rules! gemm_symbol {
 				c: (c, ldc as i64),
 			};
 			// SAFETY: the caller's promise, handed on
-			unsafe { gemm(stringify!($name), handle, args, forward) }
+			unsafe { intercept(stringify!($name), handle, args, forward) }
 		}
 	};
 }
@@ -95,6 +96,65 @@ gemm_symbol!(cublasSgemm_v2_64, f32, i64);
 gemm_symbol!(cublasDgemm_v2_64, f64, i64);
 gemm_symbol!(cublasCgemm_v2_64, EmugemmComplex32, i64);
 gemm_symbol!(cublasZgemm_v2_64, EmugemmComplex64, i64);
+
+/// defines the exported `$name`, cuBLAS's rank-k update of `$t` (SYRK of a real type, HERK of a
+/// complex one; `alpha` and `beta` of type `$real`) with dimensions of type `$int`
+macro_rules! rank_k_symbol {
+	($name:ident, $t:ty, $real:ty, $int:ty) => {
+		#[doc = concat!("cuBLAS's `", stringify!($name), "`: emulated by emugemm or forwarded to the real library")]
+		///
+		/// # Safety
+		/// as cuBLAS's own function
+		///
+		/// # example
+		/// ```no_run
+		/// // LD_PRELOAD=libemugemm_cublas.so makes every caller of this symbol call this function
+		#[doc = concat!("let _ = emugemm_cublas::", stringify!($name), ";")]
+		/// ```
+		#[unsafe(no_mangle)]
+		#[allow(clippy::too_many_arguments)] // cuBLAS's own argument list
+		pub unsafe extern "C" fn $name(
+			handle: Handle,
+			uplo: i32,
+			trans: i32,
+			n: $int,
+			k: $int,
+			alpha: *const $real,
+			a: *const $t,
+			lda: $int,
+			beta: *const $real,
+			c: *mut $t,
+			ldc: $int,
+		) -> Status {
+			type Real =
+				unsafe extern "C" fn(Handle, i32, i32, $int, $int, *const $real, *const $t, $int, *const $real, *mut $t, $int) -> Status;
+			let forward = || {
+				// SAFETY: cuBLAS's signature of this symbol, called with the caller's own arguments
+				unsafe { real::function::<Real>(concat_cstr!($name)).map(|f| f(handle, uplo, trans, n, k, alpha, a, lda, beta, c, ldc)) }
+			};
+			let args = RankKArgs::<$t> {
+				uplo,
+				trans,
+				shape: (n as i64, k as i64),
+				alpha,
+				a: (a, lda as i64),
+				beta,
+				c: (c, ldc as i64),
+			};
+			// SAFETY: the caller's promise, handed on
+			unsafe { intercept(stringify!($name), handle, args, forward) }
+		}
+	};
+}
+
+rank_k_symbol!(cublasSsyrk_v2, f32, f32, i32);
+rank_k_symbol!(cublasDsyrk_v2, f64, f64, i32);
+rank_k_symbol!(cublasCherk_v2, EmugemmComplex32, f32, i32);
+rank_k_symbol!(cublasZherk_v2, EmugemmComplex64, f64, i32);
+rank_k_symbol!(cublasSsyrk_v2_64, f32, f32, i64);
+rank_k_symbol!(cublasDsyrk_v2_64, f64, f64, i64);
+rank_k_symbol!(cublasCherk_v2_64, EmugemmComplex32, f32, i64);
+rank_k_symbol!(cublasZherk_v2_64, EmugemmComplex64, f64, i64);
 
 /// `cudaDataType` values: real and complex, 32F and 64F
 const R_32F: i32 = 0;
@@ -151,7 +211,7 @@ unsafe fn gemm_ex<I: Into<i64> + Copy>(
 			c: (c.cast::<T>(), ldc.into()),
 		};
 		// SAFETY: the caller's promise, handed on
-		unsafe { gemm(routine, handle, args, forward) }
+		unsafe { intercept(routine, handle, args, forward) }
 	}
 	let same = at == bt && bt == ct;
 	// SAFETY: the caller's promise, handed on with the element type its data types name

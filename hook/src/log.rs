@@ -11,8 +11,13 @@ pub(crate) struct Entry {
 	pub routine: &'static str,
 	/// the element type, where the call's types are one the interposer emulates
 	pub kind: Option<Kind>,
+	/// `m`, `n`, `k` of the product (`n`, `n`, `k` for a rank-k update)
 	pub shape: (i64, i64, i64),
+	/// the ops of the product's operands (for a rank-k update, `trans` and the op that makes the
+	/// adjoint of `op(A)` of `A`)
 	pub ops: (i32, i32),
+	/// the fill mode of a rank-k update
+	pub uplo: Option<i32>,
 	/// "forwarded" (to the real cuBLAS, unchanged), "emugemm" (run by the C ABI: the report says
 	/// whether its plan emulated or computed natively) or "failed"
 	pub action: &'static str,
@@ -66,6 +71,9 @@ struct Line<'a> {
 	k: i64,
 	transa: &'static str,
 	transb: &'static str,
+	/// "L" or "U" for a rank-k update, absent for a GEMM
+	#[serde(skip_serializing_if = "Option::is_none")]
+	uplo: Option<&'static str>,
 	action: &'a str,
 	precision: &'a str,
 	#[serde(flatten)]
@@ -102,6 +110,11 @@ fn json(e: &Entry) -> String {
 		k: e.shape.2,
 		transa: op(e.ops.0),
 		transb: op(e.ops.1),
+		uplo: e.uplo.map(|u| match u {
+			0 => "L",
+			1 => "U",
+			_ => "?",
+		}),
 		action: e.action,
 		precision: &e.precision,
 		plan,
@@ -123,6 +136,7 @@ mod tests {
 			kind: Some(Kind::D),
 			shape: (8, 9, 10),
 			ops: (0, 2),
+			uplo: None,
 			action: "forwarded",
 			precision: "f64".into(),
 			report: None,
@@ -138,5 +152,28 @@ mod tests {
 		let parsed: serde_json::Value = serde_json::from_str(&line).expect("valid JSON");
 		assert_eq!(parsed["reason"], "a \"quoted\"\nreason\\");
 		assert_eq!(parsed["us"], 12.3);
+	}
+
+	#[test]
+	fn a_rank_k_line_names_its_triangle() {
+		let entry = Entry {
+			routine: "cublasZherk_v2_64",
+			kind: Some(Kind::Z),
+			shape: (300, 300, 280),
+			ops: (2, 0),
+			uplo: Some(1),
+			action: "forwarded",
+			precision: "f64".into(),
+			report: None,
+			reason: "below EMUGEMM_HOOK_MIN".into(),
+			micros: 1.0,
+		};
+		let line = json(&entry);
+		assert!(
+			line.starts_with(
+				r#"{"routine":"cublasZherk_v2_64","type":"Z","m":300,"n":300,"k":280,"transa":"C","transb":"N","uplo":"U","action":"forwarded""#
+			),
+			"{line}"
+		);
 	}
 }

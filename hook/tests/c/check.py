@@ -3,7 +3,8 @@
   off       under the interposer with every type off: every call forwarded;
   default   under the interposer as it ships (D/Z at F64, S/C at F32, threshold 256);
   forced    under the interposer with explicit schemes for every type and a threshold of 1, so
-            that every product of the program that has no empty dimension is emulated.
+            that every product and rank-k update of the program that has no empty dimension is
+            emulated.
 Each run must pass its own checks (accuracy, padding, quick returns, bits equal to the C ABI's).
 Across runs: every hash of the off run equals the unhooked run's (forwarding is bit for bit
 cuBLAS); in the default run, so do the products the interposer forwards (during stream capture,
@@ -47,7 +48,8 @@ base = hashes["unhooked"]
 differ = [k for k in base if hashes["off"].get(k) != base[k]]
 print(f"off against unhooked: {len(base) - len(differ)} of {len(base)} hashes equal")
 problems += [f"forwarded bits differ: {k}" for k in differ]
-forwarded = [k for k in base if "captured" in k or "40x30x20" in k or "m=0" in k or "n=0" in k or "k=0" in k]
+below = ("40x30x20", "40x40x20")  # the GEMMs' and the rank-k updates' shapes below the threshold
+forwarded = [k for k in base if "captured" in k or any(s in k for s in below) or "m=0" in k or "n=0" in k or "k=0" in k]
 differ = [k for k in forwarded if hashes["default"].get(k) != base[k]]
 print(f"default against unhooked, the {len(forwarded)} forwarded products: {len(forwarded) - len(differ)} equal")
 problems += [f"forwarded (default) bits differ: {k}" for k in differ]
@@ -60,6 +62,7 @@ for name in ("default", "forced"):
         problems.append(f"{name}: nothing was compared with the C ABI (is the interposer loaded?)")
 
 entries = {f"cublas{t}gemm_v2{s}" for t in "SDCZ" for s in ("", "_64")} | {f"cublasGemmEx{s}:{t}" for t in "SDCZ" for s in ("", "_64")}
+entries |= {f"cublas{t}{r}_v2{s}" for t, r in (("S", "syrk"), ("D", "syrk"), ("C", "herk"), ("Z", "herk")) for s in ("", "_64")}
 for name in ("off", "default", "forced"):
     actions = collections.Counter()
     reasons = collections.Counter()

@@ -4,17 +4,21 @@
  * It calls every entry point the interposer intercepts (cublas{S,D,C,Z}gemm_v2 and _v2_64,
  * cublasGemmEx and _64 with the four matching type combinations), each with all nine op pairs
  * (N, T, C), leading dimensions above the rows, alpha and beta in host and in device memory,
- * beta = 0 over a NaN C and beta != 0, on the default stream and on a stream of its own; then,
- * per entry point, alpha = 0 over NaN operands and m, n, k = 0; then two threads with a handle and
- * a stream each, products during stream capture, and products below the interposer's size
- * threshold. Each result is checked against a long double product on the host (a sample of its
- * entries) and its padding rows against being written.
+ * beta = 0 over a NaN C and beta != 0, on the default stream and on a stream of its own; and
+ * every rank-k update it intercepts (cublas{S,D}syrk_v2, cublas{C,Z}herk_v2 and _v2_64) with
+ * both triangles and A as stored and (conjugate-)transposed, in the same turns; then, per entry
+ * point, alpha = 0 over NaN operands and m, n, k = 0 (and a HERK's trans = T, which cuBLAS
+ * refuses); then two threads with a handle and a stream each, products during stream capture, and
+ * products below the interposer's size threshold. Each result is checked against a long double
+ * product on the host (a sample of its entries), its padding rows and a rank-k update's other
+ * triangle against being written, and a HERK's diagonal against an imaginary part.
  *
  * Each result's bits are printed as a hash ("hash <case> <fnv>"), so that a run with every call
  * forwarded can be compared with the unhooked run. Under the interposer, each product of a type
  * it emulates is computed again through the C ABI (`emugemm_?gemm`, found in the preloaded
  * library) at the precision the interposer's environment gives that type, on the same operands
- * and a fresh C, and must match it bit for bit ("abi <case> <plan> equal").
+ * and a fresh C, and must match it bit for bit ("abi <case> <plan> equal"); a rank-k update, through
+ * `emugemm_{s,d}syrk` or `emugemm_{c,z}herk`.
  * Build: gcc -O2 hooked.c -I$CUDA/include -L$CUDA/lib64 -lcublas -lcudart -lpthread -lm -ldl */
 #define _GNU_SOURCE
 #include <complex.h>
@@ -70,15 +74,30 @@ static const struct kind kinds[4] = {
 static size_t parts(const struct kind *t) { return t->is_complex ? 2 : 1; }
 static size_t bytes_of(const struct kind *t, size_t elements) { return elements * parts(t) * (t->dbl ? 8 : 4); }
 
-/* the entry points, in the order they are named */
+/* the entry points, in the order they are named; a rank-k update's are V2 and V2_64 */
 enum { V2, V2_64, EX, EX_64, ENTRIES };
-static void entry_name(char *out, size_t size, const struct kind *t, int entry) {
+
+/* one call: a product, or a rank-k update (op(A) n x k, m = n, opb unused) */
+struct gemm {
+	int type, entry, opa, opb;
+	long m, n, k;
+	int device_scalars, beta_zero;
+	int captured; /* called during a stream capture, and run as a graph */
+	char update;  /* 0: a GEMM; 'L' or 'U': a rank-k update of that triangle of C */
+};
+
+static void entry_name(char *out, size_t size, const struct gemm *g) {
 	static const char *ex[2] = {"GemmEx", "GemmEx_64"};
-	if (entry >= EX)
-		snprintf(out, size, "%s(%s)", ex[entry - EX], t->name);
+	const struct kind *t = &kinds[g->type];
+	const char *routine = !g->update ? "gemm" : t->is_complex ? "herk" : "syrk";
+	if (g->entry >= EX)
+		snprintf(out, size, "%s(%s)", ex[g->entry - EX], t->name);
 	else
-		snprintf(out, size, "%sgemm_v2%s", t->name, entry == V2_64 ? "_64" : "");
+		snprintf(out, size, "%s%s_v2%s", t->name, routine, g->entry == V2_64 ? "_64" : "");
 }
+
+/* whether g computes C's entry (i, j): every one of a GEMM's, a rank-k update's triangle */
+static int named(const struct gemm *g, long i, long j) { return !g->update || (g->update == 'L' ? i >= j : i <= j); }
 
 /* a deterministic value, spread over 2^-4 .. 2^4 so that the plan is not trivial */
 static double value(long i, int seed) {
@@ -192,13 +211,60 @@ static cublasStatus_t call(cublasHandle_t h, const struct kind *t, int entry, in
 	}
 }
 
-/* the C ABI's function for t, where the interposer (which exports it) is preloaded */
-static emugemm_status abi_call(const struct kind *t, int opa, int opb, long m, long n, long k, const struct operands *o,
-                               emugemm_pointer_mode mode, void *stream, emugemm_precision p) {
+/* the cuBLAS rank-k update `entry` (V2 or V2_64) of type t: SYRK of a real type, HERK of a
+ * complex one */
+static cublasStatus_t rank_k_call(cublasHandle_t h, const struct kind *t, int entry, char update, int op, long n, long k,
+                                  const struct operands *o) {
+	cublasFillMode_t uplo = update == 'U' ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
+	cublasOperation_t trans = cublas_ops[op];
+	int lda = (int)o->lda, ldc = (int)o->ldc;
+	if (entry == V2) {
+		switch (t - kinds) {
+		case TS:
+			return cublasSsyrk_v2(h, uplo, trans, (int)n, (int)k, o->alpha, o->a, lda, o->beta, o->c, ldc);
+		case TD:
+			return cublasDsyrk_v2(h, uplo, trans, (int)n, (int)k, o->alpha, o->a, lda, o->beta, o->c, ldc);
+		case TC:
+			return cublasCherk_v2(h, uplo, trans, (int)n, (int)k, o->alpha, o->a, lda, o->beta, o->c, ldc);
+		default:
+			return cublasZherk_v2(h, uplo, trans, (int)n, (int)k, o->alpha, o->a, lda, o->beta, o->c, ldc);
+		}
+	}
+	switch (t - kinds) {
+	case TS:
+		return cublasSsyrk_v2_64(h, uplo, trans, n, k, o->alpha, o->a, o->lda, o->beta, o->c, o->ldc);
+	case TD:
+		return cublasDsyrk_v2_64(h, uplo, trans, n, k, o->alpha, o->a, o->lda, o->beta, o->c, o->ldc);
+	case TC:
+		return cublasCherk_v2_64(h, uplo, trans, n, k, o->alpha, o->a, o->lda, o->beta, o->c, o->ldc);
+	default:
+		return cublasZherk_v2_64(h, uplo, trans, n, k, o->alpha, o->a, o->lda, o->beta, o->c, o->ldc);
+	}
+}
+
+/* the cuBLAS call g */
+static cublasStatus_t dispatch(cublasHandle_t h, const struct gemm *g, const struct operands *o) {
+	const struct kind *t = &kinds[g->type];
+	if (g->update) return rank_k_call(h, t, g->entry, g->update, g->opa, g->n, g->k, o);
+	return call(h, t, g->entry, g->opa, g->opb, g->m, g->n, g->k, o);
+}
+
+/* the C ABI's function for g's type and routine, where the interposer (which exports it) is
+ * preloaded */
+static emugemm_status abi_call(const struct gemm *g, const struct operands *o, emugemm_pointer_mode mode, void *stream,
+                               emugemm_precision p) {
 	static const char *names[4] = {"emugemm_sgemm", "emugemm_dgemm", "emugemm_cgemm", "emugemm_zgemm"};
+	static const char *updates[4] = {"emugemm_ssyrk", "emugemm_dsyrk", "emugemm_cherk", "emugemm_zherk"};
+	if (g->update) {
+		/* the four functions differ only in their pointee types: one signature serves */
+		__typeof__(emugemm_dsyrk) *f = (__typeof__(emugemm_dsyrk) *)dlsym(RTLD_DEFAULT, updates[g->type]);
+		emugemm_fill_mode uplo = g->update == 'U' ? EMUGEMM_FILL_MODE_UPPER : EMUGEMM_FILL_MODE_LOWER;
+		return f(uplo, abi_ops[g->opa], g->n, g->k, o->alpha, o->a, o->lda, o->beta, o->c, o->ldc, mode, stream, p);
+	}
 	/* the four functions differ only in their pointee types: one signature serves */
-	__typeof__(emugemm_dgemm) *f = (__typeof__(emugemm_dgemm) *)dlsym(RTLD_DEFAULT, names[t - kinds]);
-	return f(abi_ops[opa], abi_ops[opb], m, n, k, o->alpha, o->a, o->lda, o->b, o->ldb, o->beta, o->c, o->ldc, mode, stream, p);
+	__typeof__(emugemm_dgemm) *f = (__typeof__(emugemm_dgemm) *)dlsym(RTLD_DEFAULT, names[g->type]);
+	return f(abi_ops[g->opa], abi_ops[g->opb], g->m, g->n, g->k, o->alpha, o->a, o->lda, o->b, o->ldb, o->beta, o->c, o->ldc, mode, stream,
+	         p);
 }
 
 static int preloaded(void) { return dlsym(RTLD_DEFAULT, "emugemm_dgemm") != 0; }
@@ -241,41 +307,45 @@ static long min_size(void) {
 
 /* ---- one product ---- */
 
-struct gemm {
-	int type, entry, opa, opb;
-	long m, n, k;
-	int device_scalars, beta_zero;
-	int captured; /* called during a stream capture, and run as a graph */
-};
-
-/* alpha and beta of t, as `values` holds them */
-static void scalars(const struct kind *t, int beta_zero, double alpha[2], double beta[2]) {
-	alpha[0] = 0.75, alpha[1] = t->is_complex ? -1.25 : 0;
-	beta[0] = beta_zero ? 0 : -0.5, beta[1] = t->is_complex && !beta_zero ? 0.25 : 0;
+/* alpha and beta of g, as `values` holds them (real for a rank-k update) */
+static void scalars(const struct kind *t, const struct gemm *g, double alpha[2], double beta[2]) {
+	int complex_scalars = t->is_complex && !g->update;
+	alpha[0] = 0.75, alpha[1] = complex_scalars ? -1.25 : 0;
+	beta[0] = g->beta_zero ? 0 : -0.5, beta[1] = complex_scalars && !g->beta_zero ? 0.25 : 0;
 }
 
-/* C against alpha op(A) op(B) + beta C0 in long double, on every seventh entry, to 2^-bits of the
- * magnitudes; and the padding rows untouched (equal to C0's) */
+/* op(B)[h][j] of g: B's, or for a rank-k update op(A)'s adjoint's */
+static long double complex rhs_at(const struct kind *t, const struct gemm *g, const double *a, long lda, const double *b, long ldb, long h,
+                                  long j) {
+	return g->update ? conjl(op_at(t, a, lda, g->opa, j, h)) : op_at(t, b, ldb, g->opb, h, j);
+}
+
+/* C against alpha op(A) op(B) + beta C0 in long double, on every seventh entry g computes, to
+ * 2^-bits of the magnitudes (a HERK's diagonal from C0's real part, and real); and every other
+ * entry, the padding rows and a rank-k update's other triangle, untouched (equal to C0's) */
 static int accurate(const struct kind *t, const struct gemm *g, const void *c, const double *c0, const double *a, long lda, const double *b,
                     long ldb, long ldc, const double alpha[2], const double beta[2]) {
 	long double complex al = alpha[0] + I * (long double)alpha[1], be = beta[0] + I * (long double)beta[1];
 	for (long j = 0; j < g->n; j++) {
 		for (long i = (j * 3) % 7; i < g->m; i += 7) {
+			if (!named(g, i, j)) continue;
 			long double complex s = 0;
 			long double mag = 0;
 			for (long h = 0; h < g->k; h++) {
-				long double complex p = op_at(t, a, lda, g->opa, i, h) * op_at(t, b, ldb, g->opb, h, j);
+				long double complex p = op_at(t, a, lda, g->opa, i, h) * rhs_at(t, g, a, lda, b, ldb, h, j);
 				s += p;
 				mag += cabsl(p);
 			}
 			long double complex start = g->beta_zero ? 0 : op_at(t, c0, ldc, 0, i, j);
+			if (g->update && i == j) start = creall(start);
 			long double complex want = al * s + (g->beta_zero ? 0 : be * start);
 			long double scale = cabsl(al) * mag + cabsl(be) * cabsl(start);
 			if (!(cabsl(raw_at(t, c, i + j * ldc) - want) <= ldexpl(scale, -t->bits) + 1e-30L)) return 0;
 		}
-		for (long i = g->m; i < ldc; i++) {
+		if (g->update && j < g->m && cimagl(raw_at(t, c, j + j * ldc)) != 0) return 0;
+		for (long i = 0; i < ldc; i++) {
 			/* by value: a long double's storage holds padding bytes */
-			if (raw_at(t, c, i + j * ldc) != op_at(t, c0, ldc, 0, i, j)) return 0;
+			if ((i >= g->m || !named(g, i, j)) && raw_at(t, c, i + j * ldc) != op_at(t, c0, ldc, 0, i, j)) return 0;
 		}
 	}
 	return 1;
@@ -285,23 +355,27 @@ static int accurate(const struct kind *t, const struct gemm *g, const void *c, c
  * emulates its type */
 static void product(cublasHandle_t h, const struct gemm *g) {
 	const struct kind *t = &kinds[g->type];
+	/* the type of alpha and beta: a rank-k update's are real */
+	const struct kind *st = g->update ? &kinds[t->dbl ? TD : TS] : t;
 	char name[32], what[96];
-	entry_name(name, sizeof name, t, g->entry);
-	snprintf(what, sizeof what, "%s %c%c %ldx%ldx%ld %s beta%s%s", name, "NTC"[g->opa], "NTC"[g->opb], g->m, g->n, g->k,
+	entry_name(name, sizeof name, g);
+	/* a rank-k update: its triangle and op(A) */
+	char first = g->update ? g->update : "NTC"[g->opa], second = "NTC"[g->update ? g->opa : g->opb];
+	snprintf(what, sizeof what, "%s %c%c %ldx%ldx%ld %s beta%s%s", name, first, second, g->m, g->n, g->k,
 	         g->device_scalars ? "device" : "host", g->beta_zero ? "=0" : "!=0", g->captured ? " captured" : "");
-	long ra = g->opa ? g->k : g->m, ca = g->opa ? g->m : g->k, rb = g->opb ? g->n : g->k, cb = g->opb ? g->k : g->n;
+	long ra = g->opa ? g->k : g->m, ca = g->opa ? g->m : g->k, rb = g->opb ? g->n : g->k, cb = g->update ? 0 : g->opb ? g->k : g->n;
 	long lda = ra + 3, ldb = rb + 1, ldc = g->m + 2;
 	double *a = values(t, lda * ca, 1 + g->type), *b = values(t, ldb * cb, 5 + g->type), *c0 = values(t, ldc * g->n, 9 + g->type);
 	for (long j = 0; j < g->n; j++)
 		for (long i = 0; i < g->m && g->beta_zero; i++)
-			for (size_t p = 0; p < parts(t); p++) c0[(i + j * ldc) * parts(t) + p] = NAN;
+			for (size_t p = 0; p < parts(t) && named(g, i, j); p++) c0[(i + j * ldc) * parts(t) + p] = NAN;
 	double alpha[2], beta[2], both[4];
-	scalars(t, g->beta_zero, alpha, beta);
+	scalars(t, g, alpha, beta);
 	both[0] = alpha[0], both[1] = alpha[1];
-	both[parts(t)] = beta[0], both[parts(t) + 1] = beta[1];
-	void *host_scalars = packed(t, both, 2);
-	void *da = device(t, a, lda * ca), *db = device(t, b, ldb * cb), *dc = device(t, c0, ldc * g->n), *ds = device(t, both, 2);
-	size_t one = bytes_of(t, 1);
+	both[parts(st)] = beta[0], both[parts(st) + 1] = beta[1];
+	void *host_scalars = packed(st, both, 2);
+	void *da = device(t, a, lda * ca), *db = device(t, b, ldb * cb), *dc = device(t, c0, ldc * g->n), *ds = device(st, both, 2);
+	size_t one = bytes_of(st, 1);
 	struct operands o = {host_scalars, da, db, (char *)host_scalars + one, dc, lda, ldb, ldc};
 	if (g->device_scalars) o.alpha = ds, o.beta = (char *)ds + one;
 	cudaStream_t stream;
@@ -311,14 +385,14 @@ static void product(cublasHandle_t h, const struct gemm *g) {
 		cudaGraph_t graph;
 		cudaGraphExec_t exec;
 		CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-		expect(call(h, t, g->entry, g->opa, g->opb, g->m, g->n, g->k, &o) == CUBLAS_STATUS_SUCCESS, what);
+		expect(dispatch(h, g, &o) == CUBLAS_STATUS_SUCCESS, what);
 		CHECK(cudaStreamEndCapture(stream, &graph));
 		CHECK(cudaGraphInstantiate(&exec, graph, 0));
 		CHECK(cudaGraphLaunch(exec, stream));
 		CHECK(cudaStreamSynchronize(stream));
 		cudaGraphExecDestroy(exec), cudaGraphDestroy(graph);
 	} else {
-		expect(call(h, t, g->entry, g->opa, g->opb, g->m, g->n, g->k, &o) == CUBLAS_STATUS_SUCCESS, what);
+		expect(dispatch(h, g, &o) == CUBLAS_STATUS_SUCCESS, what);
 	}
 	CHECK(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST));
 	CHECK(cudaStreamSynchronize(stream));
@@ -337,7 +411,7 @@ static void product(cublasHandle_t h, const struct gemm *g) {
 		void *fresh = packed(t, c0, ldc * g->n);
 		CHECK(cudaMemcpy(dc, fresh, cbytes, cudaMemcpyHostToDevice));
 		emugemm_pointer_mode mode = g->device_scalars ? EMUGEMM_POINTER_MODE_DEVICE : EMUGEMM_POINTER_MODE_HOST;
-		expect(abi_call(t, g->opa, g->opb, g->m, g->n, g->k, &o, mode, stream, precision) == EMUGEMM_STATUS_SUCCESS, what);
+		expect(abi_call(g, &o, mode, stream, precision) == EMUGEMM_STATUS_SUCCESS, what);
 		emugemm_report r;
 		last_report(&r);
 		CHECK(cudaStreamSynchronize(stream));
@@ -355,12 +429,15 @@ static void product(cublasHandle_t h, const struct gemm *g) {
 
 /* ---- quick returns ---- */
 
-/* entry point `entry` of type t with alpha = 0 over NaN operands (C = beta C, A and B unread), and
- * with m = 0, n = 0 (C untouched) and k = 0 (C = beta C); C starts at 2, beta is 3 */
-static void quick(cublasHandle_t h, int type, int entry) {
+/* entry point `entry` of type t (a GEMM, or a rank-k update of the triangle `update`) with
+ * alpha = 0 over NaN operands (C = beta C, A and B unread), and with m = 0 (a GEMM's), n = 0 (C
+ * untouched) and k = 0 (C = beta C); C starts at 2, beta is 3, and a rank-k update's other
+ * triangle stays 2. A HERK's trans = T is refused by cuBLAS, and forwarded to it */
+static void quick(cublasHandle_t h, int type, int entry, char update) {
 	const struct kind *t = &kinds[type];
 	char name[32], what[96];
-	entry_name(name, sizeof name, t, entry);
+	struct gemm g = {type, entry, 0, 0, 0, 0, 0, 0, 0, 0, update};
+	entry_name(name, sizeof name, &g);
 	long n = 272;
 	size_t elements = n * n;
 	double *x = values(t, elements, 0), *c0 = values(t, elements, 0), three[4] = {0}, zero[2] = {0};
@@ -379,15 +456,27 @@ static void quick(cublasHandle_t h, int type, int entry) {
 	             {"n=0", 272, 0, 272, 0, 6},
 	             {"k=0", 272, 272, 0, 0, 18}};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		/* a rank-k update has no m of its own */
+		if (update && !cases[i].m) continue;
 		struct operands o = {cases[i].alpha_zero ? alpha0 : alpha1, dx, dx, beta, dc, n, n, n};
-		snprintf(what, sizeof what, "%s %s", name, cases[i].what);
-		expect(call(h, t, entry, 0, 0, cases[i].m, cases[i].n, cases[i].k, &o) == CUBLAS_STATUS_SUCCESS, what);
+		g.m = update ? cases[i].n : cases[i].m, g.n = cases[i].n, g.k = cases[i].k;
+		snprintf(what, sizeof what, "%s %s", name, update && cases[i].alpha_zero ? "alpha=0 over NaN A" : cases[i].what);
+		expect(dispatch(h, &g, &o) == CUBLAS_STATUS_SUCCESS, what);
 		CHECK(cudaDeviceSynchronize());
 		CHECK(cudaMemcpy(got, dc, bytes_of(t, elements), cudaMemcpyDeviceToHost));
 		int ok = 1;
-		for (size_t e = 0; e < elements; e++) ok &= raw_at(t, got, (long)e) == (long double complex)cases[i].expected;
+		for (size_t e = 0; e < elements; e++) {
+			long double expected = named(&g, (long)e % n, (long)e / n) ? cases[i].expected : 2;
+			ok &= raw_at(t, got, (long)e) == (long double complex)expected;
+		}
 		printf("hash %s %016llx\n", what, (unsigned long long)fnv(got, bytes_of(t, elements)));
 		expect(ok, what);
+	}
+	if (update && t->is_complex) {
+		struct operands o = {alpha1, dx, dx, beta, dc, n, n, n};
+		g.opa = 1, g.m = g.n = g.k = n;
+		snprintf(what, sizeof what, "%s trans=T refused", name);
+		expect(dispatch(h, &g, &o) == CUBLAS_STATUS_INVALID_VALUE, what);
 	}
 	cudaFree(dx), cudaFree(dc);
 	free(x), free(c0), free(beta), free(alpha0), free(alpha1), free(got);
@@ -404,8 +493,10 @@ static void *threaded(void *seed) {
 	CHECK(cublasSetStream(h, s));
 	long offset = (long)(intptr_t)seed;
 	for (int type = TS; type <= TZ; type++) {
-		struct gemm g = {type, V2, 0, type == TZ ? 2 : 1, 290 + offset, 280, 300 - offset, 1, type & 1, 0};
+		struct gemm g = {type, V2, 0, type == TZ ? 2 : 1, 290 + offset, 280, 300 - offset, 1, type & 1, 0, 0};
 		product(h, &g);
+		struct gemm r = {type, V2_64, type >= TC ? 2 : 0, 0, 280 + offset, 280 + offset, 290, 1, type & 1, 0, "LU"[type & 1]};
+		product(h, &r);
 	}
 	cublasDestroy(h);
 	cudaStreamDestroy(s);
@@ -423,23 +514,44 @@ int main(void) {
 		for (int entry = V2; entry < ENTRIES; entry++)
 			for (int opa = 0; opa < 3; opa++)
 				for (int opb = 0; opb < 3; opb++, index++) {
-					struct gemm g = {type, entry, opa, opb, 300 - index % 5, 270 + index % 3, 260 + index % 7, index & 1, (index >> 1) & 1, 0};
+					long m = 300 - index % 5, n = 270 + index % 3, k = 260 + index % 7;
+					struct gemm g = {type, entry, opa, opb, m, n, k, index & 1, (index >> 1) & 1, 0, 0};
 					CHECK(cublasSetStream(h, (index >> 2) & 1 ? own : 0));
 					product(h, &g);
 				}
-	CHECK(cublasSetStream(h, 0));
+	/* every rank-k entry point, both triangles, A as stored and (conjugate-)transposed; the
+	 * pointer mode, beta and the stream in turn */
+	int updates = 0;
 	for (int type = TS; type <= TZ; type++)
-		for (int entry = V2; entry < ENTRIES; entry++) quick(h, type, entry);
+		for (int entry = V2; entry <= V2_64; entry++)
+			for (int upper = 0; upper < 2; upper++)
+				for (int trans = 0; trans < 2; trans++, updates++) {
+					int u = updates, op = trans ? (kinds[type].is_complex ? 2 : 1) : 0;
+					long n = 270 + u % 5;
+					struct gemm g = {type, entry, op, 0, n, n, 260 + u % 7, (u ^ u >> 1) & 1, (u >> 1 ^ u >> 2) & 1, 0, "LU"[upper]};
+					CHECK(cublasSetStream(h, (u ^ u >> 2) & 1 ? own : 0));
+					product(h, &g);
+				}
+	CHECK(cublasSetStream(h, 0));
+	for (int type = TS; type <= TZ; type++) {
+		for (int entry = V2; entry < ENTRIES; entry++) quick(h, type, entry, 0);
+		for (int entry = V2; entry <= V2_64; entry++) quick(h, type, entry, "LU"[entry]);
+	}
 	/* below the default size threshold: forwarded there */
 	for (int type = TS; type <= TZ; type++) {
-		struct gemm g = {type, type & 1 ? V2_64 : EX, 0, type >= TC ? 2 : 1, 40, 30, 20, 0, 1, 0};
+		struct gemm g = {type, type & 1 ? V2_64 : EX, 0, type >= TC ? 2 : 1, 40, 30, 20, 0, 1, 0, 0};
 		product(h, &g);
+		struct gemm r = {type, type & 1 ? V2 : V2_64, type >= TC ? 2 : 1, 0, 40, 40, 20, 1, 1, 0, "LU"[type & 1]};
+		product(h, &r);
 	}
 	/* during a stream capture: forwarded, and right once the graph runs */
 	CHECK(cublasSetStream(h, own));
 	for (int type = TS; type <= TZ; type++) {
-		struct gemm g = {type, type & 1 ? V2 : EX_64, 1, 0, 288, 288, 288, type & 1, 1, 1};
+		struct gemm g = {type, type & 1 ? V2 : EX_64, 1, 0, 288, 288, 288, type & 1, 1, 1, 0};
 		product(h, &g);
+		int op = type & 1 ? (type >= TC ? 2 : 1) : 0;
+		struct gemm r = {type, type & 1 ? V2_64 : V2, op, 0, 288, 288, 280, type & 1, 1, 1, "UL"[type & 1]};
+		product(h, &r);
 	}
 	/* two threads, a handle and a stream each */
 	pthread_t threads[2];
@@ -447,6 +559,7 @@ int main(void) {
 	for (int i = 0; i < 2; i++) pthread_join(threads[i], 0);
 	cublasDestroy(h);
 	cudaStreamDestroy(own);
-	printf("%s: %d failures, %d products of every entry point and op pair\n", failures ? "FAILED" : "ok", failures, index);
+	printf("%s: %d failures, %d products of every entry point and op pair, %d rank-k updates of every entry point, triangle and op\n",
+	       failures ? "FAILED" : "ok", failures, index, updates);
 	return failures != 0;
 }
