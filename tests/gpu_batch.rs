@@ -143,6 +143,9 @@ fn batches_equal_single_calls() {
 	cases.push(((5, 3, 0), false, f64_target));
 	cases.push(((700, 300, 500), false, f64_target));
 	equals_single_calls::<f64>(&cases, 1.5);
+	// one shape at one stride: cuBLAS's strided batch
+	let strided: Vec<Case> = (0..30).map(|_| ((128, 128, 128), false, f64_target)).collect();
+	equals_single_calls::<f64>(&strided, 1.5);
 	// explicit plans are emulated at every size
 	let explicit: Vec<Case> = (0..6)
 		.map(|i| ((100 + 10 * i, 90, 80), i % 2 == 1, Precision::SchemeII { moduli: 12 }))

@@ -9,7 +9,7 @@ use crate::gpu::kernels::layout::scale;
 use crate::gpu::orchestration::borrowed::{ViewRequest, joined, on_caller, view_product};
 use crate::gpu::orchestration::engine::named;
 use crate::gpu::product::job::Outcome;
-use crate::gpu::runtime::blas::{NativeMath, native_gemm_batched};
+use crate::gpu::runtime::blas::{BatchAddresses, NativeMath, native_gemm_batched};
 use crate::gpu::runtime::context::gpu_on;
 use crate::gpu::runtime::launch::{ptr, to_device};
 use crate::policy::{PolicyInput, native_arithmetic};
@@ -26,19 +26,25 @@ pub(crate) fn view_batch<T: Scalar>(
 ) -> Result<Vec<Report>, Error> {
 	let mut reports: Vec<Option<Report>> = vec![None; products.len()];
 	let mut groups: Vec<Vec<usize>> = Vec::new();
+	let Some((_, first)) = products.first() else {
+		return Ok(Vec::new());
+	};
+	// the products of one call share the context's settings and the caller's stream
+	let (ordinal, settings) = on_caller(first.settings, caller)?;
 	for (i, (dst, request)) in products.iter().enumerate() {
-		let (_, settings) = on_caller(request.settings, caller)?;
 		if !runs_natively_unread(dst, request, &settings) {
 			continue;
 		}
-		match groups.iter_mut().find(|g| same_launch(&products[g[0]], &products[i])) {
+		// a destination met twice runs on its own: its products' order matters
+		let joins = |g: &&mut Vec<usize>| same_launch(&products[g[0]], &products[i]) && g.iter().all(|&j| products[j].0.addr != dst.addr);
+		match groups.iter_mut().find(joins) {
 			Some(group) => group.push(i),
 			None => groups.push(vec![i]),
 		}
 	}
 	for group in &groups {
 		let members: Vec<_> = group.iter().map(|&i| products[i]).collect();
-		for (&i, report) in group.iter().zip(native_group(&members, beta, caller)?) {
+		for (&i, report) in group.iter().zip(native_group(&members, beta, (ordinal, settings), caller)?) {
 			reports[i] = Some(report);
 		}
 	}
@@ -82,11 +88,16 @@ fn same_launch<T: Scalar>((d, r): &(Borrowed<T>, ViewRequest<T>), (e, s): &(Borr
 }
 
 /// one group of [`same_launch`] products that run natively unread: `dst = beta dst` for each
-/// where it adds, then one batched GEMM over the group, on the caller's stream's GPU; the reports
-/// of their single calls
-fn native_group<T: Scalar>(members: &[(Borrowed<T>, ViewRequest<T>)], beta: T, caller: sys::CUstream) -> Result<Vec<Report>, Error> {
+/// where it adds, then one batched GEMM over the group (strided where the group's matrices lie
+/// at one stride from each other), on GPU `ordinal` with `settings`, ordered on the caller's
+/// stream; the reports of their single calls
+fn native_group<T: Scalar>(
+	members: &[(Borrowed<T>, ViewRequest<T>)],
+	beta: T,
+	(ordinal, settings): (usize, Settings),
+	caller: sys::CUstream,
+) -> Result<Vec<Report>, Error> {
 	let (_, first) = members[0];
-	let (ordinal, settings) = on_caller(first.settings, caller)?;
 	let g = gpu_on(ordinal)?;
 	let _code = g.using(&settings);
 	let math = match native_arithmetic(first.precision, T::MANTISSA_BITS) {
@@ -100,23 +111,41 @@ fn native_group<T: Scalar>(members: &[(Borrowed<T>, ViewRequest<T>)], beta: T, c
 				scale(&g, dst, beta)?;
 			}
 		}
-		let a = to_device(&g, &members.iter().map(|(_, r)| r.lhs.addr).collect::<Vec<u64>>())?;
-		let b = to_device(&g, &members.iter().map(|(_, r)| r.rhs.addr).collect::<Vec<u64>>())?;
-		let c = to_device(&g, &members.iter().map(|(d, _)| d.addr).collect::<Vec<u64>>())?;
+		let a: Vec<u64> = members.iter().map(|(_, r)| r.lhs.addr).collect();
+		let b: Vec<u64> = members.iter().map(|(_, r)| r.rhs.addr).collect();
+		let c: Vec<u64> = members.iter().map(|(d, _)| d.addr).collect();
 		let lds = (first.lhs.ld(), first.rhs.ld(), members[0].0.ld());
-		let arrays = (ptr(&g, &a), ptr(&g, &b), ptr(&g, &c));
 		let beta_gemm = T::from_parts(if adds { 1.0 } else { 0.0 }, 0.0);
-		native_gemm_batched(
-			&g.handles,
-			(first.shape, lds),
-			(arrays, members.len()),
-			(first.alpha, beta_gemm),
-			math,
-		)
+		let gemm = |addresses| {
+			native_gemm_batched(
+				&g.handles,
+				(first.shape, lds),
+				(addresses, members.len()),
+				(first.alpha, beta_gemm),
+				math,
+			)
+		};
+		if let (Some(sa), Some(sb), Some(sc)) = (stride::<T>(&a), stride::<T>(&b), stride::<T>(&c)) {
+			return gemm(BatchAddresses::Strided((a[0], b[0], c[0]), (sa, sb, sc)));
+		}
+		let (a, b, c) = (to_device(&g, &a)?, to_device(&g, &b)?, to_device(&g, &c)?);
+		gemm(BatchAddresses::Arrays(ptr(&g, &a), ptr(&g, &b), ptr(&g, &c)))
 	})?;
 	let report = |(_, r): &(Borrowed<T>, ViewRequest<T>)| {
 		let outcome = Outcome::native(r.shape.m, NativeReason::FasterNatively);
 		named(outcome.report::<T>(r.shape, PhaseTimes::default()), settings)
 	};
 	Ok(members.iter().map(report).collect())
+}
+
+/// the stride in elements of `T` from each address to the next, where there is one (a single
+/// address has stride 0)
+fn stride<T>(addresses: &[u64]) -> Option<i64> {
+	let size = size_of::<T>() as i64;
+	let step = match addresses {
+		[first, second, ..] => (*second as i64).wrapping_sub(*first as i64),
+		_ => 0,
+	};
+	let even = addresses.windows(2).all(|w| (w[1] as i64).wrapping_sub(w[0] as i64) == step);
+	(even && step % size == 0).then_some(step / size)
 }

@@ -266,53 +266,89 @@ pub(crate) fn native_gemm<T: Scalar>(
 /// the leading dimensions of a batch's three matrices, `(lda, ldb, ldc)`
 pub(crate) type LeadingDims = (usize, usize, usize);
 
-/// a batch's device arrays of the addresses of its A, B and C matrices, and its length
-pub(crate) type AddressArrays = ((DevPtr<u64>, DevPtr<u64>, DevPtr<u64>), usize);
+/// where a batch's matrices are: device arrays of the addresses of its A, B and C matrices
+/// (cuBLAS's pointer-array batch), or the first matrices' addresses and the element strides from
+/// one product's to the next's (a strided batch)
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum BatchAddresses {
+	Arrays(DevPtr<u64>, DevPtr<u64>, DevPtr<u64>),
+	Strided((u64, u64, u64), (i64, i64, i64)),
+}
 
 /// `C_i = alpha A_i B_i + beta C_i` natively for every product `i < count` of a batch of one
-/// shape and one layout (column-major, leading dimensions `lds`), the matrices' addresses in the
-/// device arrays `arrays` (of A, B and C): one `GemmBatchedEx`, with the arithmetic of
-/// [`native_gemm`]
+/// shape and one layout (column-major, leading dimensions `lds`) at `addresses`: one
+/// `GemmBatchedEx` or `GemmStridedBatchedEx`, with the arithmetic of [`native_gemm`]
 pub(crate) fn native_gemm_batched<T: Scalar>(
 	handles: &Handles,
 	(Shape { m, n, k }, lds): (Shape, LeadingDims),
-	(arrays, count): AddressArrays,
+	(addresses, count): (BatchAddresses, usize),
 	(alpha, beta): (T, T),
 	math: NativeMath,
 ) -> Result<(), Error> {
-	point(Fault::Launch, || "cuBLAS's GemmBatchedEx".into())?;
+	point(Fault::Launch, || "cuBLAS's batched GemmEx".into())?;
 	let (data, compute) = types::<T>(math);
 	let dim = |x: usize| i32::try_from(x).map_err(|_| Error::gpu("dimension too large for cuBLAS"));
+	let (m, n, k, count) = (dim(m)?, dim(n)?, dim(k)?, dim(count)?);
+	let (lda, ldb, ldc) = (dim(lds.0)?, dim(lds.1)?, dim(lds.2)?);
 	// 16-byte aligned host scalars, as in `native_gemm`
 	let (alpha, beta) = (Scalar16(alpha), Scalar16(beta));
-	let (a, b, c) = arrays;
-	// SAFETY: the arrays hold `count` addresses of live device matrices of at least ld x cols
-	// elements each
+	let (alpha, beta): (*const c_void, *const c_void) = ((&alpha.0 as *const T).cast(), (&beta.0 as *const T).cast());
+	let (h, op) = (*handles.blas.handle(), blas::cublasOperation_t::CUBLAS_OP_N);
+	let algo = blas::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT;
+	// SAFETY: the addresses (in the arrays, or at the strides) are those of `count` live device
+	// matrices of at least ld x cols elements each
 	let status = unsafe {
-		blas::cublasGemmBatchedEx(
-			*handles.blas.handle(),
-			blas::cublasOperation_t::CUBLAS_OP_N,
-			blas::cublasOperation_t::CUBLAS_OP_N,
-			dim(m)?,
-			dim(n)?,
-			dim(k)?,
-			(&alpha.0 as *const T).cast(),
-			a.addr() as *const *const c_void,
-			data,
-			dim(lds.0)?,
-			b.addr() as *const *const c_void,
-			data,
-			dim(lds.1)?,
-			(&beta.0 as *const T).cast(),
-			c.addr() as *const *mut c_void,
-			data,
-			dim(lds.2)?,
-			dim(count)?,
-			compute,
-			blas::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
-		)
+		match addresses {
+			BatchAddresses::Arrays(a, b, c) => blas::cublasGemmBatchedEx(
+				h,
+				op,
+				op,
+				m,
+				n,
+				k,
+				alpha,
+				a.addr() as *const *const c_void,
+				data,
+				lda,
+				b.addr() as *const *const c_void,
+				data,
+				ldb,
+				beta,
+				c.addr() as *const *mut c_void,
+				data,
+				ldc,
+				count,
+				compute,
+				algo,
+			),
+			BatchAddresses::Strided((a, b, c), (sa, sb, sc)) => blas::cublasGemmStridedBatchedEx(
+				h,
+				op,
+				op,
+				m,
+				n,
+				k,
+				alpha,
+				a as *const c_void,
+				data,
+				lda,
+				sa,
+				b as *const c_void,
+				data,
+				ldb,
+				sb,
+				beta,
+				c as *mut c_void,
+				data,
+				ldc,
+				sc,
+				count,
+				compute,
+				algo,
+			),
+		}
 	};
-	blas_check(status, "GemmBatchedEx")
+	blas_check(status, "batched GemmEx")
 }
 
 /// a scalar at a 16-byte aligned address, as cuBLAS reads host scalars
