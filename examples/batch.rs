@@ -20,28 +20,16 @@ fn main() {
 }
 
 #[cfg(feature = "cuda")]
+#[path = "common/timing.rs"]
+mod timing;
+
+#[cfg(feature = "cuda")]
 mod bench {
+	use super::timing::median_ms;
 	use cudarc::cublas::{CudaBlas, sys as blas};
-	use cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT;
 	use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr};
 	use emugemm::{DeviceView, DeviceViewMut, Emulator, Precision, Report, Scalar};
 	use std::sync::Arc;
-
-	/// the median device time of `runs` calls of `f` on `stream`, by events around each call
-	fn median_ms(stream: &Arc<CudaStream>, runs: usize, mut f: impl FnMut()) -> f32 {
-		f();
-		let mut times: Vec<f32> = (0..runs)
-			.map(|_| {
-				let start = stream.record_event(Some(CU_EVENT_DEFAULT)).unwrap();
-				f();
-				let end = stream.record_event(Some(CU_EVENT_DEFAULT)).unwrap();
-				end.synchronize().unwrap();
-				start.elapsed_ms(&end).unwrap()
-			})
-			.collect();
-		times.sort_by(f32::total_cmp);
-		times[runs / 2]
-	}
 
 	/// cuBLAS's strided batch of `count` products `C_i = A_i B_i` of `n x n` matrices, packed
 	fn cublas_strided<T: Scalar>(h: blas::cublasHandle_t, (n, count): (usize, usize), (a, b, c): (u64, u64, u64)) {

@@ -19,9 +19,13 @@ fn main() {
 }
 
 #[cfg(feature = "cuda")]
+#[path = "common/timing.rs"]
+mod timing;
+
+#[cfg(feature = "cuda")]
 mod bench {
+	use super::timing::median_ms;
 	use cudarc::cublas::{CudaBlas, sys as blas};
-	use cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT;
 	use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr};
 	use emugemm::{DeviceView, DeviceViewMut, Emulator, Precision, Scalar};
 	use faer::linalg::matmul::triangular::BlockStructure;
@@ -29,22 +33,6 @@ mod bench {
 
 	fn env(name: &str, default: usize) -> usize {
 		std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-	}
-
-	/// the median device time of `runs` calls of `f` on `stream`, by events around each call
-	fn median_ms(stream: &Arc<CudaStream>, runs: usize, mut f: impl FnMut()) -> f32 {
-		f();
-		let mut times: Vec<f32> = (0..runs)
-			.map(|_| {
-				let start = stream.record_event(Some(CU_EVENT_DEFAULT)).unwrap();
-				f();
-				let end = stream.record_event(Some(CU_EVENT_DEFAULT)).unwrap();
-				end.synchronize().unwrap();
-				start.elapsed_ms(&end).unwrap()
-			})
-			.collect();
-		times.sort_by(f32::total_cmp);
-		times[runs / 2]
 	}
 
 	/// an element type's cuBLAS routines: the rank-k update and the GEMM `a aᴴ`, lower triangle

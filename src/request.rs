@@ -23,6 +23,7 @@ pub(crate) enum Routine {
 	RankK(BlockStructure),
 }
 
+#[cfg(feature = "cuda")]
 impl Routine {
 	/// the triangle of the output whose tiles an engine must compute: `None` for every tile
 	pub fn triangle(self) -> Option<Triangle> {
@@ -35,6 +36,7 @@ impl Routine {
 }
 
 /// a triangle of a square matrix, its diagonal included
+#[cfg(feature = "cuda")]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Triangle {
 	/// the entries `(i, j)` with `i >= j`

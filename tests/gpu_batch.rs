@@ -10,19 +10,13 @@
 
 mod common;
 
+use common::device::stream;
 use common::{gpu, plan_key};
-use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 use emugemm::testing::random_matrix;
 use emugemm::{DeviceView, DeviceViewMut, Error, Precision, Scalar};
 use faer::{Mat, c64};
 use std::sync::Arc;
-
-fn stream() -> Arc<CudaStream> {
-	CudaContext::new(0)
-		.unwrap_or_else(|e| panic!("these tests need a GPU: {e}"))
-		.new_stream()
-		.expect("a stream")
-}
 
 /// one product of a batch: `(m, n, k)`, whether `a` is stored transposed, the precision
 type Case = ((usize, usize, usize), bool, Precision);

@@ -11,14 +11,14 @@
 
 mod common;
 
+use common::device::{download, padded, stream, upload};
 use common::{cpu, gpu, plan_key, same_bits};
-use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
+use cudarc::driver::{DevicePtr, DevicePtrMut};
 use emugemm::testing::random_matrix;
 use emugemm::{Accum, DeviceView, DeviceViewMut, Emulator, Error, Precision, Scalar, Scheme, Stream};
 use faer::traits::Conjugate;
 use faer::{Mat, MatRef, c32, c64};
 use std::ops::Mul;
-use std::sync::Arc;
 
 /// how a view reads its stored matrix, as cuBLAS's `op`
 #[derive(Clone, Copy, Debug)]
@@ -56,33 +56,6 @@ impl Op {
 			_ => (cols, rows),
 		}
 	}
-}
-
-fn stream() -> Arc<CudaStream> {
-	CudaContext::new(0)
-		.unwrap_or_else(|e| panic!("these tests need a GPU: {e}"))
-		.new_stream()
-		.expect("a stream")
-}
-
-/// `m` column-major with leading dimension `ld`, the rows past `m.nrows()` filled with `pad`
-fn padded<T: Scalar>(m: MatRef<'_, T>, ld: usize, pad: T) -> Vec<T> {
-	let mut v = vec![pad; ld * m.ncols()];
-	for j in 0..m.ncols() {
-		for i in 0..m.nrows() {
-			v[i + j * ld] = m[(i, j)];
-		}
-	}
-	v
-}
-
-fn upload<T: Scalar>(stream: &Arc<CudaStream>, v: &[T]) -> CudaSlice<u8> {
-	stream.clone_htod(bytemuck::cast_slice::<T, u8>(v)).expect("an upload")
-}
-
-fn download<T: Scalar>(stream: &Arc<CudaStream>, s: &CudaSlice<u8>) -> Vec<T> {
-	let bytes = stream.clone_dtoh(s).expect("a download");
-	bytes.chunks_exact(size_of::<T>()).map(bytemuck::pod_read_unaligned).collect()
 }
 
 /// the entries of `m`, column by column

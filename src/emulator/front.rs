@@ -180,7 +180,6 @@ impl Emulator {
 		let Request {
 			shape,
 			precision,
-			accum,
 			par,
 			lhs,
 			rhs,
@@ -206,7 +205,7 @@ impl Emulator {
 				#[cfg(feature = "cuda")]
 				Backend::Gpu if self.below_native_size(shape) => on_host(dst, None, NativeReason::BelowNativeSize),
 				#[cfg(feature = "cuda")]
-				Backend::Gpu => match self.host_route::<T>(shape, accum, precision) {
+				Backend::Gpu => match self.host_route::<T>(shape, request.accum, precision) {
 					Some(routing) => on_host(dst, Some(routing), NativeReason::HostRouting),
 					None => crate::gpu::host_product(dst, request),
 				},

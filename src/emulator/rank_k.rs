@@ -87,7 +87,7 @@ fn for_each_named(structure: BlockStructure, n: usize, mut f: impl FnMut(usize, 
 mod tests {
 	use super::*;
 	use crate::Backend;
-	use crate::testing::random_matrix;
+	use crate::testing::{named, random_matrix};
 	use BlockStructure::*;
 
 	const STRUCTURES: [BlockStructure; 7] = [
@@ -167,17 +167,6 @@ mod tests {
 					assert_eq!(written, expected, "{structure:?}");
 				}
 			}
-		}
-	}
-
-	/// whether `structure` names the entry `(i, j)`, from its documentation
-	fn named(structure: BlockStructure, i: usize, j: usize) -> bool {
-		match structure {
-			Rectangular => true,
-			TriangularLower => i >= j,
-			StrictTriangularLower | UnitTriangularLower => i > j,
-			TriangularUpper => i <= j,
-			StrictTriangularUpper | UnitTriangularUpper => i < j,
 		}
 	}
 

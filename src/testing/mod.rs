@@ -37,6 +37,7 @@ mod fixed;
 mod generate;
 mod metrics;
 mod pairs;
+mod structure;
 
 pub use exact::{ExactProduct, Sampling};
 #[cfg(test)]
@@ -44,3 +45,4 @@ pub(crate) use generate::xorshift;
 pub use generate::{Adversarial, adversarial_matrix, random_matrix, scale_cols, scale_rows};
 pub use metrics::{Accuracy, same_bits};
 pub use pairs::{InnerPattern, Pair, pair};
+pub use structure::named;

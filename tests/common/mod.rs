@@ -1,6 +1,9 @@
 //! helpers shared by the integration tests: native comparison products, sizes, emulators
 #![allow(dead_code)]
 
+#[cfg(feature = "cuda")]
+pub mod device;
+
 use emugemm::{Accum, Backend, Emulator, Precision, Scalar};
 use faer::{Mat, MatRef, c64};
 

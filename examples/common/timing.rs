@@ -1,0 +1,23 @@
+//! device-event timing for the examples that compare products on a caller's stream
+
+use cudarc::driver::CudaStream;
+use cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT;
+use std::sync::Arc;
+
+/// the median device time in ms of `runs` calls of `f` on `stream` (after one untimed call), by
+/// timing events recorded around each call: the time the stream takes from the call's first
+/// enqueued work to its last, host waits between them included
+pub fn median_ms(stream: &Arc<CudaStream>, runs: usize, mut f: impl FnMut()) -> f32 {
+	f();
+	let mut times: Vec<f32> = (0..runs.max(1))
+		.map(|_| {
+			let start = stream.record_event(Some(CU_EVENT_DEFAULT)).unwrap();
+			f();
+			let end = stream.record_event(Some(CU_EVENT_DEFAULT)).unwrap();
+			end.synchronize().unwrap();
+			start.elapsed_ms(&end).unwrap()
+		})
+		.collect();
+	times.sort_by(f32::total_cmp);
+	times[times.len() / 2]
+}
