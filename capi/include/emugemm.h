@@ -189,6 +189,282 @@ typedef struct emugemm_report {
 extern "C" {
 #endif // __cplusplus
 
+// single precision real: a pointer-array batch of `C[i] = alpha op(A[i]) op(B[i]) + beta C[i]` on device pointers, cuBLAS's arguments, a stream and a precision.
+//
+// # Safety
+// see the module's docs
+//
+// # example
+// ```no_run
+// # use emugemm_c::*;
+// # let (a, b, c): (*const *const f32, *const *const f32, *const *mut f32) = (std::ptr::null(), std::ptr::null(), std::ptr::null());
+// // a, b, c: device arrays of 100 device pointers each, to 64 x 64 matrices
+// let (alpha, beta) = (<f32>::default(), <f32>::default());
+// let f32_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F32, parameter: 0 };
+// let (n, t, host) = (EmugemmOperation::N, EmugemmOperation::T, EmugemmPointerMode::Host);
+// let status = unsafe { emugemm_sgemm_batched(n, t, 64, 64, 64, &alpha, a, 64, b, 64, &beta, c, 64, 100, host, std::ptr::null_mut(), f32_level) };
+// ```
+enum emugemm_status emugemm_sgemm_batched(enum emugemm_operation transa,
+                                          enum emugemm_operation transb,
+                                          int64_t m,
+                                          int64_t n,
+                                          int64_t k,
+                                          const float *alpha,
+                                          const float *const *a_array,
+                                          int64_t lda,
+                                          const float *const *b_array,
+                                          int64_t ldb,
+                                          const float *beta,
+                                          float *const *c_array,
+                                          int64_t ldc,
+                                          int64_t batch_count,
+                                          enum emugemm_pointer_mode mode,
+                                          void *stream,
+                                          struct emugemm_precision precision);
+
+// single precision real: a strided batch of `C[i] = alpha op(A[i]) op(B[i]) + beta C[i]` on device pointers, cuBLAS's arguments, a stream and a precision.
+//
+// # Safety
+// see the module's docs
+//
+// # example
+// ```no_run
+// # use emugemm_c::*;
+// # let (a, b, c): (*const f32, *const f32, *mut f32) = (std::ptr::null(), std::ptr::null(), std::ptr::null_mut());
+// // 100 products of 64 x 64 matrices stored one after another; every product shares B
+// let (alpha, beta) = (<f32>::default(), <f32>::default());
+// let f32_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F32, parameter: 0 };
+// let (n, t, host) = (EmugemmOperation::N, EmugemmOperation::T, EmugemmPointerMode::Host);
+// let status = unsafe { emugemm_sgemm_strided_batched(n, t, 64, 64, 64, &alpha, a, 64, 64 * 64, b, 64, 0, &beta, c, 64, 64 * 64, 100, host, std::ptr::null_mut(), f32_level) };
+// ```
+enum emugemm_status emugemm_sgemm_strided_batched(enum emugemm_operation transa,
+                                                  enum emugemm_operation transb,
+                                                  int64_t m,
+                                                  int64_t n,
+                                                  int64_t k,
+                                                  const float *alpha,
+                                                  const float *a,
+                                                  int64_t lda,
+                                                  int64_t stride_a,
+                                                  const float *b,
+                                                  int64_t ldb,
+                                                  int64_t stride_b,
+                                                  const float *beta,
+                                                  float *c,
+                                                  int64_t ldc,
+                                                  int64_t stride_c,
+                                                  int64_t batch_count,
+                                                  enum emugemm_pointer_mode mode,
+                                                  void *stream,
+                                                  struct emugemm_precision precision);
+
+// double precision real: a pointer-array batch of `C[i] = alpha op(A[i]) op(B[i]) + beta C[i]` on device pointers, cuBLAS's arguments, a stream and a precision.
+//
+// # Safety
+// see the module's docs
+//
+// # example
+// ```no_run
+// # use emugemm_c::*;
+// # let (a, b, c): (*const *const f64, *const *const f64, *const *mut f64) = (std::ptr::null(), std::ptr::null(), std::ptr::null());
+// // a, b, c: device arrays of 100 device pointers each, to 64 x 64 matrices
+// let (alpha, beta) = (<f64>::default(), <f64>::default());
+// let f64_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F64, parameter: 0 };
+// let (n, t, host) = (EmugemmOperation::N, EmugemmOperation::T, EmugemmPointerMode::Host);
+// let status = unsafe { emugemm_dgemm_batched(n, t, 64, 64, 64, &alpha, a, 64, b, 64, &beta, c, 64, 100, host, std::ptr::null_mut(), f64_level) };
+// ```
+enum emugemm_status emugemm_dgemm_batched(enum emugemm_operation transa,
+                                          enum emugemm_operation transb,
+                                          int64_t m,
+                                          int64_t n,
+                                          int64_t k,
+                                          const double *alpha,
+                                          const double *const *a_array,
+                                          int64_t lda,
+                                          const double *const *b_array,
+                                          int64_t ldb,
+                                          const double *beta,
+                                          double *const *c_array,
+                                          int64_t ldc,
+                                          int64_t batch_count,
+                                          enum emugemm_pointer_mode mode,
+                                          void *stream,
+                                          struct emugemm_precision precision);
+
+// double precision real: a strided batch of `C[i] = alpha op(A[i]) op(B[i]) + beta C[i]` on device pointers, cuBLAS's arguments, a stream and a precision.
+//
+// # Safety
+// see the module's docs
+//
+// # example
+// ```no_run
+// # use emugemm_c::*;
+// # let (a, b, c): (*const f64, *const f64, *mut f64) = (std::ptr::null(), std::ptr::null(), std::ptr::null_mut());
+// // 100 products of 64 x 64 matrices stored one after another; every product shares B
+// let (alpha, beta) = (<f64>::default(), <f64>::default());
+// let f64_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F64, parameter: 0 };
+// let (n, t, host) = (EmugemmOperation::N, EmugemmOperation::T, EmugemmPointerMode::Host);
+// let status = unsafe { emugemm_dgemm_strided_batched(n, t, 64, 64, 64, &alpha, a, 64, 64 * 64, b, 64, 0, &beta, c, 64, 64 * 64, 100, host, std::ptr::null_mut(), f64_level) };
+// ```
+enum emugemm_status emugemm_dgemm_strided_batched(enum emugemm_operation transa,
+                                                  enum emugemm_operation transb,
+                                                  int64_t m,
+                                                  int64_t n,
+                                                  int64_t k,
+                                                  const double *alpha,
+                                                  const double *a,
+                                                  int64_t lda,
+                                                  int64_t stride_a,
+                                                  const double *b,
+                                                  int64_t ldb,
+                                                  int64_t stride_b,
+                                                  const double *beta,
+                                                  double *c,
+                                                  int64_t ldc,
+                                                  int64_t stride_c,
+                                                  int64_t batch_count,
+                                                  enum emugemm_pointer_mode mode,
+                                                  void *stream,
+                                                  struct emugemm_precision precision);
+
+// single precision complex (`cuComplex`): a pointer-array batch of `C[i] = alpha op(A[i]) op(B[i]) + beta C[i]` on device pointers, cuBLAS's arguments, a stream and a precision.
+//
+// # Safety
+// see the module's docs
+//
+// # example
+// ```no_run
+// # use emugemm_c::*;
+// # let (a, b, c): (*const *const EmugemmComplex32, *const *const EmugemmComplex32, *const *mut EmugemmComplex32) = (std::ptr::null(), std::ptr::null(), std::ptr::null());
+// // a, b, c: device arrays of 100 device pointers each, to 64 x 64 matrices
+// let (alpha, beta) = (EmugemmComplex32::default(), EmugemmComplex32::default());
+// let f32_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F32, parameter: 0 };
+// let (n, t, host) = (EmugemmOperation::N, EmugemmOperation::T, EmugemmPointerMode::Host);
+// let status = unsafe { emugemm_cgemm_batched(n, t, 64, 64, 64, &alpha, a, 64, b, 64, &beta, c, 64, 100, host, std::ptr::null_mut(), f32_level) };
+// ```
+enum emugemm_status emugemm_cgemm_batched(enum emugemm_operation transa,
+                                          enum emugemm_operation transb,
+                                          int64_t m,
+                                          int64_t n,
+                                          int64_t k,
+                                          const struct emugemm_complex32 *alpha,
+                                          const struct emugemm_complex32 *const *a_array,
+                                          int64_t lda,
+                                          const struct emugemm_complex32 *const *b_array,
+                                          int64_t ldb,
+                                          const struct emugemm_complex32 *beta,
+                                          struct emugemm_complex32 *const *c_array,
+                                          int64_t ldc,
+                                          int64_t batch_count,
+                                          enum emugemm_pointer_mode mode,
+                                          void *stream,
+                                          struct emugemm_precision precision);
+
+// single precision complex (`cuComplex`): a strided batch of `C[i] = alpha op(A[i]) op(B[i]) + beta C[i]` on device pointers, cuBLAS's arguments, a stream and a precision.
+//
+// # Safety
+// see the module's docs
+//
+// # example
+// ```no_run
+// # use emugemm_c::*;
+// # let (a, b, c): (*const EmugemmComplex32, *const EmugemmComplex32, *mut EmugemmComplex32) = (std::ptr::null(), std::ptr::null(), std::ptr::null_mut());
+// // 100 products of 64 x 64 matrices stored one after another; every product shares B
+// let (alpha, beta) = (EmugemmComplex32::default(), EmugemmComplex32::default());
+// let f32_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F32, parameter: 0 };
+// let (n, t, host) = (EmugemmOperation::N, EmugemmOperation::T, EmugemmPointerMode::Host);
+// let status = unsafe { emugemm_cgemm_strided_batched(n, t, 64, 64, 64, &alpha, a, 64, 64 * 64, b, 64, 0, &beta, c, 64, 64 * 64, 100, host, std::ptr::null_mut(), f32_level) };
+// ```
+enum emugemm_status emugemm_cgemm_strided_batched(enum emugemm_operation transa,
+                                                  enum emugemm_operation transb,
+                                                  int64_t m,
+                                                  int64_t n,
+                                                  int64_t k,
+                                                  const struct emugemm_complex32 *alpha,
+                                                  const struct emugemm_complex32 *a,
+                                                  int64_t lda,
+                                                  int64_t stride_a,
+                                                  const struct emugemm_complex32 *b,
+                                                  int64_t ldb,
+                                                  int64_t stride_b,
+                                                  const struct emugemm_complex32 *beta,
+                                                  struct emugemm_complex32 *c,
+                                                  int64_t ldc,
+                                                  int64_t stride_c,
+                                                  int64_t batch_count,
+                                                  enum emugemm_pointer_mode mode,
+                                                  void *stream,
+                                                  struct emugemm_precision precision);
+
+// double precision complex (`cuDoubleComplex`): a pointer-array batch of `C[i] = alpha op(A[i]) op(B[i]) + beta C[i]` on device pointers, cuBLAS's arguments, a stream and a precision.
+//
+// # Safety
+// see the module's docs
+//
+// # example
+// ```no_run
+// # use emugemm_c::*;
+// # let (a, b, c): (*const *const EmugemmComplex64, *const *const EmugemmComplex64, *const *mut EmugemmComplex64) = (std::ptr::null(), std::ptr::null(), std::ptr::null());
+// // a, b, c: device arrays of 100 device pointers each, to 64 x 64 matrices
+// let (alpha, beta) = (EmugemmComplex64::default(), EmugemmComplex64::default());
+// let f64_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F64, parameter: 0 };
+// let (n, t, host) = (EmugemmOperation::N, EmugemmOperation::T, EmugemmPointerMode::Host);
+// let status = unsafe { emugemm_zgemm_batched(n, t, 64, 64, 64, &alpha, a, 64, b, 64, &beta, c, 64, 100, host, std::ptr::null_mut(), f64_level) };
+// ```
+enum emugemm_status emugemm_zgemm_batched(enum emugemm_operation transa,
+                                          enum emugemm_operation transb,
+                                          int64_t m,
+                                          int64_t n,
+                                          int64_t k,
+                                          const struct emugemm_complex64 *alpha,
+                                          const struct emugemm_complex64 *const *a_array,
+                                          int64_t lda,
+                                          const struct emugemm_complex64 *const *b_array,
+                                          int64_t ldb,
+                                          const struct emugemm_complex64 *beta,
+                                          struct emugemm_complex64 *const *c_array,
+                                          int64_t ldc,
+                                          int64_t batch_count,
+                                          enum emugemm_pointer_mode mode,
+                                          void *stream,
+                                          struct emugemm_precision precision);
+
+// double precision complex (`cuDoubleComplex`): a strided batch of `C[i] = alpha op(A[i]) op(B[i]) + beta C[i]` on device pointers, cuBLAS's arguments, a stream and a precision.
+//
+// # Safety
+// see the module's docs
+//
+// # example
+// ```no_run
+// # use emugemm_c::*;
+// # let (a, b, c): (*const EmugemmComplex64, *const EmugemmComplex64, *mut EmugemmComplex64) = (std::ptr::null(), std::ptr::null(), std::ptr::null_mut());
+// // 100 products of 64 x 64 matrices stored one after another; every product shares B
+// let (alpha, beta) = (EmugemmComplex64::default(), EmugemmComplex64::default());
+// let f64_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F64, parameter: 0 };
+// let (n, t, host) = (EmugemmOperation::N, EmugemmOperation::T, EmugemmPointerMode::Host);
+// let status = unsafe { emugemm_zgemm_strided_batched(n, t, 64, 64, 64, &alpha, a, 64, 64 * 64, b, 64, 0, &beta, c, 64, 64 * 64, 100, host, std::ptr::null_mut(), f64_level) };
+// ```
+enum emugemm_status emugemm_zgemm_strided_batched(enum emugemm_operation transa,
+                                                  enum emugemm_operation transb,
+                                                  int64_t m,
+                                                  int64_t n,
+                                                  int64_t k,
+                                                  const struct emugemm_complex64 *alpha,
+                                                  const struct emugemm_complex64 *a,
+                                                  int64_t lda,
+                                                  int64_t stride_a,
+                                                  const struct emugemm_complex64 *b,
+                                                  int64_t ldb,
+                                                  int64_t stride_b,
+                                                  const struct emugemm_complex64 *beta,
+                                                  struct emugemm_complex64 *c,
+                                                  int64_t ldc,
+                                                  int64_t stride_c,
+                                                  int64_t batch_count,
+                                                  enum emugemm_pointer_mode mode,
+                                                  void *stream,
+                                                  struct emugemm_precision precision);
+
 // single precision real: `C = alpha op(A) op(B) + beta C` on device pointers, cuBLAS's arguments, a stream and a precision.
 //
 // # Safety

@@ -1,6 +1,6 @@
 //! what every routine of the C ABI shares: the process's GPU context, the run that records a
-//! status and never unwinds into C, the checks of dimensions, and `alpha` and `beta` read from
-//! the host or the device
+//! status and never unwinds into C, the checks of dimensions, `alpha` and `beta` read from the
+//! host or the device, and device memory read to the host (a batch's pointer arrays)
 
 use crate::status::{EmugemmStatus, failed, record};
 use crate::{EmugemmOperation, EmugemmPointerMode};
@@ -92,19 +92,36 @@ pub(crate) unsafe fn scalars<T: Scalar>(
 		EmugemmPointerMode::Host => Ok(unsafe { (alpha.read_unaligned(), beta.read_unaligned()) }),
 		EmugemmPointerMode::Device => {
 			let mut values = [T::from_parts(0.0, 0.0); 2];
-			let bytes = size_of::<T>();
-			// SAFETY: device pointers to one element each, copied into `values` in stream order
-			let status = unsafe {
-				let first = sys::cuMemcpyDtoHAsync_v2(values.as_mut_ptr().cast::<c_void>(), alpha as u64, bytes, stream);
-				let second = sys::cuMemcpyDtoHAsync_v2(values[1..].as_mut_ptr().cast::<c_void>(), beta as u64, bytes, stream);
-				[first, second, sys::cuStreamSynchronize(stream)]
-			};
-			if let Some(bad) = status.iter().find(|s| **s != sys::CUresult::CUDA_SUCCESS) {
-				return Err(Failure::Emugemm(Error::Gpu {
-					reason: format!("reading alpha and beta from device memory: {bad:?}"),
-				}));
-			}
+			let (first, second) = values.split_at_mut(1);
+			// SAFETY: device pointers to one element each (the caller's promise)
+			unsafe { download("alpha and beta", [(alpha as u64, first), (beta as u64, second)], stream)? };
 			Ok((values[0], values[1]))
 		},
+	}
+}
+
+/// copies each `(device address, host destination)` in `stream`'s order, after the work enqueued
+/// on it so far, then waits for the stream: the destinations hold the device's values on return
+/// (an empty destination reads nothing)
+///
+/// # Safety
+/// each address is readable device memory of the stream's GPU, as long as its destination
+pub(crate) unsafe fn download<E: Copy, const N: usize>(
+	what: &str,
+	copies: [(u64, &mut [E]); N],
+	stream: sys::CUstream,
+) -> Result<(), Failure> {
+	let mut status = Vec::with_capacity(N + 1);
+	for (from, to) in copies.into_iter().filter(|(_, to)| !to.is_empty()) {
+		// SAFETY: `to` is writable for its length; `from` readable as long (the caller's promise)
+		status.push(unsafe { sys::cuMemcpyDtoHAsync_v2(to.as_mut_ptr().cast::<c_void>(), from, size_of_val(to), stream) });
+	}
+	// SAFETY: the caller's stream, or the legacy default one
+	status.push(unsafe { sys::cuStreamSynchronize(stream) });
+	match status.into_iter().find(|s| *s != sys::CUresult::CUDA_SUCCESS) {
+		None => Ok(()),
+		Some(bad) => Err(Failure::Emugemm(Error::Gpu {
+			reason: format!("reading {what} from device memory: {bad:?}"),
+		})),
 	}
 }

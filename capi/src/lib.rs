@@ -1,14 +1,16 @@
-//! The C ABI of emugemm: `emugemm_{s,d,c,z}gemm` and the rank-k updates `emugemm_{s,d}syrk` and
-//! `emugemm_{c,z}herk` on device pointers with cuBLAS's argument conventions (column-major, `op`,
-//! `uplo`, leading dimensions, `alpha` and `beta` behind host or device pointers, a stream), plus
-//! the precision; status codes, the calling thread's last error message and its last report
+//! The C ABI of emugemm: `emugemm_{s,d,c,z}gemm`, their pointer-array and strided batches
+//! `emugemm_{s,d,c,z}gemm_batched` and `emugemm_{s,d,c,z}gemm_strided_batched`, and the rank-k
+//! updates `emugemm_{s,d}syrk` and `emugemm_{c,z}herk` on device pointers with cuBLAS's argument
+//! conventions (column-major, `op`, `uplo`, leading dimensions, `alpha` and `beta` behind host or
+//! device pointers, a stream), plus the precision; status codes, the calling thread's last error message and its last report
 //! (plan, certified bits, why native). The header is `include/emugemm.h`.
 //!
 //! Every product runs on the GPU of its stream (its primary context: the CUDA runtime's, PyTorch's,
 //! CuPy's), in core, with the plans and bits of the Rust API's [`emugemm::Emulator::gemm_on_stream`]
-//! (and [`emugemm::Emulator::rank_k_on_stream`]) on the process's GPU context. The host waits where
-//! the plan needs the operands' statistics, and for `alpha` and `beta` behind device pointers (read
-//! after the stream's earlier work).
+//! (and [`emugemm::Emulator::gemm_batch_on_stream`], [`emugemm::Emulator::rank_k_on_stream`]) on
+//! the process's GPU context. The host waits where the plan needs the operands' statistics, and
+//! for `alpha` and `beta` behind device pointers and a batch's pointer arrays (read after the
+//! stream's earlier work).
 //!
 //! # example
 //! ```
@@ -26,6 +28,8 @@
 //! assert_eq!(status, EmugemmStatus::Success);
 //! ```
 
+mod batched;
+mod batched_entry;
 mod call;
 mod entry;
 mod gemm;
@@ -66,6 +70,10 @@ pub struct EmugemmComplex64 {
 	pub im: f64,
 }
 
+pub use batched_entry::{
+	emugemm_cgemm_batched, emugemm_cgemm_strided_batched, emugemm_dgemm_batched, emugemm_dgemm_strided_batched, emugemm_sgemm_batched,
+	emugemm_sgemm_strided_batched, emugemm_zgemm_batched, emugemm_zgemm_strided_batched,
+};
 pub use entry::{emugemm_cgemm, emugemm_dgemm, emugemm_sgemm, emugemm_zgemm};
 pub use rank_k_entry::{emugemm_cherk, emugemm_dsyrk, emugemm_ssyrk, emugemm_zherk};
 pub use report::{EmugemmReport, EmugemmScheme, emugemm_last_report};

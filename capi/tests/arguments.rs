@@ -1,5 +1,5 @@
 //! arguments the C ABI refuses before it needs a GPU, with a status and a message, and cuBLAS's
-//! quick return for an empty product or update: these run on every machine
+//! quick return for an empty product, update or batch: these run on every machine
 use emugemm_c::*;
 use std::ffi::{CStr, c_void};
 
@@ -171,6 +171,134 @@ fn empty_updates_return_at_once() {
 	);
 	assert_eq!(
 		update(zherk, (Upper, C), (0, 0), (1, 1)),
+		EmugemmStatus::Success,
+		"{}",
+		last_error()
+	);
+	let mut report = EmugemmReport::default();
+	// SAFETY: a writable report
+	assert_eq!(
+		unsafe { emugemm_last_report(&mut report) },
+		EmugemmStatus::InvalidValue,
+		"a quick return makes no report"
+	);
+}
+
+/// `emugemm_dgemm_batched` with these dimensions and pointer arrays (null, or never read here)
+fn batched((m, n, k): (i64, i64, i64), (lda, ldb, ldc): (i64, i64, i64), count: i64, arrays: *const *const f64) -> EmugemmStatus {
+	let (alpha, beta) = (1.0f64, 0.0f64);
+	let precision = EmugemmPrecision {
+		kind: EmugemmPrecisionKind::F64,
+		parameter: 0,
+	};
+	let n_op = EmugemmOperation::N;
+	// SAFETY: every call here is refused or returns before it reads an array or a matrix
+	unsafe {
+		emugemm_dgemm_batched(
+			n_op,
+			EmugemmOperation::T,
+			m,
+			n,
+			k,
+			&alpha,
+			arrays,
+			lda,
+			arrays,
+			ldb,
+			&beta,
+			arrays.cast(),
+			ldc,
+			count,
+			EmugemmPointerMode::Host,
+			std::ptr::null_mut(),
+			precision,
+		)
+	}
+}
+
+/// `emugemm_zgemm_strided_batched` from null base pointers with these dimensions and strides
+fn strided(
+	(m, n, k): (i64, i64, i64),
+	(lda, ldb, ldc): (i64, i64, i64),
+	(stride_a, stride_b, stride_c): (i64, i64, i64),
+	count: i64,
+) -> EmugemmStatus {
+	let (alpha, beta) = (EmugemmComplex64 { re: 1.0, im: 0.5 }, EmugemmComplex64::default());
+	let precision = EmugemmPrecision {
+		kind: EmugemmPrecisionKind::F64,
+		parameter: 0,
+	};
+	// SAFETY: every call here is refused or returns before it reads a matrix
+	unsafe {
+		emugemm_zgemm_strided_batched(
+			EmugemmOperation::C,
+			EmugemmOperation::N,
+			m,
+			n,
+			k,
+			&alpha,
+			std::ptr::null(),
+			lda,
+			stride_a,
+			std::ptr::null(),
+			ldb,
+			stride_b,
+			&beta,
+			std::ptr::null_mut(),
+			ldc,
+			stride_c,
+			count,
+			EmugemmPointerMode::Host,
+			std::ptr::null_mut(),
+			precision,
+		)
+	}
+}
+
+#[test]
+fn batches_refuse_what_cublas_refuses() {
+	let null = std::ptr::null();
+	refused(batched((4, 4, 4), (4, 4, 4), -1, null), "batch_count = -1 is negative");
+	refused(batched((-1, 4, 4), (4, 4, 4), 2, null), "m = -1 is negative");
+	refused(batched((4, 4, 4), (4, 4, -4), 2, null), "ldc = -4 is negative");
+	// B read transposed is stored n x k: its leading dimension is checked against n
+	refused(batched((4, 6, 4), (4, 4, 4), 2, null), "leading dimension");
+	// the leading dimensions are checked before an empty batch returns, as cuBLAS checks them
+	refused(batched((4, 4, 4), (3, 4, 4), 0, null), "leading dimension");
+	// the pointer arrays are read from the device: a null one is refused before
+	refused(batched((4, 4, 4), (4, 4, 4), 2, null), "the array of A is null");
+	// A read conjugate-transposed is stored k x m
+	refused(strided((4, 4, 6), (4, 6, 4), (0, 0, 16), 2), "leading dimension");
+	refused(strided((4, 4, 4), (4, 4, 4), (16, 16, 16), -3), "batch_count = -3 is negative");
+	// the second product's C lies below address 0
+	refused(
+		strided((4, 4, 4), (4, 4, 4), (16, 16, -16), 2),
+		"C: product 1 lies outside the address space",
+	);
+	assert_eq!(batched((4, 4, 4), (4, 4, 4), 0, null), EmugemmStatus::Success, "{}", last_error());
+	assert_eq!(last_error(), "", "a success clears the message");
+}
+
+#[test]
+fn empty_batches_return_at_once() {
+	let null = std::ptr::null();
+	assert_eq!(batched((4, 4, 4), (4, 4, 4), 0, null), EmugemmStatus::Success, "{}", last_error());
+	assert_eq!(batched((0, 4, 4), (1, 4, 1), 3, null), EmugemmStatus::Success, "{}", last_error());
+	assert_eq!(batched((4, 0, 4), (4, 1, 4), 3, null), EmugemmStatus::Success, "{}", last_error());
+	assert_eq!(
+		strided((4, 4, 4), (4, 4, 4), (16, 16, 16), 0),
+		EmugemmStatus::Success,
+		"{}",
+		last_error()
+	);
+	assert_eq!(
+		strided((0, 4, 4), (4, 4, 1), (16, 16, 16), 5),
+		EmugemmStatus::Success,
+		"{}",
+		last_error()
+	);
+	assert_eq!(
+		strided((4, 0, 4), (4, 4, 4), (-16, 0, -16), 5),
 		EmugemmStatus::Success,
 		"{}",
 		last_error()

@@ -2,7 +2,9 @@
 //! memory bit for bit, with every op pair, `alpha` and `beta` behind host and device pointers; `beta = 0` does not read `C`, `alpha = 0` reads neither `A` nor `B`; bad arguments
 //! are statuses with a message, and the report says what ran. `emugemm_{s,d}syrk` and
 //! `emugemm_{c,z}herk` equal the Rust API's rank-k update likewise, with both triangles and `A`
-//! as stored and (conjugate-)transposed
+//! as stored and (conjugate-)transposed. The pointer-array and strided batches
+//! `emugemm_{s,d,c,z}gemm_batched` and `emugemm_{s,d,c,z}gemm_strided_batched` equal single
+//! `emugemm_?gemm` calls on the same matrices bit for bit, with the last one's report
 //!
 //! these tests need an NVIDIA GPU: they are ignored otherwise (run them with
 //! `--include-ignored`; without a GPU they then fail, never pass)
@@ -92,15 +94,62 @@ type RankK<C, R> = unsafe extern "C" fn(
 	EmugemmPrecision,
 ) -> EmugemmStatus;
 
+/// a C ABI pointer-array batch: cuBLAS's arguments with `C` elements, a stream and a precision
+type Batched<C> = unsafe extern "C" fn(
+	EmugemmOperation,
+	EmugemmOperation,
+	i64,
+	i64,
+	i64,
+	*const C,
+	*const *const C,
+	i64,
+	*const *const C,
+	i64,
+	*const C,
+	*const *mut C,
+	i64,
+	i64,
+	EmugemmPointerMode,
+	*mut c_void,
+	EmugemmPrecision,
+) -> EmugemmStatus;
+
+/// a C ABI strided batch: cuBLAS's arguments with `C` elements, a stream and a precision
+type Strided<C> = unsafe extern "C" fn(
+	EmugemmOperation,
+	EmugemmOperation,
+	i64,
+	i64,
+	i64,
+	*const C,
+	*const C,
+	i64,
+	i64,
+	*const C,
+	i64,
+	i64,
+	*const C,
+	*mut C,
+	i64,
+	i64,
+	i64,
+	EmugemmPointerMode,
+	*mut c_void,
+	EmugemmPrecision,
+) -> EmugemmStatus;
+
 /// an element type of the C ABI: the Rust scalar, its real part as the buffers hold it, the C
-/// element and functions (the GEMM, and the rank-k update: SYRK or HERK), and the precisions it
-/// is tested at (a target, and an explicit scheme)
+/// element and functions (the GEMM, the rank-k update: SYRK or HERK, the pointer-array and the
+/// strided batch), and the precisions it is tested at (a target, and an explicit scheme)
 trait Element: emugemm::Scalar {
 	type Part: DeviceRepr + ValidAsZeroBits + Copy + Unpin + 'static;
 	type C;
 	const PARTS: usize;
 	const GEMM: Gemm<Self::C>;
 	const RANK_K: RankK<Self::C, Self::Part>;
+	const BATCHED: Batched<Self::C>;
+	const STRIDED: Strided<Self::C>;
 	const TARGET: Precision;
 	const EXPLICIT: Precision;
 	fn real(x: f64) -> Self::Part;
@@ -108,15 +157,18 @@ trait Element: emugemm::Scalar {
 	fn of(re: f64, im: f64) -> Self;
 }
 
-/// implements [`Element`]: `$t` of `$real` scalars in `$parts` parts, through `$f` and `$rank_k`
+/// implements [`Element`]: `$t` of `$real` scalars in `$parts` parts, through `$f`, `$rank_k`,
+/// `$batched` and `$strided`
 macro_rules! element {
-	($t:ty, $real:ty, $c:ty, $parts:expr, ($f:ident, $rank_k:ident), $target:expr, $explicit:expr, |$re:ident, $im:ident| $of:expr) => {
+	($t:ty, $real:ty, $c:ty, $parts:expr, ($f:ident, $rank_k:ident, $batched:ident, $strided:ident), $target:expr, $explicit:expr, |$re:ident, $im:ident| $of:expr) => {
 		impl Element for $t {
 			type Part = $real;
 			type C = $c;
 			const PARTS: usize = $parts;
 			const GEMM: Gemm<$c> = $f;
 			const RANK_K: RankK<$c, $real> = $rank_k;
+			const BATCHED: Batched<$c> = $batched;
+			const STRIDED: Strided<$c> = $strided;
 			const TARGET: Precision = $target;
 			const EXPLICIT: Precision = $explicit;
 			fn real(x: f64) -> $real {
@@ -137,7 +189,7 @@ element!(
 	f64,
 	f64,
 	1,
-	(emugemm_dgemm, emugemm_dsyrk),
+	(emugemm_dgemm, emugemm_dsyrk, emugemm_dgemm_batched, emugemm_dgemm_strided_batched),
 	Precision::F64,
 	Precision::SchemeII { moduli: 14 },
 	|re, _im| re
@@ -147,7 +199,7 @@ element!(
 	f32,
 	f32,
 	1,
-	(emugemm_sgemm, emugemm_ssyrk),
+	(emugemm_sgemm, emugemm_ssyrk, emugemm_sgemm_batched, emugemm_sgemm_strided_batched),
 	Precision::F32,
 	Precision::SchemeII { moduli: 8 },
 	|re, _im| re as f32
@@ -157,7 +209,7 @@ element!(
 	f64,
 	EmugemmComplex64,
 	2,
-	(emugemm_zgemm, emugemm_zherk),
+	(emugemm_zgemm, emugemm_zherk, emugemm_zgemm_batched, emugemm_zgemm_strided_batched),
 	Precision::F64,
 	Precision::SchemeII { moduli: 14 },
 	|re, im| Complex::new(re, im)
@@ -167,7 +219,7 @@ element!(
 	f32,
 	EmugemmComplex32,
 	2,
-	(emugemm_cgemm, emugemm_cherk),
+	(emugemm_cgemm, emugemm_cherk, emugemm_cgemm_batched, emugemm_cgemm_strided_batched),
 	Precision::F32,
 	Precision::SchemeI { slices: 4 },
 	|re, im| Complex::new(re as f32, im as f32)
@@ -383,6 +435,256 @@ fn rank_k_equals_rust<T: Element>() {
 			same_as_rust::<T>(&what, (&got, report), &expected, (&emu, precision));
 		}
 	}
+}
+
+/// the C ABI's pointer-array and strided batches of `T` against single `emugemm_?gemm` calls on
+/// the same matrices: three products a stride apart (above each matrix's extent), op pairs N/N,
+/// T/C and C/T, leading dimensions above the rows, host and device scalars in turn, `beta` 0
+/// (over NaN) and not, the target precision and an explicit scheme in turn; every product's bits
+/// and the padding between them are the single calls', and the last report is the last one's
+fn batches_equal_single_calls<T: Element>() {
+	use EmugemmOperation::{C, N, T as Tr};
+	let stream = stream();
+	let (m, n, k, count) = (130, 70, 110, 3);
+	let (lda, ldb, ldc) = (m.max(k) + 5, n.max(k) + 2, m + 3);
+	// the strides, in elements: each product's matrices start past the previous one's
+	let (sa, sb, sc) = (lda * m.max(k) + 11, ldb * n.max(k) + 3, ldc * n + 1);
+	let reals = |v: Vec<f64>| v.into_iter().map(T::real).collect::<Vec<_>>();
+	let a = stream.clone_htod(&reals(values(sa * count * T::PARTS, 6))).unwrap();
+	let b = stream.clone_htod(&reals(values(sb * count * T::PARTS, 7))).unwrap();
+	let start = reals(values(sc * count * T::PARTS, 8));
+	for (case, (transa, transb)) in [(N, N), (Tr, C), (C, Tr)].into_iter().enumerate() {
+		for beta_zero in [true, false] {
+			let mode = [EmugemmPointerMode::Host, EmugemmPointerMode::Device][(case + usize::from(beta_zero)) % 2];
+			let precision = if case % 2 == 0 { T::TARGET } else { T::EXPLICIT };
+			let what = format!("{transa:?} {transb:?} beta = 0: {beta_zero} {mode:?} {precision}");
+			let (alpha, beta) = ([1.25, -0.5], if beta_zero { [0.0, 0.0] } else { [-0.5, 0.25] });
+			let (alpha_t, beta_t) = (T::of(alpha[0], alpha[1]), T::of(beta[0], beta[1]));
+			let c_start = if beta_zero {
+				vec![T::real(f64::NAN); start.len()]
+			} else {
+				start.clone()
+			};
+			let scalars = stream.clone_htod(&reals([&alpha[..T::PARTS], &beta[..T::PARTS]].concat())).unwrap();
+			let (pa, pb) = scalar_pointers::<T, T::C, _>(mode, (&alpha_t, &beta_t), &scalars, &stream);
+			let stored = |op, (r, c)| if op == N { (r, c) } else { (c, r) };
+			let (lda, ldb) = (stored(transa, (m, k)).0 + 5, stored(transb, (k, n)).0 + 2);
+			let (base_a, base_b) = (addr(&a, &stream), addr(&b, &stream));
+			// product i's matrix of the buffer at `base`, `stride` elements apart
+			let at = |base: u64, stride: usize, i: usize| base + (i * stride * T::PARTS * size_of::<T::Part>()) as u64;
+			let (shape, on) = (
+				(m as i64, n as i64, k as i64),
+				(mode, stream.cu_stream().cast::<c_void>(), precision.into()),
+			);
+			// the single calls
+			let mut expected = stream.clone_htod(&c_start).unwrap();
+			let base_c = expected.device_ptr_mut(&stream).0;
+			for i in 0..count {
+				// SAFETY: every matrix lies within its buffer, the scalars where the mode says
+				let status = unsafe {
+					T::GEMM(
+						transa,
+						transb,
+						shape.0,
+						shape.1,
+						shape.2,
+						pa,
+						at(base_a, sa, i) as *const T::C,
+						lda as i64,
+						at(base_b, sb, i) as *const T::C,
+						ldb as i64,
+						pb,
+						at(base_c, sc, i) as *mut T::C,
+						ldc as i64,
+						on.0,
+						on.1,
+						on.2,
+					)
+				};
+				assert_eq!(status, EmugemmStatus::Success, "{what}: single {i}: {}", last_error());
+			}
+			let single = last_report();
+			let expected = stream.clone_dtoh(&expected).unwrap();
+			// the same products as a strided batch
+			let mut c = stream.clone_htod(&c_start).unwrap();
+			let base_c = c.device_ptr_mut(&stream).0;
+			// SAFETY: every product's matrices lie within their buffers, the scalars where the mode
+			// says
+			let status = unsafe {
+				T::STRIDED(
+					transa,
+					transb,
+					shape.0,
+					shape.1,
+					shape.2,
+					pa,
+					base_a as *const T::C,
+					lda as i64,
+					sa as i64,
+					base_b as *const T::C,
+					ldb as i64,
+					sb as i64,
+					pb,
+					base_c as *mut T::C,
+					ldc as i64,
+					sc as i64,
+					count as i64,
+					on.0,
+					on.1,
+					on.2,
+				)
+			};
+			assert_eq!(status, EmugemmStatus::Success, "{what}: strided: {}", last_error());
+			let got = stream.clone_dtoh(&c).unwrap();
+			same_as_single::<T>(&format!("{what}: strided"), (&got, last_report()), &expected, single);
+			// and as a pointer-array batch, the arrays in device memory
+			let mut c = stream.clone_htod(&c_start).unwrap();
+			let base_c = c.device_ptr_mut(&stream).0;
+			let arrays = [
+				(0..count).map(|i| at(base_a, sa, i)).collect::<Vec<_>>(),
+				(0..count).map(|i| at(base_b, sb, i)).collect(),
+				(0..count).map(|i| at(base_c, sc, i)).collect(),
+			]
+			.map(|pointers| stream.clone_htod(&pointers).unwrap());
+			let [pa_array, pb_array, pc_array] = arrays.each_ref().map(|array| addr(array, &stream));
+			// SAFETY: the arrays hold `count` pointers to matrices within their buffers, the scalars
+			// where the mode says
+			let status = unsafe {
+				T::BATCHED(
+					transa,
+					transb,
+					shape.0,
+					shape.1,
+					shape.2,
+					pa,
+					pa_array as *const *const T::C,
+					lda as i64,
+					pb_array as *const *const T::C,
+					ldb as i64,
+					pb,
+					pc_array as *const *mut T::C,
+					ldc as i64,
+					count as i64,
+					on.0,
+					on.1,
+					on.2,
+				)
+			};
+			assert_eq!(status, EmugemmStatus::Success, "{what}: pointer arrays: {}", last_error());
+			let got = stream.clone_dtoh(&c).unwrap();
+			same_as_single::<T>(&format!("{what}: pointer arrays"), (&got, last_report()), &expected, single);
+		}
+	}
+}
+
+/// a batch's result `got` and last report against the single calls' `expected` and last report:
+/// the same bits everywhere (the padding between the products included), the same plan
+fn same_as_single<T: Element>(what: &str, (got, report): (&[T::Part], EmugemmReport), expected: &[T::Part], single: EmugemmReport) {
+	assert!(
+		got.iter().zip(expected).all(|(&x, &y)| T::bits(x) == T::bits(y)),
+		"{what}: the batch against single calls"
+	);
+	assert_eq!((report.m, report.n, report.k), (single.m, single.n, single.k), "{what}");
+	assert_eq!(
+		(report.scheme, report.parameter),
+		(single.scheme, single.parameter),
+		"{what}: the last product's plan"
+	);
+	assert_eq!(
+		report.certified_bits.to_bits(),
+		single.certified_bits.to_bits(),
+		"{what}: the last product's certified bits"
+	);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn dgemm_batches_equal_single_calls() {
+	batches_equal_single_calls::<f64>();
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn sgemm_batches_equal_single_calls() {
+	batches_equal_single_calls::<f32>();
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn zgemm_batches_equal_single_calls() {
+	batches_equal_single_calls::<Complex<f64>>();
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn cgemm_batches_equal_single_calls() {
+	batches_equal_single_calls::<Complex<f32>>();
+}
+
+/// `alpha = 0` reads neither `A` nor `B` nor their pointer arrays (null here), `k = 0` reads
+/// neither matrix: `C[i] = beta C[i]`
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn batched_quick_returns() {
+	let stream = stream();
+	let mut c = stream.clone_htod(&[2.0f64; 24]).unwrap();
+	let base = c.device_ptr_mut(&stream).0;
+	let pointers = stream.clone_htod(&[base, base + 12 * 8]).unwrap();
+	let (zero, one, three) = (0.0f64, 1.0f64, 3.0f64);
+	let on = (EmugemmPointerMode::Host, stream.cu_stream().cast::<c_void>(), F64);
+	let n = EmugemmOperation::N;
+	let null = std::ptr::null();
+	// SAFETY: A and B are never read (alpha = 0); C's array holds two pointers to 4 x 3 matrices
+	let status = unsafe {
+		emugemm_dgemm_batched(
+			n,
+			n,
+			4,
+			3,
+			5,
+			&zero,
+			null,
+			4,
+			null,
+			5,
+			&three,
+			addr(&pointers, &stream) as *const *mut f64,
+			4,
+			2,
+			on.0,
+			on.1,
+			on.2,
+		)
+	};
+	assert_eq!(status, EmugemmStatus::Success, "{}", last_error());
+	assert!(stream.clone_dtoh(&c).unwrap().iter().all(|&x| x == 6.0));
+	// SAFETY: A and B are never read (k = 0); C holds two 4 x 3 matrices 12 elements apart
+	let status = unsafe {
+		emugemm_dgemm_strided_batched(
+			n,
+			n,
+			4,
+			3,
+			0,
+			&one,
+			std::ptr::null(),
+			4,
+			0,
+			std::ptr::null(),
+			1,
+			0,
+			&three,
+			base as *mut f64,
+			4,
+			12,
+			2,
+			on.0,
+			on.1,
+			on.2,
+		)
+	};
+	assert_eq!(status, EmugemmStatus::Success, "{}", last_error());
+	assert!(stream.clone_dtoh(&c).unwrap().iter().all(|&x| x == 18.0));
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! one intercepted GEMM or rank-k update: emulated through the C ABI where the configuration,
+//! one intercepted GEMM, batch of GEMMs or rank-k update: emulated through the C ABI where the configuration,
 //! the handle's stream and the arguments allow it, otherwise forwarded to the real cuBLAS; logged
 //! either way
 
@@ -21,6 +21,60 @@ pub(crate) struct Args<T> {
 	pub b: (*const T, i64),
 	pub beta: *const T,
 	pub c: (*mut T, i64),
+}
+
+impl Args<c_void> {
+	/// the arguments of a `cublasGemmEx` call whose data types are `T`
+	pub(crate) fn typed<T>(&self) -> Args<T> {
+		Args {
+			ops: self.ops,
+			shape: self.shape,
+			alpha: self.alpha.cast(),
+			a: (self.a.0.cast(), self.a.1),
+			b: (self.b.0.cast(), self.b.1),
+			beta: self.beta.cast(),
+			c: (self.c.0.cast(), self.c.1),
+		}
+	}
+}
+
+/// where a batch's matrices lie, as cuBLAS takes them
+pub(crate) enum Matrices<T> {
+	/// device arrays of device pointers: `A[i]`, `B[i]`, `C[i]`
+	Pointers(*const *const T, *const *const T, *const *mut T),
+	/// `A`, `B`, `C` of the first product and the strides, in elements, to the next product's
+	Strided((*const T, i64), (*const T, i64), (*mut T, i64)),
+}
+
+/// the arguments of one batch of GEMMs, pointer-array or strided, as cuBLAS takes them (64-bit
+/// dimensions)
+pub(crate) struct BatchedArgs<T> {
+	pub ops: (i32, i32),
+	pub shape: (i64, i64, i64),
+	pub alpha: *const T,
+	pub beta: *const T,
+	/// `lda`, `ldb`, `ldc`
+	pub lds: (i64, i64, i64),
+	pub matrices: Matrices<T>,
+	pub batch_count: i64,
+}
+
+impl BatchedArgs<c_void> {
+	/// the arguments of a `cublasGemm*BatchedEx` call whose data types are `T`
+	pub(crate) fn typed<T>(&self) -> BatchedArgs<T> {
+		BatchedArgs {
+			ops: self.ops,
+			shape: self.shape,
+			alpha: self.alpha.cast(),
+			beta: self.beta.cast(),
+			lds: self.lds,
+			matrices: match self.matrices {
+				Matrices::Pointers(a, b, c) => Matrices::Pointers(a.cast(), b.cast(), c.cast()),
+				Matrices::Strided((a, sa), (b, sb), (c, sc)) => Matrices::Strided((a.cast(), sa), (b.cast(), sb), (c.cast(), sc)),
+			},
+			batch_count: self.batch_count,
+		}
+	}
 }
 
 /// the arguments of one rank-k update (SYRK of a real type, HERK of a complex one), as cuBLAS
@@ -63,11 +117,23 @@ pub(crate) trait Element: Copy {
 		on: (EmugemmPointerMode, *mut c_void),
 		precision: EmugemmPrecision,
 	) -> EmugemmStatus;
+
+	/// the batch of `args` through the C ABI
+	///
+	/// # Safety
+	/// the pointers are as cuBLAS requires them
+	unsafe fn gemm_batched(
+		args: &BatchedArgs<Self>,
+		ops: (EmugemmOperation, EmugemmOperation),
+		on: (EmugemmPointerMode, *mut c_void),
+		precision: EmugemmPrecision,
+	) -> EmugemmStatus;
 }
 
-/// implements [`Element`] for `$t` (whose real part is `$real`) through `$gemm` and `$rank_k`
+/// implements [`Element`] for `$t` (whose real part is `$real`) through `$gemm`, `$rank_k`, and
+/// `$batched` and `$strided` for the pointer-array and strided batches
 macro_rules! element {
-	($t:ty, $real:ty, $kind:ident, $gemm:ident, $rank_k:ident) => {
+	($t:ty, $real:ty, $kind:ident, $gemm:ident, $rank_k:ident, $batched:ident, $strided:ident) => {
 		impl Element for $t {
 			const KIND: Kind = Kind::$kind;
 			type Real = $real;
@@ -102,14 +168,67 @@ macro_rules! element {
 					)
 				}
 			}
+
+			unsafe fn gemm_batched(
+				args: &BatchedArgs<Self>,
+				(opa, opb): (EmugemmOperation, EmugemmOperation),
+				(mode, stream): (EmugemmPointerMode, *mut c_void),
+				precision: EmugemmPrecision,
+			) -> EmugemmStatus {
+				let ((m, n, k), (lda, ldb, ldc), count) = (args.shape, args.lds, args.batch_count);
+				let (alpha, beta) = (args.alpha, args.beta);
+				// SAFETY: the caller's promise, handed on
+				unsafe {
+					match args.matrices {
+						Matrices::Pointers(a, b, c) => emugemm_c::$batched(
+							opa, opb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, count, mode, stream, precision,
+						),
+						Matrices::Strided((a, sa), (b, sb), (c, sc)) => emugemm_c::$strided(
+							opa, opb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c, ldc, sc, count, mode, stream, precision,
+						),
+					}
+				}
+			}
 		}
 	};
 }
 
-element!(f64, f64, D, emugemm_dgemm, emugemm_dsyrk);
-element!(EmugemmComplex64, f64, Z, emugemm_zgemm, emugemm_zherk);
-element!(f32, f32, S, emugemm_sgemm, emugemm_ssyrk);
-element!(EmugemmComplex32, f32, C, emugemm_cgemm, emugemm_cherk);
+element!(
+	f64,
+	f64,
+	D,
+	emugemm_dgemm,
+	emugemm_dsyrk,
+	emugemm_dgemm_batched,
+	emugemm_dgemm_strided_batched
+);
+element!(
+	EmugemmComplex64,
+	f64,
+	Z,
+	emugemm_zgemm,
+	emugemm_zherk,
+	emugemm_zgemm_batched,
+	emugemm_zgemm_strided_batched
+);
+element!(
+	f32,
+	f32,
+	S,
+	emugemm_sgemm,
+	emugemm_ssyrk,
+	emugemm_sgemm_batched,
+	emugemm_sgemm_strided_batched
+);
+element!(
+	EmugemmComplex32,
+	f32,
+	C,
+	emugemm_cgemm,
+	emugemm_cherk,
+	emugemm_cgemm_batched,
+	emugemm_cgemm_strided_batched
+);
 
 /// one intercepted call of an element type the interposer emulates: what the log says of it,
 /// and its computation through the C ABI
@@ -126,7 +245,14 @@ pub(crate) trait Call {
 	fn ops(&self) -> (i32, i32);
 
 	/// cuBLAS's fill mode, for a rank-k update
-	fn uplo(&self) -> Option<i32>;
+	fn uplo(&self) -> Option<i32> {
+		None
+	}
+
+	/// the number of products, for a batch
+	fn batch(&self) -> Option<i64> {
+		None
+	}
 
 	/// the C ABI's values of the call's enumerations, or why the call is forwarded
 	fn options(&self) -> Result<Self::Options, &'static str>;
@@ -150,20 +276,39 @@ impl<T: Element> Call for Args<T> {
 		self.ops
 	}
 
-	fn uplo(&self) -> Option<i32> {
-		None
-	}
-
 	fn options(&self) -> Result<Self::Options, &'static str> {
-		match (op(self.ops.0), op(self.ops.1)) {
-			(Some(opa), Some(opb)) => Ok((opa, opb)),
-			_ => Err("an op the C ABI does not take"),
-		}
+		ops(self.ops)
 	}
 
 	unsafe fn emulate(&self, ops: Self::Options, on: (EmugemmPointerMode, *mut c_void), precision: EmugemmPrecision) -> EmugemmStatus {
 		// SAFETY: the caller's promise, handed on
 		unsafe { T::gemm(self, ops, on, precision) }
+	}
+}
+
+impl<T: Element> Call for BatchedArgs<T> {
+	const KIND: Kind = T::KIND;
+	type Options = (EmugemmOperation, EmugemmOperation);
+
+	fn shape(&self) -> (i64, i64, i64) {
+		self.shape
+	}
+
+	fn ops(&self) -> (i32, i32) {
+		self.ops
+	}
+
+	fn batch(&self) -> Option<i64> {
+		Some(self.batch_count)
+	}
+
+	fn options(&self) -> Result<Self::Options, &'static str> {
+		ops(self.ops)
+	}
+
+	unsafe fn emulate(&self, ops: Self::Options, on: (EmugemmPointerMode, *mut c_void), precision: EmugemmPrecision) -> EmugemmStatus {
+		// SAFETY: the caller's promise, handed on
+		unsafe { T::gemm_batched(self, ops, on, precision) }
 	}
 }
 
@@ -207,6 +352,14 @@ impl<T: Element> Call for RankKArgs<T> {
 	}
 }
 
+/// the C ABI's ops of a product's two `cublasOperation_t`, or why the call is forwarded
+fn ops((a, b): (i32, i32)) -> Result<(EmugemmOperation, EmugemmOperation), &'static str> {
+	match (op(a), op(b)) {
+		(Some(opa), Some(opb)) => Ok((opa, opb)),
+		_ => Err("an op the C ABI does not take"),
+	}
+}
+
 /// the C ABI's op of cuBLAS's `cublasOperation_t`: N, T and C; a conjugate without transpose
 /// (`CUBLAS_OP_CONJG`) has none
 fn op(raw: i32) -> Option<EmugemmOperation> {
@@ -231,7 +384,7 @@ fn capturing(stream: *mut c_void) -> bool {
 /// emulates, and logged so
 pub(crate) fn unemulated(
 	routine: &'static str,
-	(shape, ops): ((i64, i64, i64), (i32, i32)),
+	(shape, ops, batch): ((i64, i64, i64), (i32, i32), Option<i64>),
 	forward: impl FnOnce() -> Option<Status>,
 ) -> Status {
 	let start = Instant::now();
@@ -242,6 +395,7 @@ pub(crate) fn unemulated(
 		shape,
 		ops,
 		uplo: None,
+		batch,
 		action: "forwarded",
 		precision: "off".into(),
 		report: None,
@@ -271,6 +425,7 @@ pub(crate) unsafe fn intercept<C: Call>(
 		shape: call.shape(),
 		ops: call.ops(),
 		uplo: call.uplo(),
+		batch: call.batch(),
 		action,
 		precision: precision.map_or("off".into(), |p| p.to_string()),
 		report,
@@ -288,6 +443,10 @@ pub(crate) unsafe fn intercept<C: Call>(
 	let (m, n, k) = call.shape();
 	if m.min(n).min(k) < config.min_size {
 		return forwarded("below EMUGEMM_HOOK_MIN");
+	}
+	// cuBLAS's own status: success for an empty batch, its refusal of a negative count
+	if call.batch().is_some_and(|count| count < 1) {
+		return forwarded("no product in the batch");
 	}
 	let options = match call.options() {
 		Ok(options) => options,
@@ -366,6 +525,24 @@ mod tests {
 		assert!(update::<f64>(1, 2).options().is_err());
 		assert!(update::<f64>(2, 0).options().is_err());
 		assert!(update::<f64>(0, 3).options().is_err());
+	}
+
+	#[test]
+	fn a_batch_takes_the_ops_the_c_abi_takes_and_counts_its_products() {
+		let batch = |ops| BatchedArgs::<c_void> {
+			ops,
+			shape: (300, 290, 280),
+			alpha: std::ptr::null(),
+			beta: std::ptr::null(),
+			lds: (300, 280, 300),
+			matrices: Matrices::Strided((std::ptr::null(), 0), (std::ptr::null(), 0), (std::ptr::null_mut(), 0)),
+			batch_count: 3,
+		};
+		let typed = batch((1, 2)).typed::<EmugemmComplex32>();
+		assert_eq!(typed.options(), Ok((EmugemmOperation::T, EmugemmOperation::C)));
+		assert_eq!((typed.shape(), typed.ops(), typed.batch()), ((300, 290, 280), (1, 2), Some(3)));
+		// CUBLAS_OP_CONJG: forwarded
+		assert!(batch((3, 0)).typed::<f64>().options().is_err());
 	}
 
 	#[test]

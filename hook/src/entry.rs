@@ -1,80 +1,13 @@
-//! the exported cuBLAS symbols: the S/D/C/Z GEMMs (`_v2` and `_64`), `cublasGemmEx` (and `_64`),
-//! and the rank-k updates `cublas{S,D}syrk` and `cublas{C,Z}herk` (`_v2` and `_64`), each with
-//! cuBLAS's own signature, emulated or forwarded by [`crate::call::intercept`]
+//! the exported cuBLAS symbols: the S/D/C/Z GEMMs (`_v2` and `_64`), their pointer-array and
+//! strided batches (`cublas?gemmBatched`, `cublas?gemmStridedBatched`, and `_64`), `cublasGemmEx`,
+//! `cublasGemmBatchedEx` and `cublasGemmStridedBatchedEx` (and `_64`), and the rank-k updates
+//! `cublas{S,D}syrk` and `cublas{C,Z}herk` (`_v2` and `_64`), each with cuBLAS's own signature,
+//! emulated or forwarded by [`crate::call::intercept`]
 
-use crate::call::{self, Args, Element, RankKArgs, intercept};
+use crate::call::{self, Args, BatchedArgs, Call, Element, Matrices, RankKArgs, intercept};
 use crate::real::{self, Handle, Status};
 use emugemm_c::{EmugemmComplex32, EmugemmComplex64};
 use std::ffi::c_void;
-
-/// defines the exported `$name`, cuBLAS's GEMM of `$t` with dimensions of type `$int`
-macro_rules! gemm_symbol {
-	($name:ident, $t:ty, $int:ty) => {
-		#[doc = concat!("cuBLAS's `", stringify!($name), "`: emulated by emugemm or forwarded to the real library")]
-		///
-		/// # Safety
-		/// as cuBLAS's own function
-		///
-		/// # example
-		/// ```no_run
-		/// // LD_PRELOAD=libemugemm_cublas.so makes every caller of this symbol call this function
-		#[doc = concat!("let _ = emugemm_cublas::", stringify!($name), ";")]
-		/// ```
-		#[unsafe(no_mangle)]
-		#[allow(clippy::too_many_arguments)] // cuBLAS's own argument list
-		pub unsafe extern "C" fn $name(
-			handle: Handle,
-			transa: i32,
-			transb: i32,
-			m: $int,
-			n: $int,
-			k: $int,
-			alpha: *const $t,
-			a: *const $t,
-			lda: $int,
-			b: *const $t,
-			ldb: $int,
-			beta: *const $t,
-			c: *mut $t,
-			ldc: $int,
-		) -> Status {
-			type Real = unsafe extern "C" fn(
-				Handle,
-				i32,
-				i32,
-				$int,
-				$int,
-				$int,
-				*const $t,
-				*const $t,
-				$int,
-				*const $t,
-				$int,
-				*const $t,
-				*mut $t,
-				$int,
-			) -> Status;
-			let forward = || {
-				// SAFETY: cuBLAS's signature of this symbol, called with the caller's own arguments
-				unsafe {
-					real::function::<Real>(concat_cstr!($name))
-						.map(|f| f(handle, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc))
-				}
-			};
-			let args = Args {
-				ops: (transa, transb),
-				shape: (m as i64, n as i64, k as i64),
-				alpha,
-				a: (a, lda as i64),
-				b: (b, ldb as i64),
-				beta,
-				c: (c, ldc as i64),
-			};
-			// SAFETY: the caller's promise, handed on
-			unsafe { intercept(stringify!($name), handle, args, forward) }
-		}
-	};
-}
 
 /// the NUL-terminated name of a symbol
 macro_rules! concat_cstr {
@@ -88,20 +21,12 @@ macro_rules! concat_cstr {
 	};
 }
 
-gemm_symbol!(cublasSgemm_v2, f32, i32);
-gemm_symbol!(cublasDgemm_v2, f64, i32);
-gemm_symbol!(cublasCgemm_v2, EmugemmComplex32, i32);
-gemm_symbol!(cublasZgemm_v2, EmugemmComplex64, i32);
-gemm_symbol!(cublasSgemm_v2_64, f32, i64);
-gemm_symbol!(cublasDgemm_v2_64, f64, i64);
-gemm_symbol!(cublasCgemm_v2_64, EmugemmComplex32, i64);
-gemm_symbol!(cublasZgemm_v2_64, EmugemmComplex64, i64);
-
-/// defines the exported `$name`, cuBLAS's rank-k update of `$t` (SYRK of a real type, HERK of a
-/// complex one; `alpha` and `beta` of type `$real`) with dimensions of type `$int`
-macro_rules! rank_k_symbol {
-	($name:ident, $t:ty, $real:ty, $int:ty) => {
-		#[doc = concat!("cuBLAS's `", stringify!($name), "`: emulated by emugemm or forwarded to the real library")]
+/// defines the exported `$name` with cuBLAS's arguments `$arg: $ty` after the handle; `$body`
+/// computes its status with the handle bound to `$handle` and, bound to `$forward`, the real
+/// function called with the caller's own arguments (`None` where no libcublas defines it)
+macro_rules! export {
+	($name:ident, $what:literal, ($($arg:ident: $ty:ty),+ $(,)?), |$handle:ident, $forward:ident| $body:block) => {
+		#[doc = concat!("cuBLAS's `", stringify!($name), "`: ", $what)]
 		///
 		/// # Safety
 		/// as cuBLAS's own function
@@ -113,37 +38,106 @@ macro_rules! rank_k_symbol {
 		/// ```
 		#[unsafe(no_mangle)]
 		#[allow(clippy::too_many_arguments)] // cuBLAS's own argument list
-		pub unsafe extern "C" fn $name(
-			handle: Handle,
-			uplo: i32,
-			trans: i32,
-			n: $int,
-			k: $int,
-			alpha: *const $real,
-			a: *const $t,
-			lda: $int,
-			beta: *const $real,
-			c: *mut $t,
-			ldc: $int,
-		) -> Status {
-			type Real =
-				unsafe extern "C" fn(Handle, i32, i32, $int, $int, *const $real, *const $t, $int, *const $real, *mut $t, $int) -> Status;
-			let forward = || {
+		pub unsafe extern "C" fn $name($handle: Handle, $($arg: $ty),+) -> Status {
+			type Real = unsafe extern "C" fn(Handle, $($ty),+) -> Status;
+			let $forward = || {
 				// SAFETY: cuBLAS's signature of this symbol, called with the caller's own arguments
-				unsafe { real::function::<Real>(concat_cstr!($name)).map(|f| f(handle, uplo, trans, n, k, alpha, a, lda, beta, c, ldc)) }
+				unsafe { real::function::<Real>(concat_cstr!($name)).map(|f| f($handle, $($arg),+)) }
 			};
-			let args = RankKArgs::<$t> {
-				uplo,
-				trans,
-				shape: (n as i64, k as i64),
-				alpha,
-				a: (a, lda as i64),
-				beta,
-				c: (c, ldc as i64),
-			};
+			$body
+		}
+	};
+}
+
+/// defines the exported `$name`, cuBLAS's GEMM of `$t` with dimensions of type `$int`
+macro_rules! gemm_symbol {
+	($name:ident, $t:ty, $int:ty) => {
+		export!($name, "emulated by emugemm or forwarded to the real library", (
+			transa: i32, transb: i32, m: $int, n: $int, k: $int, alpha: *const $t, a: *const $t, lda: $int, b: *const $t, ldb: $int,
+			beta: *const $t, c: *mut $t, ldc: $int,
+		), |handle, forward| {
+			let shape = (m as i64, n as i64, k as i64);
+			let args = Args { ops: (transa, transb), shape, alpha, a: (a, lda as i64), b: (b, ldb as i64), beta, c: (c, ldc as i64) };
 			// SAFETY: the caller's promise, handed on
 			unsafe { intercept(stringify!($name), handle, args, forward) }
-		}
+		});
+	};
+}
+
+gemm_symbol!(cublasSgemm_v2, f32, i32);
+gemm_symbol!(cublasDgemm_v2, f64, i32);
+gemm_symbol!(cublasCgemm_v2, EmugemmComplex32, i32);
+gemm_symbol!(cublasZgemm_v2, EmugemmComplex64, i32);
+gemm_symbol!(cublasSgemm_v2_64, f32, i64);
+gemm_symbol!(cublasDgemm_v2_64, f64, i64);
+gemm_symbol!(cublasCgemm_v2_64, EmugemmComplex32, i64);
+gemm_symbol!(cublasZgemm_v2_64, EmugemmComplex64, i64);
+
+/// defines the exported `$name`, cuBLAS's pointer-array batch of GEMMs of `$t` with dimensions of
+/// type `$int`
+macro_rules! batched_symbol {
+	($name:ident, $t:ty, $int:ty) => {
+		export!($name, "emulated by emugemm or forwarded to the real library", (
+			transa: i32, transb: i32, m: $int, n: $int, k: $int, alpha: *const $t, a: *const *const $t, lda: $int,
+			b: *const *const $t, ldb: $int, beta: *const $t, c: *const *mut $t, ldc: $int, batch_count: $int,
+		), |handle, forward| {
+			let (shape, lds) = ((m as i64, n as i64, k as i64), (lda as i64, ldb as i64, ldc as i64));
+			let matrices = Matrices::Pointers(a, b, c);
+			let args = BatchedArgs { ops: (transa, transb), shape, alpha, beta, lds, matrices, batch_count: batch_count as i64 };
+			// SAFETY: the caller's promise, handed on
+			unsafe { intercept(stringify!($name), handle, args, forward) }
+		});
+	};
+}
+
+batched_symbol!(cublasSgemmBatched, f32, i32);
+batched_symbol!(cublasDgemmBatched, f64, i32);
+batched_symbol!(cublasCgemmBatched, EmugemmComplex32, i32);
+batched_symbol!(cublasZgemmBatched, EmugemmComplex64, i32);
+batched_symbol!(cublasSgemmBatched_64, f32, i64);
+batched_symbol!(cublasDgemmBatched_64, f64, i64);
+batched_symbol!(cublasCgemmBatched_64, EmugemmComplex32, i64);
+batched_symbol!(cublasZgemmBatched_64, EmugemmComplex64, i64);
+
+/// defines the exported `$name`, cuBLAS's strided batch of GEMMs of `$t` with dimensions of type
+/// `$int` (strides `long long`)
+macro_rules! strided_symbol {
+	($name:ident, $t:ty, $int:ty) => {
+		export!($name, "emulated by emugemm or forwarded to the real library", (
+			transa: i32, transb: i32, m: $int, n: $int, k: $int, alpha: *const $t, a: *const $t, lda: $int, stride_a: i64,
+			b: *const $t, ldb: $int, stride_b: i64, beta: *const $t, c: *mut $t, ldc: $int, stride_c: i64, batch_count: $int,
+		), |handle, forward| {
+			let (shape, lds) = ((m as i64, n as i64, k as i64), (lda as i64, ldb as i64, ldc as i64));
+			let matrices = Matrices::Strided((a, stride_a), (b, stride_b), (c, stride_c));
+			let args = BatchedArgs { ops: (transa, transb), shape, alpha, beta, lds, matrices, batch_count: batch_count as i64 };
+			// SAFETY: the caller's promise, handed on
+			unsafe { intercept(stringify!($name), handle, args, forward) }
+		});
+	};
+}
+
+strided_symbol!(cublasSgemmStridedBatched, f32, i32);
+strided_symbol!(cublasDgemmStridedBatched, f64, i32);
+strided_symbol!(cublasCgemmStridedBatched, EmugemmComplex32, i32);
+strided_symbol!(cublasZgemmStridedBatched, EmugemmComplex64, i32);
+strided_symbol!(cublasSgemmStridedBatched_64, f32, i64);
+strided_symbol!(cublasDgemmStridedBatched_64, f64, i64);
+strided_symbol!(cublasCgemmStridedBatched_64, EmugemmComplex32, i64);
+strided_symbol!(cublasZgemmStridedBatched_64, EmugemmComplex64, i64);
+
+/// defines the exported `$name`, cuBLAS's rank-k update of `$t` (SYRK of a real type, HERK of a
+/// complex one; `alpha` and `beta` of type `$real`) with dimensions of type `$int`
+macro_rules! rank_k_symbol {
+	($name:ident, $t:ty, $real:ty, $int:ty) => {
+		export!($name, "emulated by emugemm or forwarded to the real library", (
+			uplo: i32, trans: i32, n: $int, k: $int, alpha: *const $real, a: *const $t, lda: $int, beta: *const $real, c: *mut $t,
+			ldc: $int,
+		), |handle, forward| {
+			let shape = (n as i64, k as i64);
+			let args = RankKArgs::<$t> { uplo, trans, shape, alpha, a: (a, lda as i64), beta, c: (c, ldc as i64) };
+			// SAFETY: the caller's promise, handed on
+			unsafe { intercept(stringify!($name), handle, args, forward) }
+		});
 	};
 }
 
@@ -165,66 +159,63 @@ const C_64F: i32 = 5;
 const COMPUTE_32F: [i32; 2] = [68, 69];
 const COMPUTE_64F: [i32; 2] = [70, 71];
 
-/// `cublasGemmEx`'s arguments after the handle, with dimensions of type `I`
-type ExArgs<I> = (
-	i32,
-	i32,
-	(I, I, I),
-	*const c_void,
-	(*const c_void, i32, I),
-	(*const c_void, i32, I),
-	*const c_void,
-	(*mut c_void, i32, I),
-	(i32, i32),
-);
+/// the arguments of a `cublasGemm*Ex` call, its pointers untyped (`c_void`) until its data types
+/// name an element type
+trait Untyped {
+	/// the arguments with pointers to `T`
+	type Typed<T: Element>: Call;
 
-/// `cublasGemmEx` (and `_64`) emulated where the three types are one of R/C 32F/64F and the
-/// compute type is that type's plain or pedantic one; otherwise `forward`
+	/// the arguments with pointers to `T`
+	fn typed<T: Element>(&self) -> Self::Typed<T>;
+
+	/// the shape, the ops and the batch's count, as the log writes them
+	fn summary(&self) -> ((i64, i64, i64), (i32, i32), Option<i64>);
+}
+
+impl Untyped for Args<c_void> {
+	type Typed<T: Element> = Args<T>;
+
+	fn typed<T: Element>(&self) -> Args<T> {
+		Args::typed(self)
+	}
+
+	fn summary(&self) -> ((i64, i64, i64), (i32, i32), Option<i64>) {
+		(self.shape, self.ops, None)
+	}
+}
+
+impl Untyped for BatchedArgs<c_void> {
+	type Typed<T: Element> = BatchedArgs<T>;
+
+	fn typed<T: Element>(&self) -> BatchedArgs<T> {
+		BatchedArgs::typed(self)
+	}
+
+	fn summary(&self) -> ((i64, i64, i64), (i32, i32), Option<i64>) {
+		(self.shape, self.ops, Some(self.batch_count))
+	}
+}
+
+/// a `cublasGemm*Ex` call emulated where the three data types `(a, b, c)` are one of R/C 32F/64F
+/// and `compute` is that type's plain or pedantic compute type; otherwise `forward`
 ///
 /// # Safety
-/// as cuBLAS's `cublasGemmEx`
-unsafe fn gemm_ex<I: Into<i64> + Copy>(
+/// as cuBLAS's function `routine`
+unsafe fn gemm_ex<U: Untyped>(
 	routine: &'static str,
 	handle: Handle,
-	x: ExArgs<I>,
+	(args, (a, b, c), compute): (U, (i32, i32, i32), i32),
 	forward: impl FnOnce() -> Option<Status>,
 ) -> Status {
-	let (_, _, _, _, (_, at, _), (_, bt, _), _, (_, ct, _), (compute, _)) = x;
-	/// the typed call of `T`
-	///
-	/// # Safety
-	/// as `gemm_ex`, with `T` the element type of every pointer
-	unsafe fn typed<T: Element, I: Into<i64> + Copy>(
-		routine: &'static str,
-		handle: Handle,
-		x: ExArgs<I>,
-		forward: impl FnOnce() -> Option<Status>,
-	) -> Status {
-		let (transa, transb, (m, n, k), alpha, (a, _, lda), (b, _, ldb), beta, (c, _, ldc), _) = x;
-		let args = Args {
-			ops: (transa, transb),
-			shape: (m.into(), n.into(), k.into()),
-			alpha: alpha.cast::<T>(),
-			a: (a.cast::<T>(), lda.into()),
-			b: (b.cast::<T>(), ldb.into()),
-			beta: beta.cast::<T>(),
-			c: (c.cast::<T>(), ldc.into()),
-		};
-		// SAFETY: the caller's promise, handed on
-		unsafe { intercept(routine, handle, args, forward) }
-	}
-	let same = at == bt && bt == ct;
+	let same = a == b && b == c;
 	// SAFETY: the caller's promise, handed on with the element type its data types name
 	unsafe {
-		match at {
-			R_64F if same && COMPUTE_64F.contains(&compute) => typed::<f64, I>(routine, handle, x, forward),
-			C_64F if same && COMPUTE_64F.contains(&compute) => typed::<EmugemmComplex64, I>(routine, handle, x, forward),
-			R_32F if same && COMPUTE_32F.contains(&compute) => typed::<f32, I>(routine, handle, x, forward),
-			C_32F if same && COMPUTE_32F.contains(&compute) => typed::<EmugemmComplex32, I>(routine, handle, x, forward),
-			_ => {
-				let (transa, transb, (m, n, k), ..) = x;
-				call::unemulated(routine, ((m.into(), n.into(), k.into()), (transa, transb)), forward)
-			},
+		match a {
+			R_64F if same && COMPUTE_64F.contains(&compute) => intercept(routine, handle, args.typed::<f64>(), forward),
+			C_64F if same && COMPUTE_64F.contains(&compute) => intercept(routine, handle, args.typed::<EmugemmComplex64>(), forward),
+			R_32F if same && COMPUTE_32F.contains(&compute) => intercept(routine, handle, args.typed::<f32>(), forward),
+			C_32F if same && COMPUTE_32F.contains(&compute) => intercept(routine, handle, args.typed::<EmugemmComplex32>(), forward),
+			_ => call::unemulated(routine, args.summary(), forward),
 		}
 	}
 }
@@ -232,85 +223,59 @@ unsafe fn gemm_ex<I: Into<i64> + Copy>(
 /// defines the exported `$name`, cuBLAS's `cublasGemmEx` with dimensions of type `$int`
 macro_rules! gemm_ex_symbol {
 	($name:ident, $int:ty) => {
-		#[doc = concat!("cuBLAS's `", stringify!($name), "`: emulated by emugemm for R/C 32F/64F, otherwise forwarded to the real library")]
-		///
-		/// # Safety
-		/// as cuBLAS's own function
-		///
-		/// # example
-		/// ```no_run
-		#[doc = concat!("let _ = emugemm_cublas::", stringify!($name), ";")]
-		/// ```
-		#[unsafe(no_mangle)]
-		#[allow(clippy::too_many_arguments)] // cuBLAS's own argument list
-		pub unsafe extern "C" fn $name(
-			handle: Handle,
-			transa: i32,
-			transb: i32,
-			m: $int,
-			n: $int,
-			k: $int,
-			alpha: *const c_void,
-			a: *const c_void,
-			a_type: i32,
-			lda: $int,
-			b: *const c_void,
-			b_type: i32,
-			ldb: $int,
-			beta: *const c_void,
-			c: *mut c_void,
-			c_type: i32,
-			ldc: $int,
-			compute: i32,
+		export!($name, "emulated by emugemm for R/C 32F/64F, otherwise forwarded to the real library", (
+			transa: i32, transb: i32, m: $int, n: $int, k: $int, alpha: *const c_void, a: *const c_void, a_type: i32, lda: $int,
+			b: *const c_void, b_type: i32, ldb: $int, beta: *const c_void, c: *mut c_void, c_type: i32, ldc: $int, compute: i32,
 			algo: i32,
-		) -> Status {
-			type Real = unsafe extern "C" fn(
-				Handle,
-				i32,
-				i32,
-				$int,
-				$int,
-				$int,
-				*const c_void,
-				*const c_void,
-				i32,
-				$int,
-				*const c_void,
-				i32,
-				$int,
-				*const c_void,
-				*mut c_void,
-				i32,
-				$int,
-				i32,
-				i32,
-			) -> Status;
-			let forward = || {
-				// SAFETY: cuBLAS's signature of this symbol, called with the caller's own arguments
-				unsafe {
-					real::function::<Real>(concat_cstr!($name)).map(|f| {
-						f(
-							handle, transa, transb, m, n, k, alpha, a, a_type, lda, b, b_type, ldb, beta, c, c_type, ldc, compute, algo,
-						)
-					})
-				}
-			};
-			let x = (
-				transa,
-				transb,
-				(m, n, k),
-				alpha,
-				(a, a_type, lda),
-				(b, b_type, ldb),
-				beta,
-				(c, c_type, ldc),
-				(compute, algo),
-			);
+		), |handle, forward| {
+			let shape = (m as i64, n as i64, k as i64);
+			let args = Args { ops: (transa, transb), shape, alpha, a: (a, lda as i64), b: (b, ldb as i64), beta, c: (c, ldc as i64) };
 			// SAFETY: the caller's promise, handed on
-			unsafe { gemm_ex(stringify!($name), handle, x, forward) }
-		}
+			unsafe { gemm_ex(stringify!($name), handle, (args, (a_type, b_type, c_type), compute), forward) }
+		});
 	};
 }
 
 gemm_ex_symbol!(cublasGemmEx, i32);
 gemm_ex_symbol!(cublasGemmEx_64, i64);
+
+/// defines the exported `$name`, cuBLAS's `cublasGemmBatchedEx` with dimensions of type `$int`
+macro_rules! batched_ex_symbol {
+	($name:ident, $int:ty) => {
+		export!($name, "emulated by emugemm for R/C 32F/64F, otherwise forwarded to the real library", (
+			transa: i32, transb: i32, m: $int, n: $int, k: $int, alpha: *const c_void, a: *const *const c_void, a_type: i32,
+			lda: $int, b: *const *const c_void, b_type: i32, ldb: $int, beta: *const c_void, c: *const *mut c_void, c_type: i32,
+			ldc: $int, batch_count: $int, compute: i32, algo: i32,
+		), |handle, forward| {
+			let (shape, lds) = ((m as i64, n as i64, k as i64), (lda as i64, ldb as i64, ldc as i64));
+			let matrices = Matrices::Pointers(a, b, c);
+			let args = BatchedArgs { ops: (transa, transb), shape, alpha, beta, lds, matrices, batch_count: batch_count as i64 };
+			// SAFETY: the caller's promise, handed on
+			unsafe { gemm_ex(stringify!($name), handle, (args, (a_type, b_type, c_type), compute), forward) }
+		});
+	};
+}
+
+batched_ex_symbol!(cublasGemmBatchedEx, i32);
+batched_ex_symbol!(cublasGemmBatchedEx_64, i64);
+
+/// defines the exported `$name`, cuBLAS's `cublasGemmStridedBatchedEx` with dimensions of type
+/// `$int` (strides `long long`)
+macro_rules! strided_ex_symbol {
+	($name:ident, $int:ty) => {
+		export!($name, "emulated by emugemm for R/C 32F/64F, otherwise forwarded to the real library", (
+			transa: i32, transb: i32, m: $int, n: $int, k: $int, alpha: *const c_void, a: *const c_void, a_type: i32, lda: $int,
+			stride_a: i64, b: *const c_void, b_type: i32, ldb: $int, stride_b: i64, beta: *const c_void, c: *mut c_void,
+			c_type: i32, ldc: $int, stride_c: i64, batch_count: $int, compute: i32, algo: i32,
+		), |handle, forward| {
+			let (shape, lds) = ((m as i64, n as i64, k as i64), (lda as i64, ldb as i64, ldc as i64));
+			let matrices = Matrices::Strided((a, stride_a), (b, stride_b), (c, stride_c));
+			let args = BatchedArgs { ops: (transa, transb), shape, alpha, beta, lds, matrices, batch_count: batch_count as i64 };
+			// SAFETY: the caller's promise, handed on
+			unsafe { gemm_ex(stringify!($name), handle, (args, (a_type, b_type, c_type), compute), forward) }
+		});
+	};
+}
+
+strided_ex_symbol!(cublasGemmStridedBatchedEx, i32);
+strided_ex_symbol!(cublasGemmStridedBatchedEx_64, i64);

@@ -18,12 +18,15 @@ pub(crate) struct Entry {
 	pub ops: (i32, i32),
 	/// the fill mode of a rank-k update
 	pub uplo: Option<i32>,
+	/// the number of products of a batch (every one `m x n x k`)
+	pub batch: Option<i64>,
 	/// "forwarded" (to the real cuBLAS, unchanged), "emugemm" (run by the C ABI: the report says
 	/// whether its plan emulated or computed natively) or "failed"
 	pub action: &'static str,
 	/// the precision asked, where the call was emulated or tried
 	pub precision: String,
-	/// the report of an emulated call: scheme, parameter, certified bits, native rows
+	/// the report of an emulated call: scheme, parameter, certified bits, native rows (a batch's
+	/// last product's)
 	pub report: Option<emugemm_c::EmugemmReport>,
 	/// why the call went native or failed
 	pub reason: String,
@@ -74,6 +77,9 @@ struct Line<'a> {
 	/// "L" or "U" for a rank-k update, absent for a GEMM
 	#[serde(skip_serializing_if = "Option::is_none")]
 	uplo: Option<&'static str>,
+	/// the number of products of a batch, absent for a single product
+	#[serde(skip_serializing_if = "Option::is_none")]
+	batch: Option<i64>,
 	action: &'a str,
 	precision: &'a str,
 	#[serde(flatten)]
@@ -115,6 +121,7 @@ fn json(e: &Entry) -> String {
 			1 => "U",
 			_ => "?",
 		}),
+		batch: e.batch,
 		action: e.action,
 		precision: &e.precision,
 		plan,
@@ -137,6 +144,7 @@ mod tests {
 			shape: (8, 9, 10),
 			ops: (0, 2),
 			uplo: None,
+			batch: None,
 			action: "forwarded",
 			precision: "f64".into(),
 			report: None,
@@ -162,6 +170,7 @@ mod tests {
 			shape: (300, 300, 280),
 			ops: (2, 0),
 			uplo: Some(1),
+			batch: None,
 			action: "forwarded",
 			precision: "f64".into(),
 			report: None,
@@ -172,6 +181,30 @@ mod tests {
 		assert!(
 			line.starts_with(
 				r#"{"routine":"cublasZherk_v2_64","type":"Z","m":300,"n":300,"k":280,"transa":"C","transb":"N","uplo":"U","action":"forwarded""#
+			),
+			"{line}"
+		);
+	}
+
+	#[test]
+	fn a_batch_line_counts_its_products() {
+		let entry = Entry {
+			routine: "cublasGemmStridedBatchedEx",
+			kind: Some(Kind::C),
+			shape: (300, 290, 280),
+			ops: (1, 2),
+			uplo: None,
+			batch: Some(3),
+			action: "emugemm",
+			precision: "f32".into(),
+			report: Some(emugemm_c::EmugemmReport::default()),
+			reason: String::new(),
+			micros: 1.0,
+		};
+		let line = json(&entry);
+		assert!(
+			line.starts_with(
+				r#"{"routine":"cublasGemmStridedBatchedEx","type":"C","m":300,"n":290,"k":280,"transa":"T","transb":"C","batch":3,"action":"emugemm","precision":"f32","scheme":"native""#
 			),
 			"{line}"
 		);

@@ -3,8 +3,8 @@
   off       under the interposer with every type off: every call forwarded;
   default   under the interposer as it ships (D/Z at F64, S/C at F32, threshold 256);
   forced    under the interposer with explicit schemes for every type and a threshold of 1, so
-            that every product and rank-k update of the program that has no empty dimension is
-            emulated.
+            that every product, rank-k update and batch of the program that has no empty dimension
+            is emulated.
 Each run must pass its own checks (accuracy, padding, quick returns, bits equal to the C ABI's).
 Across runs: every hash of the off run equals the unhooked run's (forwarding is bit for bit
 cuBLAS); in the default run, so do the products the interposer forwards (during stream capture,
@@ -63,6 +63,9 @@ for name in ("default", "forced"):
 
 entries = {f"cublas{t}gemm_v2{s}" for t in "SDCZ" for s in ("", "_64")} | {f"cublasGemmEx{s}:{t}" for t in "SDCZ" for s in ("", "_64")}
 entries |= {f"cublas{t}{r}_v2{s}" for t, r in (("S", "syrk"), ("D", "syrk"), ("C", "herk"), ("Z", "herk")) for s in ("", "_64")}
+batches = ("Batched", "StridedBatched")
+entries |= {f"cublas{t}gemm{b}{s}" for t in "SDCZ" for b in batches for s in ("", "_64")}
+entries |= {f"cublasGemm{b}Ex{s}:{t}" for t in "SDCZ" for b in batches for s in ("", "_64")}
 for name in ("off", "default", "forced"):
     actions = collections.Counter()
     reasons = collections.Counter()
@@ -73,7 +76,8 @@ for name in ("off", "default", "forced"):
         problems.append(f"{name}: the interposer logged no call")
     for line in lines:
         e = json.loads(line)
-        routine = e["routine"] + (f":{e['type']}" if "GemmEx" in e["routine"] else "")
+        # the typed-by-argument entry points (cublasGemmEx, cublasGemmBatchedEx, ...) per type
+        routine = e["routine"] + (f":{e['type']}" if e["routine"].startswith("cublasGemm") else "")
         actions[e["action"]] += 1
         if e["reason"]:
             reasons[e["reason"]] += 1

@@ -6,7 +6,10 @@
  * (N, T, C), leading dimensions above the rows, alpha and beta in host and in device memory,
  * beta = 0 over a NaN C and beta != 0, on the default stream and on a stream of its own; and
  * every rank-k update it intercepts (cublas{S,D}syrk_v2, cublas{C,Z}herk_v2 and _v2_64) with
- * both triangles and A as stored and (conjugate-)transposed, in the same turns; then, per entry
+ * both triangles and A as stored and (conjugate-)transposed, in the same turns; and every batch
+ * entry point (cublas{S,D,C,Z}gemmBatched and gemmStridedBatched, cublasGemmBatchedEx and
+ * cublasGemmStridedBatchedEx, each and its _64) with three products, op pairs N/N and T/C, host
+ * scalars and beta = 0 over NaN; then, per entry
  * point, alpha = 0 over NaN operands and m, n, k = 0 (and a HERK's trans = T, which cuBLAS
  * refuses); then two threads with a handle and a stream each, products during stream capture, and
  * products below the interposer's size threshold. Each result is checked against a long double
@@ -18,7 +21,7 @@
  * it emulates is computed again through the C ABI (`emugemm_?gemm`, found in the preloaded
  * library) at the precision the interposer's environment gives that type, on the same operands
  * and a fresh C, and must match it bit for bit ("abi <case> <plan> equal"); a rank-k update, through
- * `emugemm_{s,d}syrk` or `emugemm_{c,z}herk`.
+ * `emugemm_{s,d}syrk` or `emugemm_{c,z}herk`; a batch, through one `emugemm_?gemm` per product.
  * Build: gcc -O2 hooked.c -I$CUDA/include -L$CUDA/lib64 -lcublas -lcudart -lpthread -lm -ldl */
 #define _GNU_SOURCE
 #include <complex.h>
@@ -427,6 +430,141 @@ static void product(cublasHandle_t h, const struct gemm *g) {
 	free(a), free(b), free(c0), free(host_scalars), free(got), free(again);
 }
 
+/* ---- batches ---- */
+
+/* the batch entry points, in the order they are named: pointer arrays, then strided, each typed and
+ * Ex, each with 32- and 64-bit dimensions */
+enum { BATCHED, BATCHED_64, STRIDED, STRIDED_64, BATCHED_EX, BATCHED_EX_64, STRIDED_EX, STRIDED_EX_64, BATCH_ENTRIES };
+static const char *batch_names[BATCH_ENTRIES] = {"gemmBatched",   "gemmBatched_64",   "gemmStridedBatched",   "gemmStridedBatched_64",
+                                                 "GemmBatchedEx", "GemmBatchedEx_64", "GemmStridedBatchedEx", "GemmStridedBatchedEx_64"};
+static int strided_entry(int entry) { return entry == STRIDED || entry == STRIDED_64 || entry == STRIDED_EX || entry == STRIDED_EX_64; }
+
+/* the typed batch entry points of the cuBLAS type prefix P and element type T, as cases of a switch */
+#define TYPED_BATCHES(P, T)                                                                                                            \
+	case BATCHED:                                                                                                                      \
+		return cublas##P##gemmBatched(h, oa, ob, (int)m, (int)n, (int)k, (const T *)o->alpha, (const T *const *)arrays[0], (int)o->lda, \
+		                              (const T *const *)arrays[1], (int)o->ldb, (const T *)o->beta, (T *const *)arrays[2], (int)o->ldc,  \
+		                              (int)count);                                                                                     \
+	case BATCHED_64:                                                                                                                   \
+		return cublas##P##gemmBatched_64(h, oa, ob, m, n, k, (const T *)o->alpha, (const T *const *)arrays[0], o->lda,                  \
+		                                 (const T *const *)arrays[1], o->ldb, (const T *)o->beta, (T *const *)arrays[2], o->ldc, count); \
+	case STRIDED:                                                                                                                      \
+		return cublas##P##gemmStridedBatched(h, oa, ob, (int)m, (int)n, (int)k, (const T *)o->alpha, (const T *)o->a, (int)o->lda,     \
+		                                     s[0], (const T *)o->b, (int)o->ldb, s[1], (const T *)o->beta, (T *)o->c, (int)o->ldc, s[2], \
+		                                     (int)count);                                                                              \
+	default:                                                                                                                           \
+		return cublas##P##gemmStridedBatched_64(h, oa, ob, m, n, k, (const T *)o->alpha, (const T *)o->a, o->lda, s[0],                 \
+		                                        (const T *)o->b, o->ldb, s[1], (const T *)o->beta, (T *)o->c, o->ldc, s[2], count)
+
+/* the cuBLAS batch entry point `entry` of type t on `count` products: the device arrays of A's,
+ * B's and C's pointers `arrays`, or o's matrices and the strides `s` (elements) to the next ones */
+static cublasStatus_t batch_call(cublasHandle_t h, const struct kind *t, int entry, const int ops[2], const long shape[3],
+                                 const struct operands *o, void *const arrays[3], const long long s[3], long count) {
+	cublasOperation_t oa = cublas_ops[ops[0]], ob = cublas_ops[ops[1]];
+	long m = shape[0], n = shape[1], k = shape[2];
+	switch (entry) {
+	case BATCHED_EX:
+		return cublasGemmBatchedEx(h, oa, ob, (int)m, (int)n, (int)k, o->alpha, (const void *const *)arrays[0], t->type, (int)o->lda,
+		                           (const void *const *)arrays[1], t->type, (int)o->ldb, o->beta, (void *const *)arrays[2], t->type,
+		                           (int)o->ldc, (int)count, t->compute, CUBLAS_GEMM_DEFAULT);
+	case BATCHED_EX_64:
+		return cublasGemmBatchedEx_64(h, oa, ob, m, n, k, o->alpha, (const void *const *)arrays[0], t->type, o->lda,
+		                              (const void *const *)arrays[1], t->type, o->ldb, o->beta, (void *const *)arrays[2], t->type, o->ldc,
+		                              count, t->compute, CUBLAS_GEMM_DEFAULT);
+	case STRIDED_EX:
+		return cublasGemmStridedBatchedEx(h, oa, ob, (int)m, (int)n, (int)k, o->alpha, o->a, t->type, (int)o->lda, s[0], o->b, t->type,
+		                                  (int)o->ldb, s[1], o->beta, o->c, t->type, (int)o->ldc, s[2], (int)count, t->compute,
+		                                  CUBLAS_GEMM_DEFAULT);
+	case STRIDED_EX_64:
+		return cublasGemmStridedBatchedEx_64(h, oa, ob, m, n, k, o->alpha, o->a, t->type, o->lda, s[0], o->b, t->type, o->ldb, s[1], o->beta,
+		                                     o->c, t->type, o->ldc, s[2], count, t->compute, CUBLAS_GEMM_DEFAULT);
+	}
+	switch (t - kinds) {
+	case TS:
+		switch (entry) { TYPED_BATCHES(S, float); }
+	case TD:
+		switch (entry) { TYPED_BATCHES(D, double); }
+	case TC:
+		switch (entry) { TYPED_BATCHES(C, cuComplex); }
+	default:
+		switch (entry) { TYPED_BATCHES(Z, cuDoubleComplex); }
+	}
+}
+
+/* three m x n x k products of op pair `ops` through the batch entry point `entry` of `type`, on h's
+ * stream: host scalars, beta = 0 over a NaN C; each product's matrices a stride past the previous
+ * one's, given as device pointer arrays or as strides. Each product is checked as `product` checks
+ * one; where the interposer emulates the type, the batch must equal the C ABI's single products
+ * (`emugemm_?gemm`) on the same operands bit for bit */
+static void batch(cublasHandle_t h, int type, int entry, const int ops[2], const long shape[3]) {
+	enum { COUNT = 3 };
+	const struct kind *t = &kinds[type];
+	struct gemm g = {type, V2, ops[0], ops[1], shape[0], shape[1], shape[2], 0, 1, 0, 0};
+	char what[96], message[160];
+	snprintf(what, sizeof what, "%s%s%s%s %c%c %ldx%ldx%ld x%d host beta=0", entry >= BATCHED_EX ? "" : t->name, batch_names[entry],
+	         entry >= BATCHED_EX ? "(" : "", entry >= BATCHED_EX ? t->name : "", "NTC"[g.opa], "NTC"[g.opb], g.m, g.n, g.k, COUNT);
+	if (entry >= BATCHED_EX) strcat(what, ")");
+	long ra = g.opa ? g.k : g.m, ca = g.opa ? g.m : g.k, rb = g.opb ? g.n : g.k, cb = g.opb ? g.k : g.n;
+	long lda = ra + 3, ldb = rb + 1, ldc = g.m + 2;
+	long long s[3] = {lda * ca + 5, ldb * cb + 2, ldc * g.n + 1};
+	double *a = values(t, s[0] * COUNT, 13 + type), *b = values(t, s[1] * COUNT, 17 + type), *c0 = values(t, s[2] * COUNT, 21 + type);
+	for (long p = 0; p < COUNT; p++)
+		for (long j = 0; j < g.n; j++)
+			for (long i = 0; i < g.m; i++)
+				for (size_t q = 0; q < parts(t); q++) c0[(p * s[2] + i + j * ldc) * parts(t) + q] = NAN;
+	double alpha[2], beta[2], both[4];
+	scalars(t, &g, alpha, beta);
+	both[0] = alpha[0], both[1] = alpha[1], both[parts(t)] = beta[0], both[parts(t) + 1] = beta[1];
+	void *host_scalars = packed(t, both, 2);
+	char *da = device(t, a, s[0] * COUNT), *db = device(t, b, s[1] * COUNT), *dc = device(t, c0, s[2] * COUNT);
+	size_t one = bytes_of(t, 1), cbytes = bytes_of(t, s[2] * COUNT);
+	/* the device arrays of the products' A, B and C */
+	void *arrays[3], *pointers[3][COUNT];
+	for (int m = 0; m < 3; m++) {
+		for (long p = 0; p < COUNT; p++) pointers[m][p] = (m == 0 ? da : m == 1 ? db : dc) + bytes_of(t, s[m] * p);
+		CHECK(cudaMalloc(&arrays[m], sizeof pointers[m]));
+		CHECK(cudaMemcpy(arrays[m], pointers[m], sizeof pointers[m], cudaMemcpyHostToDevice));
+	}
+	struct operands o = {host_scalars, da, db, (char *)host_scalars + one, dc, lda, ldb, ldc};
+	cudaStream_t stream;
+	CHECK(cublasGetStream(h, &stream));
+	expect(batch_call(h, t, entry, ops, shape, &o, arrays, s, COUNT) == CUBLAS_STATUS_SUCCESS, what);
+	CHECK(cudaStreamSynchronize(stream));
+	void *got = malloc(cbytes), *again = malloc(cbytes), *fresh = packed(t, c0, s[2] * COUNT);
+	CHECK(cudaMemcpy(got, dc, cbytes, cudaMemcpyDeviceToHost));
+	for (long p = 0; p < COUNT; p++) {
+		size_t at = (size_t)p * parts(t);
+		int ok = accurate(t, &g, (char *)got + bytes_of(t, s[2] * p), c0 + at * s[2], a + at * s[0], lda, b + at * s[1], ldb, ldc, alpha, beta);
+		snprintf(message, sizeof message, "%s: product %ld accurate, padding untouched", what, p);
+		expect(ok, message);
+	}
+	/* the gaps between the products: untouched */
+	expect(memcmp((char *)got + cbytes - one, (char *)fresh + cbytes - one, one) == 0, what);
+	printf("hash %s %016llx\n", what, (unsigned long long)fnv(got, cbytes));
+	emugemm_precision precision;
+	long least = g.m < g.n ? g.m : g.n;
+	least = least < g.k ? least : g.k;
+	if (preloaded() && configured(t, &precision) && least >= min_size()) {
+		CHECK(cudaMemcpy(dc, fresh, cbytes, cudaMemcpyHostToDevice));
+		for (long p = 0; p < COUNT; p++) {
+			struct operands single = {o.alpha, pointers[0][p], pointers[1][p], o.beta, pointers[2][p], lda, ldb, ldc};
+			expect(abi_call(&g, &single, EMUGEMM_POINTER_MODE_HOST, stream, precision) == EMUGEMM_STATUS_SUCCESS, what);
+		}
+		emugemm_report r;
+		last_report(&r);
+		CHECK(cudaStreamSynchronize(stream));
+		CHECK(cudaMemcpy(again, dc, cbytes, cudaMemcpyDeviceToHost));
+		int equal = memcmp(again, got, cbytes) == 0;
+		snprintf(message, sizeof message, "%s: bit for bit the C ABI's single products", what);
+		expect(equal, message);
+		printf("abi %s plan %s%u%s%s %s\n", what, r.scheme == EMUGEMM_SCHEME_SCHEME_II ? "scheme2=" : r.scheme ? "scheme1=" : "native",
+		       r.parameter, r.native_reason[0] ? " " : "", (const char *)r.native_reason, equal ? "equal" : "DIFFERENT");
+	}
+	for (int m = 0; m < 3; m++) cudaFree(arrays[m]);
+	cudaFree(da), cudaFree(db), cudaFree(dc);
+	free(a), free(b), free(c0), free(host_scalars), free(got), free(again), free(fresh);
+}
+
 /* ---- quick returns ---- */
 
 /* entry point `entry` of type t (a GEMM, or a rank-k update of the triangle `update`) with
@@ -532,6 +670,15 @@ int main(void) {
 					CHECK(cublasSetStream(h, (u ^ u >> 2) & 1 ? own : 0));
 					product(h, &g);
 				}
+	/* every batch entry point, op pairs N/N and T/C in turn, the stream in turn */
+	int batches = 0;
+	for (int type = TS; type <= TZ; type++)
+		for (int entry = BATCHED; entry < BATCH_ENTRIES; entry++, batches++) {
+			int ops[2] = {entry & 1, (entry & 1) * 2};
+			long shape[3] = {290 - batches % 5, 270 + batches % 3, 260 + batches % 7};
+			CHECK(cublasSetStream(h, (batches >> 1) & 1 ? own : 0));
+			batch(h, type, entry, ops, shape);
+		}
 	CHECK(cublasSetStream(h, 0));
 	for (int type = TS; type <= TZ; type++) {
 		for (int entry = V2; entry < ENTRIES; entry++) quick(h, type, entry, 0);
@@ -559,7 +706,8 @@ int main(void) {
 	for (int i = 0; i < 2; i++) pthread_join(threads[i], 0);
 	cublasDestroy(h);
 	cudaStreamDestroy(own);
-	printf("%s: %d failures, %d products of every entry point and op pair, %d rank-k updates of every entry point, triangle and op\n",
-	       failures ? "FAILED" : "ok", failures, index, updates);
+	printf("%s: %d failures, %d products of every entry point and op pair, %d rank-k updates of every entry point, triangle and op, "
+	       "%d batches of every entry point\n",
+	       failures ? "FAILED" : "ok", failures, index, updates, batches);
 	return failures != 0;
 }
