@@ -31,7 +31,7 @@ fn one_case<T>(emu: &Emulator, (structure, adjoint): (BlockStructure, bool), (al
 where
 	T: Scalar + Conjugate<Canonical = T> + Mul<Output = T>,
 {
-	let (n, k) = (700, 300);
+	let (n, k) = (600, 160);
 	let stream = stream();
 	let stored = if adjoint { (k, n) } else { (n, k) };
 	let (lda, ldc) = (stored.0 + 3, n + 2);
@@ -85,7 +85,7 @@ where
 	};
 	let oracle_emu = cpu();
 	oracle_emu
-		.rank_k_update((&mut oracle, structure), accum, &ha, alpha_t, (faer::Par::Seq, precision))
+		.rank_k_update((&mut oracle, structure), accum, &ha, alpha_t, (faer::Par::rayon(0), precision))
 		.unwrap();
 	assert_eq!(
 		plan_key(&oracle_emu.last_report().unwrap().plan),
@@ -124,7 +124,7 @@ where
 			accum,
 			(ha.as_ref(), ha.adjoint()),
 			T::from_parts(alpha, 0.0),
-			(faer::Par::Seq, precision),
+			(faer::Par::rayon(0), precision),
 		)
 		.unwrap();
 	let gemm_result = Mat::from_fn(n, n, |i, j| product[i + j * ldc]);

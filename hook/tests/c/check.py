@@ -49,7 +49,7 @@ differ = [k for k in base if hashes["off"].get(k) != base[k]]
 print(f"off against unhooked: {len(base) - len(differ)} of {len(base)} hashes equal")
 problems += [f"forwarded bits differ: {k}" for k in differ]
 below = ("40x30x20", "40x40x20")  # the GEMMs' and the rank-k updates' shapes below the threshold
-forwarded = [k for k in base if "captured" in k or any(s in k for s in below) or "m=0" in k or "n=0" in k or "k=0" in k]
+forwarded = [k for k in base if "captured" in k or any(s in k for s in below) or "m=0" in k or "n=0" in k or "k=0" in k or "trans=T" in k]
 differ = [k for k in forwarded if hashes["default"].get(k) != base[k]]
 print(f"default against unhooked, the {len(forwarded)} forwarded products: {len(forwarded) - len(differ)} equal")
 problems += [f"forwarded (default) bits differ: {k}" for k in differ]

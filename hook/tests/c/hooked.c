@@ -568,9 +568,11 @@ static void batch(cublasHandle_t h, int type, int entry, const int ops[2], const
 /* ---- quick returns ---- */
 
 /* entry point `entry` of type t (a GEMM, or a rank-k update of the triangle `update`) with
- * alpha = 0 over NaN operands (C = beta C, A and B unread), and with m = 0 (a GEMM's), n = 0 (C
- * untouched) and k = 0 (C = beta C); C starts at 2, beta is 3, and a rank-k update's other
- * triangle stays 2. A HERK's trans = T is refused by cuBLAS, and forwarded to it */
+ * alpha = 0 (C = beta C; a GEMM's A and B hold NaN and are not read), and with m = 0 (a GEMM's),
+ * n = 0 (C untouched) and k = 0 (C = beta C); C starts at 2 in each case, beta is 3, and a
+ * rank-k update's other triangle stays 2. A rank-k update's A is finite under alpha = 0: cuBLAS's
+ * SYRK and HERK read it there (NaN in A gives NaN in C), where reference BLAS and the emulation
+ * do not. A HERK's trans = T is forwarded to cuBLAS: its status is printed for the runs to compare */
 static void quick(cublasHandle_t h, int type, int entry, char update) {
 	const struct kind *t = &kinds[type];
 	char name[32], what[96];
@@ -580,7 +582,7 @@ static void quick(cublasHandle_t h, int type, int entry, char update) {
 	size_t elements = n * n;
 	double *x = values(t, elements, 0), *c0 = values(t, elements, 0), three[4] = {0}, zero[2] = {0};
 	for (size_t i = 0; i < elements * parts(t); i++) x[i] = NAN, c0[i] = (i % parts(t)) ? 0 : 2;
-	void *dx = device(t, x, elements), *dc = device(t, c0, elements);
+	void *dx = device(t, x, elements), *dc = device(t, c0, elements), *finite = device(t, c0, elements);
 	three[0] = 3;
 	void *beta = packed(t, three, 1), *alpha0 = packed(t, zero, 1), *alpha1 = packed(t, three, 1);
 	void *got = malloc(bytes_of(t, elements));
@@ -590,15 +592,17 @@ static void quick(cublasHandle_t h, int type, int entry, char update) {
 		int alpha_zero;
 		double expected; /* every entry of C afterwards */
 	} cases[] = {{"alpha=0 over NaN A and B", 272, 272, 272, 1, 6},
-	             {"m=0", 0, 272, 272, 0, 6},
-	             {"n=0", 272, 0, 272, 0, 6},
-	             {"k=0", 272, 272, 0, 0, 18}};
+	             {"m=0", 0, 272, 272, 0, 2},
+	             {"n=0", 272, 0, 272, 0, 2},
+	             {"k=0", 272, 272, 0, 0, 6}};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		/* a rank-k update has no m of its own */
 		if (update && !cases[i].m) continue;
-		struct operands o = {cases[i].alpha_zero ? alpha0 : alpha1, dx, dx, beta, dc, n, n, n};
+		CHECK(cudaMemcpy(dc, c0, bytes_of(t, elements), cudaMemcpyHostToDevice));
+		void *a = update && cases[i].alpha_zero ? finite : dx;
+		struct operands o = {cases[i].alpha_zero ? alpha0 : alpha1, a, a, beta, dc, n, n, n};
 		g.m = update ? cases[i].n : cases[i].m, g.n = cases[i].n, g.k = cases[i].k;
-		snprintf(what, sizeof what, "%s %s", name, update && cases[i].alpha_zero ? "alpha=0 over NaN A" : cases[i].what);
+		snprintf(what, sizeof what, "%s %s", name, update && cases[i].alpha_zero ? "alpha=0" : cases[i].what);
 		expect(dispatch(h, &g, &o) == CUBLAS_STATUS_SUCCESS, what);
 		CHECK(cudaDeviceSynchronize());
 		CHECK(cudaMemcpy(got, dc, bytes_of(t, elements), cudaMemcpyDeviceToHost));
@@ -613,10 +617,10 @@ static void quick(cublasHandle_t h, int type, int entry, char update) {
 	if (update && t->is_complex) {
 		struct operands o = {alpha1, dx, dx, beta, dc, n, n, n};
 		g.opa = 1, g.m = g.n = g.k = n;
-		snprintf(what, sizeof what, "%s trans=T refused", name);
-		expect(dispatch(h, &g, &o) == CUBLAS_STATUS_INVALID_VALUE, what);
+		snprintf(what, sizeof what, "%s trans=T", name);
+		printf("hash %s status %d\n", what, (int)dispatch(h, &g, &o));
 	}
-	cudaFree(dx), cudaFree(dc);
+	cudaFree(dx), cudaFree(dc), cudaFree(finite);
 	free(x), free(c0), free(beta), free(alpha0), free(alpha1), free(got);
 }
 

@@ -14,7 +14,8 @@ use crate::gpu::runtime::context::gpu_on;
 use crate::gpu::runtime::launch::{ptr, to_device};
 use crate::policy::{PolicyInput, native_arithmetic};
 use crate::settings::Settings;
-use crate::{Accum, Error, NativeReason, PhaseTimes, Report, Scalar};
+use crate::shape::Shape;
+use crate::{Accum, Error, NativeReason, PhaseTimes, Precision, Report, Scalar};
 use cudarc::driver::sys;
 
 /// every product `(dst, request)` of a batch (`dst = alpha lhs rhs`, or `+ beta dst` where it
@@ -31,8 +32,20 @@ pub(crate) fn view_batch<T: Scalar>(
 	};
 	// the products of one call share the context's settings and the caller's stream
 	let (ordinal, settings) = on_caller(first.settings, caller)?;
+	// the policy's answer once per shape and precision: pricing every plan takes microseconds,
+	// which a batch of small products would pay per product
+	let mut skips: Vec<((Shape, Precision), bool)> = Vec::new();
 	for (i, (dst, request)) in products.iter().enumerate() {
-		if !runs_natively_unread(dst, request, &settings) {
+		let key = (request.shape, request.precision);
+		let skip = match skips.iter().find(|(k, _)| *k == key) {
+			Some(&(_, skip)) => skip,
+			None => {
+				let skip = PolicyInput::in_context::<T>(request.shape, &settings).skips_bound(request.precision);
+				skips.push((key, skip));
+				skip
+			},
+		};
+		if !(skip && runs_natively_unread(dst, request)) {
 			continue;
 		}
 		// a destination met twice runs on its own: its products' order matters
@@ -56,11 +69,11 @@ pub(crate) fn view_batch<T: Scalar>(
 	Ok(reports.into_iter().map(|r| r.expect("every product ran")).collect())
 }
 
-/// whether the single call of this product would be one cuBLAS GEMM on the views as they are:
-/// a real type at its own or TF32 arithmetic, operands read as stored at aligned addresses, not
-/// empty, and a shape the policy sends native before reading the operands
-/// ([`PolicyInput::skips_bound`])
-fn runs_natively_unread<T: Scalar>(dst: &Borrowed<T>, request: &ViewRequest<T>, settings: &Settings) -> bool {
+/// whether the single call of this product, of a shape the policy sends native before reading
+/// the operands ([`PolicyInput::skips_bound`]), would be one cuBLAS GEMM on the views as they
+/// are: a real type at its own or TF32 arithmetic, operands read as stored at aligned addresses,
+/// not empty
+fn runs_natively_unread<T: Scalar>(dst: &Borrowed<T>, request: &ViewRequest<T>) -> bool {
 	let (lhs, rhs) = (request.lhs, request.rhs);
 	let aligned = [dst.addr, lhs.addr, rhs.addr]
 		.iter()
@@ -72,7 +85,6 @@ fn runs_natively_unread<T: Scalar>(dst: &Borrowed<T>, request: &ViewRequest<T>, 
 		&& rhs.plain()
 		&& !request.shape.is_empty()
 		&& native_arithmetic(request.precision, T::MANTISSA_BITS) != NativeArithmetic::Wide
-		&& PolicyInput::in_context::<T>(request.shape, settings).skips_bound(request.precision)
 }
 
 /// whether two products can share one batched launch: the same shape, leading dimensions,
