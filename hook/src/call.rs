@@ -440,6 +440,9 @@ pub(crate) unsafe fn intercept<C: Call>(
 	let Some(precision) = precision else {
 		return forwarded("off for this type");
 	};
+	if call.batch().is_some() && !config.batched {
+		return forwarded("batched calls off (EMUGEMM_HOOK_BATCHED)");
+	}
 	let (m, n, k) = call.shape();
 	if m.min(n).min(k) < config.min_size {
 		return forwarded("below EMUGEMM_HOOK_MIN");

@@ -19,6 +19,9 @@ pub struct Config {
 	pub min_size: i64,
 	/// where one JSON line per intercepted call goes (`EMUGEMM_HOOK_LOG`)
 	pub log: Option<String>,
+	/// whether batched calls are emulated (`EMUGEMM_HOOK_BATCHED=on`); off by default, they are
+	/// forwarded: the batched entry points have not yet run against a GPU's cuBLAS
+	pub batched: bool,
 }
 
 /// the element types of the intercepted calls, as the configuration indexes them
@@ -71,6 +74,7 @@ impl Config {
 			],
 			min_size: min_size.max(1),
 			log: std::env::var("EMUGEMM_HOOK_LOG").ok().filter(|p| !p.is_empty()),
+			batched: std::env::var("EMUGEMM_HOOK_BATCHED").is_ok_and(|v| v.trim().eq_ignore_ascii_case("on")),
 		}
 	}
 

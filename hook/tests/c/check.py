@@ -22,7 +22,7 @@ hook, program, logdir = sys.argv[1:4]
 os.makedirs(logdir, exist_ok=True)
 off = {f"EMUGEMM_HOOK_{t}": "off" for t in "DZSC"}
 forced = {"EMUGEMM_HOOK_D": "scheme2=14", "EMUGEMM_HOOK_Z": "scheme2=14", "EMUGEMM_HOOK_S": "scheme2=8", "EMUGEMM_HOOK_C": "scheme1=4",
-          "EMUGEMM_HOOK_MIN": "1"}
+          "EMUGEMM_HOOK_MIN": "1", "EMUGEMM_HOOK_BATCHED": "on"}
 runs = {"unhooked": None, "off": off, "default": {}, "forced": forced}
 problems = []
 hashes, abi = {}, {}

@@ -278,6 +278,12 @@ static void last_report(emugemm_report *r) {
 	CHECK(f == 0 || f(r));
 }
 
+/* whether the interposer emulates batched calls (EMUGEMM_HOOK_BATCHED=on; off by default) */
+static int batched_on(void) {
+	const char *v = getenv("EMUGEMM_HOOK_BATCHED");
+	return v && !strcasecmp(v, "on");
+}
+
 /* the precision the interposer gives t's calls, as its environment says; 0 where they are off */
 static int configured(const struct kind *t, emugemm_precision *p) {
 	const char *v = getenv(t->env);
@@ -544,7 +550,7 @@ static void batch(cublasHandle_t h, int type, int entry, const int ops[2], const
 	emugemm_precision precision;
 	long least = g.m < g.n ? g.m : g.n;
 	least = least < g.k ? least : g.k;
-	if (preloaded() && configured(t, &precision) && least >= min_size()) {
+	if (preloaded() && configured(t, &precision) && batched_on() && least >= min_size()) {
 		CHECK(cudaMemcpy(dc, fresh, cbytes, cudaMemcpyHostToDevice));
 		for (long p = 0; p < COUNT; p++) {
 			struct operands single = {o.alpha, pointers[0][p], pointers[1][p], o.beta, pointers[2][p], lda, ldb, ldc};
