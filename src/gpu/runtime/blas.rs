@@ -232,7 +232,6 @@ pub(crate) fn native_gemm<T: Scalar>(
 ) -> Result<(), Error> {
 	point(Fault::Launch, || "cuBLAS's GemmEx".into())?;
 	let (data, compute) = types::<T>(math);
-	let dim = |x: usize| i32::try_from(x).map_err(|_| Error::gpu("dimension too large for cuBLAS"));
 	// cuBLAS reads a complex scalar as a `cuDoubleComplex`, 16-byte aligned (with aligned loads),
 	// where `Complex<f64>` is aligned to 8: on an 8-aligned stack slot that read faults
 	let (alpha, beta) = (Scalar16(alpha), Scalar16(beta));
@@ -286,9 +285,8 @@ pub(crate) fn native_gemm_batched<T: Scalar>(
 	math: NativeMath,
 ) -> Result<(), Error> {
 	point(Fault::Launch, || "cuBLAS's batched GemmEx".into())?;
-	let (data, compute) = types::<T>(math);
-	let dim = |x: usize| i32::try_from(x).map_err(|_| Error::gpu("dimension too large for cuBLAS"));
 	let (m, n, k, count) = (dim(m)?, dim(n)?, dim(k)?, dim(count)?);
+	let (data, compute) = types::<T>(math);
 	let (lda, ldb, ldc) = (dim(lds.0)?, dim(lds.1)?, dim(lds.2)?);
 	// 16-byte aligned host scalars, as in `native_gemm`
 	let (alpha, beta) = (Scalar16(alpha), Scalar16(beta));
@@ -349,6 +347,11 @@ pub(crate) fn native_gemm_batched<T: Scalar>(
 		}
 	};
 	blas_check(status, "batched GemmEx")
+}
+
+/// `x` as cuBLAS's `int` dimension
+fn dim(x: usize) -> Result<i32, Error> {
+	i32::try_from(x).map_err(|_| Error::gpu("dimension too large for cuBLAS"))
 }
 
 /// a scalar at a 16-byte aligned address, as cuBLAS reads host scalars
