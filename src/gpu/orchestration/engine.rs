@@ -174,7 +174,9 @@ pub(crate) fn staged<T: Scalar>(
 		ld: m.max(1),
 		accumulate: accum == Accum::Add,
 		remainder: None,
-		triangle: whole_triangle(request.routine),
+		// a host update's product computes every tile: its output downloads in column tiles, a
+		// path whose triangle offsets no GPU test has covered yet
+		triangle: None,
 	};
 	let (outcome, download) = compute(&g, (a, b, out), dst)?;
 	let times = PhaseTimes {
