@@ -1,12 +1,9 @@
 //! arguments the C ABI refuses before it needs a GPU, with a status and a message, and cuBLAS's
 //! quick return for an empty product, update or batch: these run on every machine
-use emugemm_c::*;
-use std::ffi::{CStr, c_void};
+mod common;
 
-fn last_error() -> String {
-	// SAFETY: the library's own NUL-terminated string
-	unsafe { CStr::from_ptr(emugemm_last_error()) }.to_string_lossy().into_owned()
-}
+use common::{RankK, assert_no_report, last_error};
+use emugemm_c::*;
 
 /// `emugemm_dgemm` on null pointers (never read here) with these dimensions
 fn call((m, n, k): (i64, i64, i64), (lda, ldb, ldc): (i64, i64, i64), ops: (EmugemmOperation, EmugemmOperation)) -> EmugemmStatus {
@@ -57,36 +54,12 @@ fn empty_products_return_at_once() {
 	let n = (EmugemmOperation::N, EmugemmOperation::N);
 	assert_eq!(call((0, 5, 3), (1, 3, 1), n), EmugemmStatus::Success, "{}", last_error());
 	assert_eq!(call((5, 0, 3), (5, 3, 5), n), EmugemmStatus::Success, "{}", last_error());
-	let mut report = EmugemmReport::default();
-	// SAFETY: a writable report
-	assert_eq!(
-		unsafe { emugemm_last_report(&mut report) },
-		EmugemmStatus::InvalidValue,
-		"a quick return makes no report"
-	);
+	assert_no_report();
 }
-
-/// a rank-k update of the C ABI with double precision `alpha` and `beta`: `emugemm_dsyrk` or
-/// `emugemm_zherk`
-type RankK<C> = unsafe extern "C" fn(
-	EmugemmFillMode,
-	EmugemmOperation,
-	i64,
-	i64,
-	*const f64,
-	*const C,
-	i64,
-	*const f64,
-	*mut C,
-	i64,
-	EmugemmPointerMode,
-	*mut c_void,
-	EmugemmPrecision,
-) -> EmugemmStatus;
 
 /// `update` on null pointers (never read here) with these dimensions
 fn update<C>(
-	update: RankK<C>,
+	update: RankK<C, f64>,
 	(uplo, trans): (EmugemmFillMode, EmugemmOperation),
 	(n, k): (i64, i64),
 	(lda, ldc): (i64, i64),
@@ -126,7 +99,7 @@ fn refused(status: EmugemmStatus, part: &str) {
 fn rank_k_updates_refuse_what_cublas_refuses() {
 	use EmugemmFillMode::{Full, Lower, Upper};
 	use EmugemmOperation::{C, N, T};
-	let (dsyrk, zherk): (RankK<f64>, RankK<EmugemmComplex64>) = (emugemm_dsyrk, emugemm_zherk);
+	let (dsyrk, zherk): (RankK<f64, f64>, RankK<EmugemmComplex64, f64>) = (emugemm_dsyrk, emugemm_zherk);
 	refused(update(dsyrk, (Full, N), (4, 3), (4, 4)), "uplo = FULL");
 	refused(update(zherk, (Full, C), (4, 3), (3, 4)), "uplo = FULL");
 	// HERK reads A as stored or conjugate-transposed, never transposed alone
@@ -156,7 +129,7 @@ fn rank_k_updates_refuse_what_cublas_refuses() {
 fn empty_updates_return_at_once() {
 	use EmugemmFillMode::{Lower, Upper};
 	use EmugemmOperation::{C, N, T};
-	let (dsyrk, zherk): (RankK<f64>, RankK<EmugemmComplex64>) = (emugemm_dsyrk, emugemm_zherk);
+	let (dsyrk, zherk): (RankK<f64, f64>, RankK<EmugemmComplex64, f64>) = (emugemm_dsyrk, emugemm_zherk);
 	assert_eq!(
 		update(dsyrk, (Lower, N), (0, 3), (1, 1)),
 		EmugemmStatus::Success,
@@ -175,13 +148,7 @@ fn empty_updates_return_at_once() {
 		"{}",
 		last_error()
 	);
-	let mut report = EmugemmReport::default();
-	// SAFETY: a writable report
-	assert_eq!(
-		unsafe { emugemm_last_report(&mut report) },
-		EmugemmStatus::InvalidValue,
-		"a quick return makes no report"
-	);
+	assert_no_report();
 }
 
 /// `emugemm_dgemm_batched` with these dimensions and pointer arrays (null, or never read here)
@@ -303,11 +270,5 @@ fn empty_batches_return_at_once() {
 		"{}",
 		last_error()
 	);
-	let mut report = EmugemmReport::default();
-	// SAFETY: a writable report
-	assert_eq!(
-		unsafe { emugemm_last_report(&mut report) },
-		EmugemmStatus::InvalidValue,
-		"a quick return makes no report"
-	);
+	assert_no_report();
 }

@@ -9,12 +9,15 @@
 //! these tests need an NVIDIA GPU: they are ignored otherwise (run them with
 //! `--include-ignored`; without a GPU they then fail, never pass)
 
+mod common;
+
+use common::{RankK, last_error};
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, ValidAsZeroBits};
 use emugemm::{Backend, DeviceView, DeviceViewMut, Emulator, Precision, Scheme};
 use emugemm_c::*;
 use faer::linalg::matmul::triangular::BlockStructure;
 use num_complex::Complex;
-use std::ffi::{CStr, c_void};
+use std::ffi::c_void;
 use std::sync::Arc;
 
 fn stream() -> Arc<CudaStream> {
@@ -22,11 +25,6 @@ fn stream() -> Arc<CudaStream> {
 		.unwrap_or_else(|e| panic!("these tests need a GPU: {e}"))
 		.new_stream()
 		.expect("a stream")
-}
-
-fn last_error() -> String {
-	// SAFETY: the library's own NUL-terminated string
-	unsafe { CStr::from_ptr(emugemm_last_error()) }.to_string_lossy().into_owned()
 }
 
 fn last_report() -> EmugemmReport {
@@ -69,24 +67,6 @@ type Gemm<C> = unsafe extern "C" fn(
 	*const C,
 	i64,
 	*const C,
-	*mut C,
-	i64,
-	EmugemmPointerMode,
-	*mut c_void,
-	EmugemmPrecision,
-) -> EmugemmStatus;
-
-/// a C ABI rank-k update: cuBLAS's arguments with `C` elements and real `R` scalars, a stream and
-/// a precision
-type RankK<C, R> = unsafe extern "C" fn(
-	EmugemmFillMode,
-	EmugemmOperation,
-	i64,
-	i64,
-	*const R,
-	*const C,
-	i64,
-	*const R,
 	*mut C,
 	i64,
 	EmugemmPointerMode,

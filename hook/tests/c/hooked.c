@@ -278,6 +278,27 @@ static void last_report(emugemm_report *r) {
 	CHECK(f == 0 || f(r));
 }
 
+/* a hooked call's result `got` and the C ABI's, just enqueued into `dc` on `stream` (`bytes`
+ * each; `again` receives it): expected equal, and the C ABI's plan printed for check.py */
+struct result {
+	const void *got;
+	void *again, *dc;
+	size_t bytes;
+};
+
+static void same_as_abi(const char *what, const char *claim, struct result x, cudaStream_t stream) {
+	char message[160];
+	emugemm_report r;
+	last_report(&r);
+	CHECK(cudaStreamSynchronize(stream));
+	CHECK(cudaMemcpy(x.again, x.dc, x.bytes, cudaMemcpyDeviceToHost));
+	int equal = memcmp(x.again, x.got, x.bytes) == 0;
+	snprintf(message, sizeof message, "%s: %s", what, claim);
+	expect(equal, message);
+	printf("abi %s plan %s%u%s%s %s\n", what, r.scheme == EMUGEMM_SCHEME_SCHEME_II ? "scheme2=" : r.scheme ? "scheme1=" : "native",
+	       r.parameter, r.native_reason[0] ? " " : "", (const char *)r.native_reason, equal ? "equal" : "DIFFERENT");
+}
+
 /* whether the interposer emulates batched calls (EMUGEMM_HOOK_BATCHED=on; off by default) */
 static int batched_on(void) {
 	const char *v = getenv("EMUGEMM_HOOK_BATCHED");
@@ -421,15 +442,7 @@ static void product(cublasHandle_t h, const struct gemm *g) {
 		CHECK(cudaMemcpy(dc, fresh, cbytes, cudaMemcpyHostToDevice));
 		emugemm_pointer_mode mode = g->device_scalars ? EMUGEMM_POINTER_MODE_DEVICE : EMUGEMM_POINTER_MODE_HOST;
 		expect(abi_call(g, &o, mode, stream, precision) == EMUGEMM_STATUS_SUCCESS, what);
-		emugemm_report r;
-		last_report(&r);
-		CHECK(cudaStreamSynchronize(stream));
-		CHECK(cudaMemcpy(again, dc, cbytes, cudaMemcpyDeviceToHost));
-		int equal = memcmp(again, got, cbytes) == 0;
-		snprintf(message, sizeof message, "%s: bit for bit the C ABI's", what);
-		expect(equal, message);
-		printf("abi %s plan %s%u%s%s %s\n", what, r.scheme == EMUGEMM_SCHEME_SCHEME_II ? "scheme2=" : r.scheme ? "scheme1=" : "native",
-		       r.parameter, r.native_reason[0] ? " " : "", (const char *)r.native_reason, equal ? "equal" : "DIFFERENT");
+		same_as_abi(what, "bit for bit the C ABI's", (struct result){got, again, dc, cbytes}, stream);
 		free(fresh);
 	}
 	cudaFree(da), cudaFree(db), cudaFree(dc), cudaFree(ds);
@@ -556,15 +569,7 @@ static void batch(cublasHandle_t h, int type, int entry, const int ops[2], const
 			struct operands single = {o.alpha, pointers[0][p], pointers[1][p], o.beta, pointers[2][p], lda, ldb, ldc};
 			expect(abi_call(&g, &single, EMUGEMM_POINTER_MODE_HOST, stream, precision) == EMUGEMM_STATUS_SUCCESS, what);
 		}
-		emugemm_report r;
-		last_report(&r);
-		CHECK(cudaStreamSynchronize(stream));
-		CHECK(cudaMemcpy(again, dc, cbytes, cudaMemcpyDeviceToHost));
-		int equal = memcmp(again, got, cbytes) == 0;
-		snprintf(message, sizeof message, "%s: bit for bit the C ABI's single products", what);
-		expect(equal, message);
-		printf("abi %s plan %s%u%s%s %s\n", what, r.scheme == EMUGEMM_SCHEME_SCHEME_II ? "scheme2=" : r.scheme ? "scheme1=" : "native",
-		       r.parameter, r.native_reason[0] ? " " : "", (const char *)r.native_reason, equal ? "equal" : "DIFFERENT");
+		same_as_abi(what, "bit for bit the C ABI's single products", (struct result){got, again, dc, cbytes}, stream);
 	}
 	for (int m = 0; m < 3; m++) cudaFree(arrays[m]);
 	cudaFree(da), cudaFree(db), cudaFree(dc);

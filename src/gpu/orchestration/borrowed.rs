@@ -5,10 +5,10 @@
 
 use crate::device_view::Borrowed;
 use crate::gpu::kernels::layout::{copy_named, op_copy, scale};
-use crate::gpu::orchestration::engine::{device_budget, for_gpus, named, whole_triangle};
+use crate::gpu::orchestration::engine::{device_budget, for_gpus, named};
 use crate::gpu::orchestration::pipeline::product;
 use crate::gpu::product::footprint;
-use crate::gpu::product::job::{DeviceOperand, Output, Terms};
+use crate::gpu::product::job::{DeviceOperand, Output, OutputTriangle, Terms};
 use crate::gpu::runtime::context::{Gpu, gpu_on};
 use crate::gpu::runtime::errors::driver;
 use crate::gpu::runtime::ptr::DevPtr;
@@ -206,4 +206,9 @@ fn caller_ordinal(caller: sys::CUstream) -> Result<usize, Error> {
 		});
 	}
 	Ok(ordinal)
+}
+
+/// the triangle of a whole output whose tiles alone `routine` needs computed (a rank-k update's)
+fn whole_triangle(routine: Routine) -> Option<OutputTriangle> {
+	routine.triangle().map(|triangle| OutputTriangle { triangle, first_col: 0 })
 }

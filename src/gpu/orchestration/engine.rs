@@ -5,14 +5,14 @@
 use crate::gpu::orchestration::pipeline::product;
 use crate::gpu::orchestration::tiled::{self, Destination};
 use crate::gpu::product::footprint;
-use crate::gpu::product::job::{Columns, DeviceOperand, Outcome, Output, OutputTriangle, Terms};
+use crate::gpu::product::job::{Columns, DeviceOperand, Outcome, Output, Terms};
 use crate::gpu::runtime::context::{Device, Gpu, gpu, gpu_at, pipelines};
 use crate::gpu::runtime::errors::driver;
 use crate::gpu::runtime::slot::Slot;
 use crate::gpu::transfer::matrix::DeviceMatrix;
 use crate::gpu::transfer::panels::Operand;
 use crate::native::HostRequest;
-use crate::request::{Request, Routine};
+use crate::request::Request;
 use crate::settings::Settings;
 use crate::shape::Shape;
 use crate::{Accum, Error, PhaseTimes, Report, Route, Scalar};
@@ -267,9 +267,4 @@ fn in_place<T: Scalar>(dst: &DeviceMatrix<T>, request: &DeviceRequest<'_, T>) ->
 	let outcome = product(&g, (a, b), out, alpha, terms, keep)?;
 	g.stream.synchronize().map_err(driver)?;
 	Ok(outcome)
-}
-
-/// the triangle of a whole output whose tiles alone `routine` needs computed (a rank-k update's)
-pub(crate) fn whole_triangle(routine: Routine) -> Option<OutputTriangle> {
-	routine.triangle().map(|triangle| OutputTriangle { triangle, first_col: 0 })
 }
