@@ -25,7 +25,7 @@ mod timing;
 
 #[cfg(feature = "cuda")]
 mod bench {
-	use super::timing::median_ms;
+	use super::timing::{median_host_ms, median_ms};
 	use cudarc::cublas::{CudaBlas, sys as blas};
 	use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr};
 	use emugemm::{DeviceView, DeviceViewMut, Emulator, Precision, Report, Scalar};
@@ -178,6 +178,11 @@ mod bench {
 				"| {device} | {} | batch speed-up / single speed-up | {:.3} | | |",
 				what("64 x 1024^3 against 4096^3"),
 				(strided / b) / (single / s)
+			);
+			let host = median_host_ms(stream, runs, || drop(batch.run::<T>(emu, stream, (precision, true))));
+			println!(
+				"| {device} | {} | the call's return, on the host | {host:.3} | | |",
+				what("64 x 1024^3, batch")
 			);
 		}
 	}

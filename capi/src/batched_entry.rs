@@ -4,8 +4,11 @@
 //!
 //! `C[i] = alpha op(A[i]) op(B[i]) + beta C[i]` with `op(A[i])` `m x k`, `op(B[i])` `k x n` and
 //! `C[i]` `m x n`, column-major with the leading dimensions `lda`, `ldb`, `ldc` that every product
-//! shares, each product as `emugemm_?gemm` computes it alone (bit for bit, with its own plan; the
-//! calling thread's last report is the last product's). A pointer-array batch takes `A[i]`,
+//! shares, each product planned as `emugemm_?gemm` plans it alone, and computed as that call
+//! computes it, bit for bit, where it is emulated; the products computed natively run as one
+//! cuBLAS batched GEMM where they can (`Emulator::gemm_batch_on_stream`), whose bits cuBLAS does
+//! not promise equal to its single GEMM's (the calling thread's last report is the last
+//! product's). A pointer-array batch takes `A[i]`,
 //! `B[i]`, `C[i]` from arrays of `batch_count` device pointers that lie, as cuBLAS's do, in device
 //! memory of the stream's GPU: the host reads them after the stream's earlier work and waits for
 //! the stream to do so. A strided batch takes the first product's `A`, `B`, `C` and the distances,

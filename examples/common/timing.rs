@@ -21,3 +21,20 @@ pub fn median_ms(stream: &Arc<CudaStream>, runs: usize, mut f: impl FnMut()) -> 
 	times.sort_by(f32::total_cmp);
 	times[times.len() / 2]
 }
+
+/// the median host time in ms of `runs` calls of `f` (after one untimed call): the time the call
+/// takes to return, `stream` drained before each
+pub fn median_host_ms(stream: &Arc<CudaStream>, runs: usize, mut f: impl FnMut()) -> f32 {
+	f();
+	let mut times: Vec<f32> = (0..runs.max(1))
+		.map(|_| {
+			stream.synchronize().unwrap();
+			let start = std::time::Instant::now();
+			f();
+			start.elapsed().as_secs_f32() * 1e3
+		})
+		.collect();
+	stream.synchronize().unwrap();
+	times.sort_by(f32::total_cmp);
+	times[times.len() / 2]
+}

@@ -10,17 +10,24 @@ impl Emulator {
 	/// `precision`, with [`Emulator::gemm_on_stream`]'s semantics, on the GPU of `stream`: a
 	/// cuBLAS pointer-array batch (`cublasGemmBatchedEx`) is one view per matrix, a strided batch
 	/// (`cublasGemmStridedBatchedEx`) views at the stride's offsets. Products may differ in shape.
-	/// Each product is planned and certified on its own terms, and is bit for bit what
-	/// [`Emulator::gemm_on_stream`] writes for it alone; the reports come back in the batch's
-	/// order ([`Emulator::last_report`] holds the last one's).
+	/// Each product is planned and certified on its own terms, with the plan and report
+	/// [`Emulator::gemm_on_stream`] gives it alone; an emulated product is bit for bit what that
+	/// call writes. A product computed natively in a cuBLAS batched GEMM (below) has that GEMM's
+	/// bits, which cuBLAS does not promise equal to its single GEMM's: they can differ from the
+	/// single call's in the last bits (both within the native product's error). The reports come
+	/// back in the batch's order ([`Emulator::last_report`] holds the last one's).
 	///
 	/// Every shape is checked before anything runs: a batch whose lengths differ
 	/// ([`Error::BatchLengths`]) or with one product whose shapes do not fit is an error that
 	/// enqueues nothing. The products that the policy computes natively before reading their
 	/// operands (real types, operands read as stored: small products at a target precision such
-	/// as [`Precision::F64`]) run as one cuBLAS batched GEMM per shape and layout; every other
-	/// product runs as its own call, one after another (the emulated products of a batch share
-	/// no launch yet). The host waits where each product's call waits
+	/// as [`Precision::F64`]) run as one cuBLAS batched GEMM per shape and layout; the others run
+	/// each as its own call computes it, side by side on up to four pipelines of the GPU (each
+	/// with its own stream and workspace, within the context's device memory), so that products
+	/// too small to fill the GPU share it; they share no launch. A destination met twice makes
+	/// the whole batch run one product after another, in its order; otherwise, as in cuBLAS, no
+	/// product's destination may overlap another product's operands or destination. The host
+	/// waits where each product's call waits
 	///
 	/// # example
 	/// ```no_run
@@ -79,7 +86,7 @@ impl Emulator {
 			products.push((dst, self.request(accum, (lhs, rhs), alpha, (precision, self.par))));
 		}
 		let start = std::time::Instant::now();
-		let reports = crate::gpu::view_batch(&products, beta, stream.raw())?;
+		let reports = crate::gpu::view_batch(&products, beta, stream)?;
 		log::debug!("emugemm: a batch of {} products in {:?}", reports.len(), start.elapsed());
 		if let Some(last) = reports.last() {
 			self.publish(last.clone());

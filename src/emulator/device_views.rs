@@ -14,9 +14,10 @@ impl Emulator {
 	/// [`Emulator::matmul_device`] on the same matrices, and the entries are written as
 	/// [`Emulator::matmul`] writes them after `c = beta c` (each entry `beta * c` rounded in `T`)
 	///
-	/// The product runs on the GPU of `stream` (its primary context), in core, ordered after the
-	/// work enqueued on `stream` before the call and before the work enqueued after it. Where
-	/// the host waits:
+	/// The product runs on the GPU of `stream` (its primary context; for a null raw stream, the
+	/// calling thread's current context's GPU), in core, ordered after the work enqueued on
+	/// `stream` before the call and before the work enqueued after it. The calling thread's
+	/// current CUDA context is as it was before the call. Where the host waits:
 	/// - for the operands' statistics, where the plan depends on them (a target precision such as
 	///   [`Precision::F64`], a complex product computed natively, non-finite values): the call
 	///   returns once the plan is chosen and the product enqueued; an explicit plan
@@ -66,9 +67,7 @@ impl Emulator {
 		};
 		let request = self.request(accum, (lhs, rhs), alpha, (self.precision_for(precision), self.par));
 		let dims = [lhs.dims(), rhs.dims(), dst.dims()];
-		self.run(dims, request.precision, || {
-			crate::gpu::view_product(dst, request, beta, stream.raw())
-		})
+		self.run(dims, request.precision, || crate::gpu::view_product(dst, request, beta, stream))
 	}
 
 	/// the rank-k update `c = alpha op(a) op(a)ᴴ + beta c` (`op(a)ᵀ` for real types: cuBLAS's
@@ -123,8 +122,6 @@ impl Emulator {
 			..self.request(accum, (lhs, rhs), alpha, (self.precision_for(precision), self.par))
 		};
 		let dims = [lhs.dims(), rhs.dims(), dst.dims()];
-		self.run(dims, request.precision, || {
-			crate::gpu::view_product(dst, request, beta, stream.raw())
-		})
+		self.run(dims, request.precision, || crate::gpu::view_product(dst, request, beta, stream))
 	}
 }

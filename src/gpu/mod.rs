@@ -29,19 +29,48 @@ mod transfer;
 
 #[cfg(feature = "bench")]
 pub use bench::{baseline, profile};
-pub(crate) use orchestration::batch::view_batch;
-pub(crate) use orchestration::borrowed::view_product;
-pub(crate) use orchestration::engine::{device_product, host_product};
 pub use transfer::matrix::DeviceMatrix;
 
+use crate::device_view::Borrowed;
+use crate::native::HostRequest;
+use crate::{Error, Report, Scalar, Stream};
+use faer::MatMut;
+use orchestration::borrowed::ViewRequest;
+use orchestration::engine::DeviceRequest;
+use runtime::current::keeping_current;
+
+// every door below leaves the calling thread's current CUDA context as it found it
+
+/// a product on device views on `stream` (see [`orchestration::borrowed::view_product`])
+pub(crate) fn view_product<T: Scalar>(dst: Borrowed<T>, request: ViewRequest<T>, beta: T, stream: Stream<'_>) -> Result<Report, Error> {
+	keeping_current(stream.cudarc(), || {
+		orchestration::borrowed::view_product(dst, request, beta, stream.raw())
+	})
+}
+
+/// a batch of products on device views on `stream` (see [`orchestration::batch::view_batch`])
+pub(crate) fn view_batch<T: Scalar>(products: &[(Borrowed<T>, ViewRequest<T>)], beta: T, stream: Stream<'_>) -> Result<Vec<Report>, Error> {
+	keeping_current(stream.cudarc(), || orchestration::batch::view_batch(products, beta, stream.raw()))
+}
+
+/// a product of [`DeviceMatrix`]es (see [`orchestration::engine::device_product`])
+pub(crate) fn device_product<T: Scalar>(dst: &mut DeviceMatrix<T>, request: DeviceRequest<'_, T>) -> Result<Report, Error> {
+	keeping_current(None, || orchestration::engine::device_product(dst, request))
+}
+
+/// a product of host matrices (see [`orchestration::engine::host_product`])
+pub(crate) fn host_product<T: Scalar>(dst: MatMut<'_, T>, request: HostRequest<'_, T>) -> Result<Report, Error> {
+	keeping_current(None, || orchestration::engine::host_product(dst, request))
+}
+
 /// the name of the GPU products run on first
-pub(crate) fn name() -> Result<String, crate::Error> {
-	Ok(runtime::context::gpu()?.name.clone())
+pub(crate) fn name() -> Result<String, Error> {
+	keeping_current(None, || Ok(runtime::context::gpu()?.name.clone()))
 }
 
 /// the cost model of GPU `ordinal` (see [`runtime::calibrate::model`])
-pub(crate) fn model(ordinal: usize) -> Result<crate::datasheets::GpuModel, crate::Error> {
-	runtime::calibrate::model(&*runtime::context::gpu_at((ordinal, 0))?)
+pub(crate) fn model(ordinal: usize) -> Result<crate::datasheets::GpuModel, Error> {
+	keeping_current(None, || runtime::calibrate::model(&*runtime::context::gpu_at((ordinal, 0))?))
 }
 
 /// `Ok` when the GPU backend can run here, otherwise why not
@@ -51,10 +80,10 @@ pub(crate) fn probe() -> Result<(), String> {
 
 /// `Ok` when GPU `ordinal` can run the backend, otherwise why not
 pub(crate) fn probe_on(ordinal: usize) -> Result<(), String> {
-	runtime::context::gpu_on(ordinal).map(|_| ()).map_err(|e| e.to_string())
+	keeping_current(None, || runtime::context::gpu_on(ordinal).map(|_| ())).map_err(|e| e.to_string())
 }
 
 /// lets the GPUs `ordinals` read each other's memory directly, where they can
-pub(crate) fn connect(ordinals: &[usize]) -> Result<(), crate::Error> {
-	runtime::context::connect(ordinals)
+pub(crate) fn connect(ordinals: &[usize]) -> Result<(), Error> {
+	keeping_current(None, || runtime::context::connect(ordinals))
 }

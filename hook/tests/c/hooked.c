@@ -594,6 +594,7 @@ static void quick(cublasHandle_t h, int type, int entry, char update) {
 	double *x = values(t, elements, 0), *c0 = values(t, elements, 0), three[4] = {0}, zero[2] = {0};
 	for (size_t i = 0; i < elements * parts(t); i++) x[i] = NAN, c0[i] = (i % parts(t)) ? 0 : 2;
 	void *dx = device(t, x, elements), *dc = device(t, c0, elements), *finite = device(t, c0, elements);
+	void *start = packed(t, c0, elements);
 	three[0] = 3;
 	void *beta = packed(t, three, 1), *alpha0 = packed(t, zero, 1), *alpha1 = packed(t, three, 1);
 	void *got = malloc(bytes_of(t, elements));
@@ -609,7 +610,7 @@ static void quick(cublasHandle_t h, int type, int entry, char update) {
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		/* a rank-k update has no m of its own */
 		if (update && !cases[i].m) continue;
-		CHECK(cudaMemcpy(dc, c0, bytes_of(t, elements), cudaMemcpyHostToDevice));
+		CHECK(cudaMemcpy(dc, start, bytes_of(t, elements), cudaMemcpyHostToDevice));
 		void *a = update && cases[i].alpha_zero ? finite : dx;
 		struct operands o = {cases[i].alpha_zero ? alpha0 : alpha1, a, a, beta, dc, n, n, n};
 		g.m = update ? cases[i].n : cases[i].m, g.n = cases[i].n, g.k = cases[i].k;
@@ -632,7 +633,7 @@ static void quick(cublasHandle_t h, int type, int entry, char update) {
 		printf("hash %s status %d\n", what, (int)dispatch(h, &g, &o));
 	}
 	cudaFree(dx), cudaFree(dc), cudaFree(finite);
-	free(x), free(c0), free(beta), free(alpha0), free(alpha1), free(got);
+	free(x), free(c0), free(start), free(beta), free(alpha0), free(alpha1), free(got);
 }
 
 /* ---- two threads ---- */

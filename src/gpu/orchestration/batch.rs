@@ -1,22 +1,24 @@
 //! batches of products on device views, on a caller's stream: the products that the policy
 //! computes natively before reading their operands run as one cuBLAS batched GEMM per shape and
-//! layout, each exactly as its single call would run it; the others run one by one
-//! ([`view_product`])
+//! layout (cuBLAS's batched bits, which may differ from its single GEMM's in the last bits); the
+//! others run each exactly as its single call runs it ([`view_product`]), side by side on several
+//! pipelines of the GPU; a batch whose destinations repeat runs one product after another
 
 use crate::cost::NativeArithmetic;
 use crate::device_view::Borrowed;
 use crate::gpu::kernels::layout::scale;
-use crate::gpu::orchestration::borrowed::{ViewRequest, joined, on_caller, view_product};
-use crate::gpu::orchestration::engine::named;
+use crate::gpu::orchestration::borrowed::{ViewRequest, enqueued, fits, joined, on_caller, reported, view_product, workspace};
+use crate::gpu::orchestration::engine::{device_budget, for_gpus, named};
 use crate::gpu::product::job::Outcome;
 use crate::gpu::runtime::blas::{BatchAddresses, NativeMath, native_gemm_batched};
-use crate::gpu::runtime::context::gpu_on;
+use crate::gpu::runtime::context::{Device, gpu_at, gpu_on};
+use crate::gpu::runtime::errors::driver;
 use crate::gpu::runtime::launch::{ptr, to_device};
 use crate::policy::{PolicyInput, native_arithmetic};
 use crate::settings::Settings;
 use crate::shape::Shape;
 use crate::{Accum, Error, NativeReason, PhaseTimes, Precision, Report, Scalar};
-use cudarc::driver::sys;
+use cudarc::driver::{result, sys};
 
 /// every product `(dst, request)` of a batch (`dst = alpha lhs rhs`, or `+ beta dst` where it
 /// adds), its report in the batch's order; shapes and precisions checked by the caller
@@ -25,11 +27,22 @@ pub(crate) fn view_batch<T: Scalar>(
 	beta: T,
 	caller: sys::CUstream,
 ) -> Result<Vec<Report>, Error> {
-	let mut reports: Vec<Option<Report>> = vec![None; products.len()];
-	let mut groups: Vec<Vec<usize>> = Vec::new();
 	let Some((_, first)) = products.first() else {
 		return Ok(Vec::new());
 	};
+	// a destination met twice makes the products' order matter: they run one by one, in order
+	if products
+		.iter()
+		.enumerate()
+		.any(|(i, (d, _))| products[..i].iter().any(|(e, _)| e.addr == d.addr))
+	{
+		return products
+			.iter()
+			.map(|&(dst, request)| view_product(dst, request, beta, caller))
+			.collect();
+	}
+	let mut reports: Vec<Option<Report>> = vec![None; products.len()];
+	let mut groups: Vec<Vec<usize>> = Vec::new();
 	// the products of one call share the context's settings and the caller's stream
 	let (ordinal, settings) = on_caller(first.settings, caller)?;
 	// the policy's answer once per shape and precision: pricing every plan takes microseconds,
@@ -48,9 +61,7 @@ pub(crate) fn view_batch<T: Scalar>(
 		if !(skip && runs_natively_unread(dst, request)) {
 			continue;
 		}
-		// a destination met twice runs on its own: its products' order matters
-		let joins = |g: &&mut Vec<usize>| same_launch(&products[g[0]], &products[i]) && g.iter().all(|&j| products[j].0.addr != dst.addr);
-		match groups.iter_mut().find(joins) {
+		match groups.iter_mut().find(|g| same_launch(&products[g[0]], &products[i])) {
 			Some(group) => group.push(i),
 			None => groups.push(vec![i]),
 		}
@@ -61,12 +72,117 @@ pub(crate) fn view_batch<T: Scalar>(
 			reports[i] = Some(report);
 		}
 	}
-	for (i, &(dst, request)) in products.iter().enumerate() {
-		if reports[i].is_none() {
-			reports[i] = Some(view_product(dst, request, beta, caller)?);
-		}
+	let rest: Vec<usize> = (0..products.len()).filter(|&i| reports[i].is_none()).collect();
+	for (i, report) in spread(products, &rest, beta, ordinal, caller)? {
+		reports[i] = Some(report);
 	}
 	Ok(reports.into_iter().map(|r| r.expect("every product ran")).collect())
+}
+
+/// the most pipelines the products that run one by one spread over on their GPU: each pipeline
+/// has its own stream and workspace, so that products too small to fill the GPU run side by side
+const LANES: usize = 4;
+
+/// the products `which` of a batch, each as its single call computes it, spread over up to
+/// [`LANES`] pipelines of GPU `ordinal` (as many as the largest product's workspace fits the
+/// context's budget for), each driven by a thread of its own: every pipeline's stream waits for
+/// the caller's work so far, and the caller's stream waits for every pipeline's last work (also
+/// where a product fails). The products share no destination ([`view_batch`] checks)
+fn spread<T: Scalar>(
+	products: &[(Borrowed<T>, ViewRequest<T>)],
+	which: &[usize],
+	beta: T,
+	ordinal: usize,
+	caller: sys::CUstream,
+) -> Result<Vec<(usize, Report)>, Error> {
+	let Some(&first) = which.first() else {
+		return Ok(Vec::new());
+	};
+	let request = products[first].1;
+	let need = which.iter().map(|&i| workspace(&products[i].1)).max().unwrap_or(0);
+	let lanes_of = |count: usize| (0..count).map(|p| (ordinal, p)).collect::<Vec<Device>>();
+	// each lane's share of the context's budget (an explicit one too)
+	let budget_of = |count: usize| match request.settings.device_memory {
+		Some(bytes) => Ok(bytes / count),
+		None => device_budget(&request.settings, &lanes_of(count)),
+	};
+	let mut count = LANES.min(which.len());
+	while count > 1 && budget_of(count)? < need {
+		count -= 1;
+	}
+	let (lanes, budget) = (lanes_of(count), budget_of(count)?);
+	let settings = for_gpus(request.settings, &lanes)?;
+	for &i in which {
+		fits(&products[i].0, &products[i].1, budget)?;
+	}
+	// the longest products first, each to the lane with the least work so far
+	let mut work = vec![(0f64, Vec::new()); count];
+	let mut order = which.to_vec();
+	let flops = |i: usize| {
+		let shape = products[i].1.shape;
+		(shape.m * shape.n) as f64 * shape.k as f64
+	};
+	order.sort_by(|&x, &y| flops(y).total_cmp(&flops(x)));
+	for i in order {
+		let lane = work.iter_mut().min_by(|x, y| x.0.total_cmp(&y.0)).expect("one lane at least");
+		lane.0 += flops(i);
+		lane.1.push(i);
+	}
+	let flags = Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING);
+	let before = gpu_on(ordinal)?.ctx.new_event(flags).map_err(driver)?;
+	// SAFETY: `caller` is a live stream of this GPU's primary context (checked by `on_caller`),
+	// the event is that context's
+	unsafe { result::event::record(before.cu_event(), caller) }.map_err(driver)?;
+	let ran = std::thread::scope(|scope| {
+		let threads: Vec<_> = lanes
+			.iter()
+			.zip(&work)
+			.map(|(&lane, (_, mine))| {
+				let before = &before;
+				scope.spawn(move || -> Result<_, Error> {
+					let g = gpu_at(lane)?;
+					let _code = g.using(&settings);
+					g.stream.wait(before).map_err(driver)?;
+					let mut done = Vec::with_capacity(mine.len());
+					let mut failed = None;
+					for &i in mine {
+						let (dst, request) = products[i];
+						match enqueued(&g, dst, request, beta, settings) {
+							Ok(outcome) => done.push((i, reported::<T>(outcome, request.shape, settings))),
+							Err(e) => {
+								failed = Some(e);
+								break;
+							},
+						}
+					}
+					let after = g.stream.record_event(flags).map_err(driver)?;
+					Ok((done, failed, after))
+				})
+			})
+			.collect();
+		threads
+			.into_iter()
+			.map(|t| t.join().map_err(|_| Error::gpu("a batch's thread panicked"))?)
+			.collect::<Vec<_>>()
+	});
+	let mut reports = Vec::with_capacity(which.len());
+	let mut failure = None;
+	for lane in ran {
+		match lane {
+			Ok((done, failed, after)) => {
+				// SAFETY: as above
+				unsafe { result::stream::wait_event(caller, after.cu_event(), sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT) }
+					.map_err(driver)?;
+				reports.extend(done);
+				failure = failure.or(failed);
+			},
+			Err(e) => failure = failure.or(Some(e)),
+		}
+	}
+	match failure {
+		Some(e) => Err(e),
+		None => Ok(reports),
+	}
 }
 
 /// whether the single call of this product, of a shape the policy sends native before reading

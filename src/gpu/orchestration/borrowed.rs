@@ -8,7 +8,7 @@ use crate::gpu::kernels::layout::{copy_named, op_copy, scale};
 use crate::gpu::orchestration::engine::{device_budget, for_gpus, named};
 use crate::gpu::orchestration::pipeline::product;
 use crate::gpu::product::footprint;
-use crate::gpu::product::job::{DeviceOperand, Output, OutputTriangle, Terms};
+use crate::gpu::product::job::{DeviceOperand, Outcome, Output, OutputTriangle, Terms};
 use crate::gpu::runtime::context::{Gpu, gpu_on};
 use crate::gpu::runtime::errors::driver;
 use crate::gpu::runtime::ptr::DevPtr;
@@ -30,26 +30,45 @@ pub(crate) fn view_product<T: Scalar>(dst: Borrowed<T>, request: ViewRequest<T>,
 	let ordinal = caller_ordinal(caller)?;
 	// `for_gpus` and `device_budget` take the GPU's lock themselves: both before this call takes it
 	let settings = for_gpus(request.settings, &[(ordinal, 0)])?;
-	let budget = device_budget(&settings, &[(ordinal, 0)])?;
-	for (what, view) in [
-		("destination", &dst),
-		("left operand", &request.lhs),
-		("right operand", &request.rhs),
-	] {
-		aligned(what, view)?;
-	}
-	let (lhs, rhs) = (request.lhs, request.rhs);
-	let copies = [lhs, rhs]
+	fits(&dst, &request, device_budget(&settings, &[(ordinal, 0)])?)?;
+	let g = gpu_on(ordinal)?;
+	let _code = g.using(&settings);
+	let outcome = joined(&g, caller, || enqueued(&g, dst, request, beta, settings))?;
+	Ok(reported::<T>(outcome, request.shape, settings))
+}
+
+/// the report of a product on views that ran with `settings`
+pub(crate) fn reported<T: Scalar>(outcome: Outcome, shape: crate::shape::Shape, settings: Settings) -> Report {
+	let times = outcome.times;
+	named(outcome.report::<T>(shape, times), settings)
+}
+
+/// the device memory a product on views takes: the pipeline's footprint, the compact copies of
+/// the operands it reads transposed or conjugated, and a rank-k update's workspace
+pub(crate) fn workspace<T: Scalar>(request: &ViewRequest<T>) -> usize {
+	let copies = [request.lhs, request.rhs]
 		.iter()
 		.filter(|v| !v.plain())
 		.map(|v| v.dims().0 * v.dims().1)
 		.sum::<usize>();
 	// a rank-k update computes into a workspace of the whole output, then copies its entries
-	let workspace = match request.routine {
+	let output = match request.routine {
 		Routine::RankK(_) => request.shape.m * request.shape.n,
 		Routine::Gemm => 0,
 	};
-	let needed = footprint::footprint::<T>(request.shape) + (copies + workspace) * size_of::<T>();
+	footprint::footprint::<T>(request.shape) + (copies + output) * size_of::<T>()
+}
+
+/// `Ok` where the views are aligned and the product's [`workspace`] fits `budget`
+pub(crate) fn fits<T: Scalar>(dst: &Borrowed<T>, request: &ViewRequest<T>, budget: usize) -> Result<(), Error> {
+	for (what, view) in [
+		("destination", dst),
+		("left operand", &request.lhs),
+		("right operand", &request.rhs),
+	] {
+		aligned(what, view)?;
+	}
+	let needed = workspace(request);
 	if needed > budget {
 		let crate::shape::Shape { m, n, k } = request.shape;
 		return Err(Error::OutOfMemory {
@@ -59,38 +78,44 @@ pub(crate) fn view_product<T: Scalar>(dst: Borrowed<T>, request: ViewRequest<T>,
 			),
 		});
 	}
-	let g = gpu_on(ordinal)?;
-	let _code = g.using(&settings);
-	let outcome = joined(&g, caller, || {
-		// the operands laid out first: a workspace that cannot be had fails before `dst` is scaled
-		let a = left(&g, &lhs)?;
-		let b = right(&g, &rhs)?;
-		let target = match request.routine {
-			Routine::RankK(structure) => rank_k_workspace(&g, &dst, structure, request.accum)?,
-			Routine::Gemm => dst,
-		};
-		if request.accum == Accum::Add && beta != T::from_parts(1.0, 0.0) {
-			scale(&g, &target, beta)?;
-		}
-		let out = Output {
-			ptr: DevPtr::new(target.addr),
-			ld: target.ld(),
-			accumulate: request.accum == Accum::Add,
-			remainder: None,
-			triangle: whole_triangle(request.routine),
-		};
-		let terms = Terms {
-			timed: false,
-			..Terms::plain(request.precision, settings)
-		};
-		let outcome = product(&g, (a, b), out, request.alpha, terms, (None, None))?;
-		if let Routine::RankK(structure) = request.routine {
-			copy_named(&g, (&target, &dst), structure, T::IS_COMPLEX)?;
-		}
-		Ok(outcome)
-	})?;
-	let times = outcome.times;
-	Ok(named(outcome.report::<T>(request.shape, times), settings))
+	Ok(())
+}
+
+/// the product on `gpu`'s stream, with `settings` (already adapted to that GPU), unordered with
+/// any other stream: `dst = beta dst` first where it adds and `beta` is not 1
+pub(crate) fn enqueued<T: Scalar>(
+	gpu: &Gpu,
+	dst: Borrowed<T>,
+	request: ViewRequest<T>,
+	beta: T,
+	settings: Settings,
+) -> Result<Outcome, Error> {
+	// the operands laid out first: a workspace that cannot be had fails before `dst` is scaled
+	let a = left(gpu, &request.lhs)?;
+	let b = right(gpu, &request.rhs)?;
+	let target = match request.routine {
+		Routine::RankK(structure) => rank_k_workspace(gpu, &dst, structure, request.accum)?,
+		Routine::Gemm => dst,
+	};
+	if request.accum == Accum::Add && beta != T::from_parts(1.0, 0.0) {
+		scale(gpu, &target, beta)?;
+	}
+	let out = Output {
+		ptr: DevPtr::new(target.addr),
+		ld: target.ld(),
+		accumulate: request.accum == Accum::Add,
+		remainder: None,
+		triangle: whole_triangle(request.routine),
+	};
+	let terms = Terms {
+		timed: false,
+		..Terms::plain(request.precision, settings)
+	};
+	let outcome = product(gpu, (a, b), out, request.alpha, terms, (None, None))?;
+	if let Routine::RankK(structure) = request.routine {
+		copy_named(gpu, (&target, &dst), structure, T::IS_COMPLEX)?;
+	}
+	Ok(outcome)
 }
 
 /// the workspace a rank-k update on `dst` computes its whole output in: where the update adds,

@@ -6,6 +6,7 @@ pub(crate) mod launch;
 pub(crate) mod blas;
 pub(crate) mod calibrate;
 pub(crate) mod context;
+pub(crate) mod current;
 pub(crate) mod errors;
 #[cfg_attr(not(feature = "faults"), allow(dead_code))]
 pub(crate) mod fault_points;

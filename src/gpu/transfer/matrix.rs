@@ -1,6 +1,7 @@
 //! matrices resident on the GPU, for repeated products without host transfers
 
 use crate::gpu::runtime::context::{Device, Gpu, gpu_at, pipelines};
+use crate::gpu::runtime::current::keeping_current;
 use crate::gpu::runtime::errors::driver;
 use crate::gpu::runtime::ptr::DevPtr;
 use crate::gpu::schemes::resident::Resident;
@@ -108,24 +109,27 @@ impl<T: Scalar> DeviceMatrix<T> {
 				what: "matrix size overflows".into(),
 			})?;
 		let devices = pipelines(ordinals.iter().copied());
-		let parts = devices
-			.iter()
-			.zip(crate::gpu::product::footprint::split(nrows, devices.len()))
-			.map(|(&device, rows)| {
-				let g = gpu_at(device)?;
-				let bytes = rows.len() * ncols * size_of::<T>();
-				let what = || {
-					format!(
-						"a {}x{ncols} block of a {nrows}x{ncols} {} matrix ({bytes} bytes) on GPU {}",
-						rows.len(),
-						T::NAME,
-						device.0
-					)
-				};
-				let data = g.freeing_scratch(what, || g.stream.alloc_zeros::<u8>(bytes.max(1)))?;
-				Ok(Part { device, rows, data })
-			})
-			.collect::<Result<Vec<_>, Error>>()?;
+		// the allocations bind each GPU's context to this thread: the caller's comes back after
+		let parts = keeping_current(None, || {
+			devices
+				.iter()
+				.zip(crate::gpu::product::footprint::split(nrows, devices.len()))
+				.map(|(&device, rows)| {
+					let g = gpu_at(device)?;
+					let bytes = rows.len() * ncols * size_of::<T>();
+					let what = || {
+						format!(
+							"a {}x{ncols} block of a {nrows}x{ncols} {} matrix ({bytes} bytes) on GPU {}",
+							rows.len(),
+							T::NAME,
+							device.0
+						)
+					};
+					let data = g.freeing_scratch(what, || g.stream.alloc_zeros::<u8>(bytes.max(1)))?;
+					Ok(Part { device, rows, data })
+				})
+				.collect::<Result<Vec<_>, Error>>()
+		})?;
 		debug_assert!(parts.iter().map(|p| p.rows.len() * ncols * size_of::<T>()).sum::<usize>() == bytes);
 		Ok(DeviceMatrix {
 			parts,
