@@ -305,7 +305,7 @@ fn random_bytes(len: usize, seed: u64) -> Vec<u8> {
 fn random_planes(g: &Gpu, dst: DevPtr<u8>, len: usize, copies: usize, seed: u64) -> Result<(), Error> {
 	let bytes = random_bytes(len, seed);
 	// SAFETY: `dst` holds `copies * len` bytes of live device memory
-	unsafe { cudarc::driver::result::memcpy_htod_sync(dst.addr(), &bytes) }.map_err(driver)?;
+	unsafe { cudarc::driver::result::memcpy_htod_async(dst.addr(), &bytes, g.stream.cu_stream()) }.map_err(driver)?;
 	for c in 1..copies {
 		let to = dst.add(c * len);
 		// SAFETY: both ranges lie in the `copies * len` bytes at `dst`

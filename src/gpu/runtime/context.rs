@@ -116,7 +116,9 @@ impl Gpu {
 		let sm_count = ctx
 			.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
 			.map_err(driver)? as usize;
-		let stream = ctx.default_stream();
+		// a stream of its own: the legacy default stream would order the pipeline's work against
+		// every blocking stream of the context (a caller's, another pipeline's on this GPU)
+		let stream = ctx.new_stream().map_err(driver)?;
 		let handles = crate::gpu::runtime::blas::Handles::new(stream.clone())?;
 		log::debug!(
 			"emugemm: GPU {ordinal} ({name}) ready in {:.1?}: driver and context {context:.1?}, kernel index {:.1?}, cuBLAS handles and workspace {:.1?}",
