@@ -19,6 +19,7 @@ use crate::settings::Settings;
 use crate::shape::Shape;
 use crate::{Accum, Error, NativeReason, PhaseTimes, Precision, Report, Scalar};
 use cudarc::driver::{result, sys};
+use std::collections::HashSet;
 
 /// every product `(dst, request)` of a batch (`dst = alpha lhs rhs`, or `+ beta dst` where it
 /// adds), its report in the batch's order; shapes and precisions checked by the caller
@@ -30,12 +31,16 @@ pub(crate) fn view_batch<T: Scalar>(
 	let Some((_, first)) = products.first() else {
 		return Ok(Vec::new());
 	};
-	// a destination met twice makes the products' order matter: they run one by one, in order
-	if products
-		.iter()
-		.enumerate()
-		.any(|(i, (d, _))| products[..i].iter().any(|(e, _)| e.addr == d.addr))
-	{
+	// the products of one call share the context's settings and the caller's stream
+	let (ordinal, settings) = on_caller(first.settings, caller)?;
+	// a destination met twice makes the products' order matter: they run one by one, in order,
+	// each checked before the first runs
+	let mut destinations = HashSet::with_capacity(products.len());
+	if !products.iter().all(|(d, _)| destinations.insert(d.addr)) {
+		let budget = device_budget(&settings, &[(ordinal, 0)])?;
+		for (dst, request) in products {
+			fits(dst, request, budget)?;
+		}
 		return products
 			.iter()
 			.map(|&(dst, request)| view_product(dst, request, beta, caller))
@@ -43,8 +48,6 @@ pub(crate) fn view_batch<T: Scalar>(
 	}
 	let mut reports: Vec<Option<Report>> = vec![None; products.len()];
 	let mut groups: Vec<Vec<usize>> = Vec::new();
-	// the products of one call share the context's settings and the caller's stream
-	let (ordinal, settings) = on_caller(first.settings, caller)?;
 	// the policy's answer once per shape and precision: pricing every plan takes microseconds,
 	// which a batch of small products would pay per product
 	let mut skips: Vec<((Shape, Precision), bool)> = Vec::new();
