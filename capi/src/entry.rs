@@ -8,7 +8,8 @@
 //! GPU of `stream` (a `cudaStream_t` of the GPU's primary context; null: the legacy default
 //! stream of the current context), ordered after the stream's earlier work and before its later
 //! work, at `precision`. The host waits for the plan (where it needs the operands' statistics)
-//! and for `alpha` and `beta` in device memory.
+//! and for `alpha` and `beta` in device memory. The calling thread's current context is as it
+//! was before the call.
 //!
 //! # Safety (of every entry point)
 //! Every pointer addresses what its dimensions say, in device memory of the stream's GPU (host
