@@ -15,6 +15,7 @@ use crate::gpu::runtime::ptr::DevPtr;
 use crate::gpu::runtime::slot::Slot;
 use crate::request::{Request, Routine};
 use crate::settings::Settings;
+use crate::shape::Shape;
 use crate::{Accum, Error, Report, Scalar};
 use cudarc::driver::{result, sys};
 use faer::linalg::matmul::triangular::BlockStructure;
@@ -38,7 +39,7 @@ pub(crate) fn view_product<T: Scalar>(dst: Borrowed<T>, request: ViewRequest<T>,
 }
 
 /// the report of a product on views that ran with `settings`
-pub(crate) fn reported<T: Scalar>(outcome: Outcome, shape: crate::shape::Shape, settings: Settings) -> Report {
+pub(crate) fn reported<T: Scalar>(outcome: Outcome, shape: Shape, settings: Settings) -> Report {
 	let times = outcome.times;
 	named(outcome.report::<T>(shape, times), settings)
 }
@@ -70,7 +71,7 @@ pub(crate) fn fits<T: Scalar>(dst: &Borrowed<T>, request: &ViewRequest<T>, budge
 	}
 	let needed = workspace(request);
 	if needed > budget {
-		let crate::shape::Shape { m, n, k } = request.shape;
+		let Shape { m, n, k } = request.shape;
 		return Err(Error::OutOfMemory {
 			what: format!(
 				"a {m}x{n}x{k} product of {} on device views needs {needed} bytes of workspace, above the {budget} bytes this context may take (products on device views run in core)",
