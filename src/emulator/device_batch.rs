@@ -69,6 +69,8 @@ impl Emulator {
 		for ((c, a), b) in c.iter().zip(a).zip(b) {
 			check_shapes((a.nrows(), a.ncols()), (b.nrows(), b.ncols()), Some((c.nrows(), c.ncols())))?;
 		}
+		// dropped last, after the buffers' guards below
+		let _context = crate::gpu::current_context();
 		let caller = stream.cudarc();
 		let accum = if beta == T::from_parts(0.0, 0.0) {
 			Accum::Replace

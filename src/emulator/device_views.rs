@@ -54,6 +54,8 @@ impl Emulator {
 		(precision, stream): (Precision, Stream<'_>),
 	) -> Result<(), Error> {
 		self.require_gpu()?;
+		// dropped last, after the buffers' guards below
+		let _context = crate::gpu::current_context();
 		let caller = stream.cudarc();
 		// the guards of cudarc buffers record their use on `stream` when they drop, after the
 		// product is enqueued
@@ -107,6 +109,8 @@ impl Emulator {
 		(precision, stream): (Precision, Stream<'_>),
 	) -> Result<(), Error> {
 		self.require_gpu()?;
+		// dropped last, after the buffers' guards below
+		let _context = crate::gpu::current_context();
 		let caller = stream.cudarc();
 		let (lhs, _lhs_use) = a.resolve(caller);
 		let (rhs, _rhs_use) = a.adjoint().resolve(caller);

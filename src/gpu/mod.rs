@@ -41,6 +41,13 @@ use runtime::current::keeping_current;
 
 // every door below leaves the calling thread's current CUDA context as it found it
 
+/// the calling thread's current CUDA context, made current again when the value drops: a front
+/// door holds it across what it drops after the call too (cudarc's buffer guards bind their
+/// context when they record their use)
+pub(crate) fn current_context() -> runtime::current::Kept {
+	runtime::current::Kept::now()
+}
+
 /// a product on device views on `stream` (see [`orchestration::borrowed::view_product`])
 pub(crate) fn view_product<T: Scalar>(dst: Borrowed<T>, request: ViewRequest<T>, beta: T, stream: Stream<'_>) -> Result<Report, Error> {
 	keeping_current(stream.cudarc(), || {

@@ -9,10 +9,10 @@ use std::ptr::null_mut;
 
 /// the context current on this thread when the value was made, made current again when it drops
 /// (none where the driver is missing or not initialised: nothing was current then)
-struct Kept(Option<sys::CUcontext>);
+pub(crate) struct Kept(Option<sys::CUcontext>);
 
 impl Kept {
-	fn now() -> Self {
+	pub(crate) fn now() -> Self {
 		// SAFETY: only tries to dlopen libcuda; cudarc's calls panic without it
 		if !unsafe { sys::is_culib_present() } {
 			return Kept(None);
