@@ -3,7 +3,7 @@
 
 use super::Emulator;
 use crate::shape::check_shapes;
-use crate::{Accum, DeviceView, DeviceViewMut, Error, Precision, Report, Scalar, Stream};
+use crate::{DeviceView, DeviceViewMut, Error, Precision, Report, Scalar, Stream};
 
 impl Emulator {
 	/// `c[i] = alpha op(a[i]) op(b[i]) + beta c[i]` for every product of a batch, at
@@ -55,7 +55,7 @@ impl Emulator {
 		beta: T,
 		(precision, stream): (Precision, Stream<'_>),
 	) -> Result<Vec<Report>, Error> {
-		self.require_gpu()?;
+		let _context = self.device_door()?;
 		if a.len() != c.len() || b.len() != c.len() {
 			return Err(Error::BatchLengths {
 				dst: c.len(),
@@ -69,14 +69,8 @@ impl Emulator {
 		for ((c, a), b) in c.iter().zip(a).zip(b) {
 			check_shapes((a.nrows(), a.ncols()), (b.nrows(), b.ncols()), Some((c.nrows(), c.ncols())))?;
 		}
-		// dropped last, after the buffers' guards below
-		let _context = crate::gpu::current_context();
 		let caller = stream.cudarc();
-		let accum = if beta == T::from_parts(0.0, 0.0) {
-			Accum::Replace
-		} else {
-			Accum::Add
-		};
+		let accum = super::device_views::accumulation(beta);
 		// the guards of cudarc buffers record their use on `stream` when they drop, after the
 		// products are enqueued
 		let (mut products, mut guards) = (Vec::with_capacity(c.len()), Vec::new());

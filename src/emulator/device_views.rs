@@ -53,20 +53,14 @@ impl Emulator {
 		beta: T,
 		(precision, stream): (Precision, Stream<'_>),
 	) -> Result<(), Error> {
-		self.require_gpu()?;
-		// dropped last, after the buffers' guards below
-		let _context = crate::gpu::current_context();
+		let _context = self.device_door()?;
 		let caller = stream.cudarc();
 		// the guards of cudarc buffers record their use on `stream` when they drop, after the
 		// product is enqueued
 		let (lhs, _lhs_use) = a.resolve(caller);
 		let (rhs, _rhs_use) = b.resolve(caller);
 		let (dst, _dst_use) = c.resolve(caller);
-		let accum = if beta == T::from_parts(0.0, 0.0) {
-			Accum::Replace
-		} else {
-			Accum::Add
-		};
+		let accum = accumulation(beta);
 		let request = self.request(accum, (lhs, rhs), alpha, (self.precision_for(precision), self.par));
 		let dims = [lhs.dims(), rhs.dims(), dst.dims()];
 		self.run(dims, request.precision, || crate::gpu::view_product(dst, request, beta, stream))
@@ -108,24 +102,37 @@ impl Emulator {
 		beta: T::RealPart,
 		(precision, stream): (Precision, Stream<'_>),
 	) -> Result<(), Error> {
-		self.require_gpu()?;
-		// dropped last, after the buffers' guards below
-		let _context = crate::gpu::current_context();
+		let _context = self.device_door()?;
 		let caller = stream.cudarc();
 		let (lhs, _lhs_use) = a.resolve(caller);
 		let (rhs, _rhs_use) = a.adjoint().resolve(caller);
 		let (dst, _dst_use) = c.resolve(caller);
 		let (alpha, beta) = (T::from_parts(alpha.re(), 0.0), T::from_parts(beta.re(), 0.0));
-		let accum = if beta == T::from_parts(0.0, 0.0) {
-			Accum::Replace
-		} else {
-			Accum::Add
-		};
+		let accum = accumulation(beta);
 		let request = Request {
 			routine: Routine::RankK(structure),
 			..self.request(accum, (lhs, rhs), alpha, (self.precision_for(precision), self.par))
 		};
 		let dims = [lhs.dims(), rhs.dims(), dst.dims()];
 		self.run(dims, request.precision, || crate::gpu::view_product(dst, request, beta, stream))
+	}
+}
+
+impl Emulator {
+	/// what every door on device views checks first, and the calling thread's current context,
+	/// which the door holds until the cudarc buffers' guards have dropped (they bind their own
+	/// context when they record their use)
+	pub(super) fn device_door(&self) -> Result<crate::gpu::KeptContext, Error> {
+		self.require_gpu()?;
+		Ok(crate::gpu::current_context())
+	}
+}
+
+/// cuBLAS's reading of `beta`: 0 replaces the destination unread, any other value adds to it
+pub(super) fn accumulation<T: Scalar>(beta: T) -> Accum {
+	if beta == T::from_parts(0.0, 0.0) {
+		Accum::Replace
+	} else {
+		Accum::Add
 	}
 }

@@ -37,6 +37,7 @@ use crate::{Error, Report, Scalar, Stream};
 use faer::MatMut;
 use orchestration::borrowed::ViewRequest;
 use orchestration::engine::DeviceRequest;
+pub(crate) use runtime::current::Kept as KeptContext;
 use runtime::current::keeping_current;
 
 // every door below leaves the calling thread's current CUDA context as it found it
@@ -44,7 +45,7 @@ use runtime::current::keeping_current;
 /// the calling thread's current CUDA context, made current again when the value drops: a front
 /// door holds it across what it drops after the call too (cudarc's buffer guards bind their
 /// context when they record their use)
-pub(crate) fn current_context() -> runtime::current::Kept {
+pub(crate) fn current_context() -> KeptContext {
 	runtime::current::Kept::now()
 }
 
