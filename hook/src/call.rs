@@ -443,6 +443,9 @@ pub(crate) unsafe fn intercept<C: Call>(
 	if call.batch().is_some() && !config.batched {
 		return forwarded("batched calls off (EMUGEMM_HOOK_BATCHED)");
 	}
+	if call.uplo().is_some() && !config.rank_k {
+		return forwarded("rank-k updates off (EMUGEMM_HOOK_RANK_K)");
+	}
 	let (m, n, k) = call.shape();
 	if m.min(n).min(k) < config.min_size {
 		return forwarded("below EMUGEMM_HOOK_MIN");

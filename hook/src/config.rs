@@ -20,8 +20,12 @@ pub struct Config {
 	/// where one JSON line per intercepted call goes (`EMUGEMM_HOOK_LOG`)
 	pub log: Option<String>,
 	/// whether batched calls are emulated (`EMUGEMM_HOOK_BATCHED=on`); off by default, they are
-	/// forwarded: the batched entry points have not yet run against a GPU's cuBLAS
+	/// forwarded
 	pub batched: bool,
+	/// whether rank-k updates (SYRK, HERK) are emulated (`EMUGEMM_HOOK_RANK_K=on`); off by
+	/// default, they are forwarded: a solver's updates (cuSOLVER's Cholesky, k = 512) ran slower
+	/// emulated, or computed natively as a whole GEMM, than cuBLAS's own SYRK and HERK
+	pub rank_k: bool,
 }
 
 /// the element types of the intercepted calls, as the configuration indexes them
@@ -74,7 +78,8 @@ impl Config {
 			],
 			min_size: min_size.max(1),
 			log: std::env::var("EMUGEMM_HOOK_LOG").ok().filter(|p| !p.is_empty()),
-			batched: std::env::var("EMUGEMM_HOOK_BATCHED").is_ok_and(|v| v.trim().eq_ignore_ascii_case("on")),
+			batched: on("EMUGEMM_HOOK_BATCHED"),
+			rank_k: on("EMUGEMM_HOOK_RANK_K"),
 		}
 	}
 
@@ -88,4 +93,9 @@ impl Config {
 	pub(crate) fn precision(&self, kind: Kind) -> Option<Precision> {
 		self.precision[kind as usize]
 	}
+}
+
+/// whether the environment variable `name` says `on`
+fn on(name: &str) -> bool {
+	std::env::var(name).is_ok_and(|v| v.trim().eq_ignore_ascii_case("on"))
 }

@@ -22,7 +22,7 @@ hook, program, logdir = sys.argv[1:4]
 os.makedirs(logdir, exist_ok=True)
 off = {f"EMUGEMM_HOOK_{t}": "off" for t in "DZSC"}
 forced = {"EMUGEMM_HOOK_D": "scheme2=14", "EMUGEMM_HOOK_Z": "scheme2=14", "EMUGEMM_HOOK_S": "scheme2=8", "EMUGEMM_HOOK_C": "scheme1=4",
-          "EMUGEMM_HOOK_MIN": "1", "EMUGEMM_HOOK_BATCHED": "on"}
+          "EMUGEMM_HOOK_MIN": "1", "EMUGEMM_HOOK_BATCHED": "on", "EMUGEMM_HOOK_RANK_K": "on"}
 runs = {"unhooked": None, "off": off, "default": {}, "forced": forced}
 problems = []
 hashes, abi = {}, {}
@@ -49,7 +49,9 @@ differ = [k for k in base if hashes["off"].get(k) != base[k]]
 print(f"off against unhooked: {len(base) - len(differ)} of {len(base)} hashes equal")
 problems += [f"forwarded bits differ: {k}" for k in differ]
 below = ("40x30x20", "40x40x20")  # the GEMMs' and the rank-k updates' shapes below the threshold
-forwarded = [k for k in base if "captured" in k or any(s in k for s in below) or "m=0" in k or "n=0" in k or "k=0" in k or "trans=T" in k]
+# forwarded by default too: rank-k updates and batched calls
+off_by_default = ("syrk", "herk", "Batched")
+forwarded = [k for k in base if "captured" in k or any(s in k for s in below + off_by_default) or "m=0" in k or "n=0" in k or "k=0" in k or "trans=T" in k]
 differ = [k for k in forwarded if hashes["default"].get(k) != base[k]]
 print(f"default against unhooked, the {len(forwarded)} forwarded products: {len(forwarded) - len(differ)} equal")
 problems += [f"forwarded (default) bits differ: {k}" for k in differ]

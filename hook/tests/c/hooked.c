@@ -299,9 +299,10 @@ static void same_as_abi(const char *what, const char *claim, struct result x, cu
 	       r.parameter, r.native_reason[0] ? " " : "", (const char *)r.native_reason, equal ? "equal" : "DIFFERENT");
 }
 
-/* whether the interposer emulates batched calls (EMUGEMM_HOOK_BATCHED=on; off by default) */
-static int batched_on(void) {
-	const char *v = getenv("EMUGEMM_HOOK_BATCHED");
+/* whether the environment variable `name` says on (EMUGEMM_HOOK_BATCHED, EMUGEMM_HOOK_RANK_K: the
+ * interposer emulates batched calls, rank-k updates; both off by default) */
+static int on(const char *name) {
+	const char *v = getenv(name);
 	return v && !strcasecmp(v, "on");
 }
 
@@ -437,7 +438,7 @@ static void product(cublasHandle_t h, const struct gemm *g) {
 	long least = g->m < g->n ? g->m : g->n;
 	least = least < g->k ? least : g->k;
 	/* a captured call is forwarded: its hash is compared with the unhooked run's instead */
-	if (preloaded() && configured(t, &precision) && least >= min_size() && !g->captured) {
+	if (preloaded() && configured(t, &precision) && least >= min_size() && !g->captured && (!g->update || on("EMUGEMM_HOOK_RANK_K"))) {
 		void *fresh = packed(t, c0, ldc * g->n);
 		CHECK(cudaMemcpy(dc, fresh, cbytes, cudaMemcpyHostToDevice));
 		emugemm_pointer_mode mode = g->device_scalars ? EMUGEMM_POINTER_MODE_DEVICE : EMUGEMM_POINTER_MODE_HOST;
@@ -563,7 +564,7 @@ static void batch(cublasHandle_t h, int type, int entry, const int ops[2], const
 	emugemm_precision precision;
 	long least = g.m < g.n ? g.m : g.n;
 	least = least < g.k ? least : g.k;
-	if (preloaded() && configured(t, &precision) && batched_on() && least >= min_size()) {
+	if (preloaded() && configured(t, &precision) && on("EMUGEMM_HOOK_BATCHED") && least >= min_size()) {
 		CHECK(cudaMemcpy(dc, fresh, cbytes, cudaMemcpyHostToDevice));
 		for (long p = 0; p < COUNT; p++) {
 			struct operands single = {o.alpha, pointers[0][p], pointers[1][p], o.beta, pointers[2][p], lda, ldb, ldc};
