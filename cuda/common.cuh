@@ -4,6 +4,11 @@
 #pragma once
 #include <stdint.h>
 
+// the triangles of a rank-k update's output, as `OutputTriangle::params` (src/gpu/product/job.rs)
+// passes them: 0 every entry, the lower (i >= j) or the upper (i <= j) triangle, j counted from
+// the output's first column `first_col` (a column tile's)
+constexpr int TRIANGLE_LOWER = 1, TRIANGLE_UPPER = 2;
+
 namespace emu {
 
 // ---- exact floating-point helpers (src/fp.rs) ----

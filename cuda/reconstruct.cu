@@ -99,10 +99,26 @@ template <int PARTS, int P>
 struct CrtFetch {
 	const signed char *re, *im;
 	long long stride, mn, segments;
+	// the rows of the output, and its triangle (TRIANGLE_LOWER, TRIANGLE_UPPER, or 0) from column
+	// first_col on
+	int m, triangle, first_col;
+
+	// whether segment seg holds no entry of the triangle: its entries lie in one column, all
+	// above (lower triangle) or all below (upper) the diagonal. Such a segment is neither fetched
+	// nor reconstructed, its entries left as they are (a rank-k update's workspace, whose entries
+	// off the triangle are not read)
+	__device__ bool skips(long long seg) const {
+		if (triangle == 0) return false;
+		const long long first = seg * CRT_SEGMENT, last = first + CRT_SEGMENT - 1;
+		const long long col = first / m;
+		if (last / m != col || last >= mn) return false;
+		const long long top = first - col * m, bottom = last - col * m, diagonal = first_col + col;
+		return triangle == TRIANGLE_LOWER ? bottom < diagonal : top > diagonal;
+	}
 
 	__device__ void operator()(unsigned char* stage, long long seg) const {
 		const int lane = threadIdx.x % 32, piece = 16 * (lane % 8), first = lane / 8;
-		if (seg < segments) {
+		if (seg < segments && !skips(seg)) {
 			const long long at = seg * CRT_SEGMENT + piece;
 			const bool inside = at < mn;
 			const long long from = (inside ? at : piece) + first * stride;
@@ -224,8 +240,8 @@ struct CrtOut {
 // (crt_entries picks the instance), so that the sums are unrolled whole and take their weights
 // from the constant bank
 template <typename T, bool REM, int P>
-__device__ void crt_entries_of(const signed char* res_re, const signed char* res_im, long long stride, int m, int n,
-                               const CrtConstants& k, const CrtOut<T>& out) {
+__device__ __forceinline__ void crt_entries_of(const signed char* res_re, const signed char* res_im, long long stride, int m, int n,
+                               int2 triangle, const CrtConstants& k, const CrtOut<T>& out) {
 	static_assert(!REM || !emu::Elem<T>::complex, "remainders of real products only");
 	constexpr int p = P;
 	constexpr int PARTS = emu::Elem<T>::complex ? 2 : 1, S = CRT_STAGES<T>;
@@ -234,7 +250,7 @@ __device__ void crt_entries_of(const signed char* res_re, const signed char* res
 	const int stage_bytes = PARTS * p * CRT_SEGMENT;
 	unsigned char* stages = smem + warp * S * stage_bytes;
 	const long long mn = (long long)m * n;
-	const CrtFetch<PARTS, P> fetch{res_re, res_im, stride, mn, (mn + CRT_SEGMENT - 1) / CRT_SEGMENT};
+	const CrtFetch<PARTS, P> fetch{res_re, res_im, stride, mn, (mn + CRT_SEGMENT - 1) / CRT_SEGMENT, m, triangle.x, triangle.y};
 	const long long step = (long long)gridDim.x * CRT_WARPS;
 	long long seg = (long long)blockIdx.x * CRT_WARPS + warp;
 	for (int s = 0; s < S - 1; ++s) fetch(stages + s * stage_bytes, seg + s * step);
@@ -250,28 +266,32 @@ __device__ void crt_entries_of(const signed char* res_re, const signed char* res
 	for (; seg < fetch.segments; seg += step) {
 		fetch(written, seg + (S - 1) * step);
 		written = written == last ? stages : written + stage_bytes;
-		const CrtScaling scaling = out.scaling(i, j, m, n);
-		emu::hopper::async_wait<S - 1>();
-		__syncwarp();  // every lane's pieces of this segment have landed
-		const signed char* planes = (const signed char*)read + lane;
-		CrtSum sum[PARTS][4];
+		// (the same for every lane of the warp; a skipped segment's cp.async group is empty, and
+		// the next segment's wait counts the groups committed after its own)
+		if (!fetch.skips(seg)) {
+			const CrtScaling scaling = out.scaling(i, j, m, n);
+			emu::hopper::async_wait<S - 1>();
+			__syncwarp();  // every lane's pieces of this segment have landed
+			const signed char* planes = (const signed char*)read + lane;
+			CrtSum sum[PARTS][4];
 #pragma unroll
-		for (int part = 0; part < PARTS; ++part) {
+			for (int part = 0; part < PARTS; ++part) {
 #pragma unroll
-			for (int l = 0; l < p; ++l) {
+				for (int l = 0; l < p; ++l) {
 #pragma unroll
-				for (int v = 0; v < 4; ++v) sum[part][v].add(k.hi[l], k.lo[l], (double)planes[(part * p + l) * CRT_SEGMENT + 32 * v]);
+					for (int v = 0; v < 4; ++v) sum[part][v].add(k.hi[l], k.lo[l], (double)planes[(part * p + l) * CRT_SEGMENT + 32 * v]);
+				}
 			}
-		}
-		__syncwarp();  // the stage is read: the next fetch may refill it
-		read = read == last ? stages : read + stage_bytes;
-		double re[4], im[4], lo[4];
+			__syncwarp();  // the stage is read: the next fetch may refill it
+			double re[4], im[4], lo[4];
 #pragma unroll
-		for (int v = 0; v < 4; ++v) {
-			re[v] = sum[0][v].value(k, lo[v]);
-			im[v] = PARTS == 2 ? sum[PARTS - 1][v].value(k, lo[v]) : 0.0;
+			for (int v = 0; v < 4; ++v) {
+				re[v] = sum[0][v].value(k, lo[v]);
+				im[v] = PARTS == 2 ? sum[PARTS - 1][v].value(k, lo[v]) : 0.0;
+			}
+			out.template store<REM>(scaling, i, j, m, n, re, im, lo);
 		}
-		out.template store<REM>(scaling, i, j, m, n, re, im, lo);
+		read = read == last ? stages : read + stage_bytes;
 		i += di;
 		j += dj;
 		if (i >= m) { i -= m; ++j; }
@@ -282,11 +302,11 @@ __device__ void crt_entries_of(const signed char* res_re, const signed char* res
 // the CRT over p = 2..CRT_MAX moduli (the cases below)
 static_assert(CRT_MAX == 20, "crt_entries has one case per modulus count 2..20");
 template <typename T, bool REM>
-__device__ void crt_entries(const signed char* res_re, const signed char* res_im, int p, long long stride, int m, int n,
-                            const CrtConstants& k, const CrtOut<T>& out) {
+__device__ __forceinline__ void crt_entries(const signed char* res_re, const signed char* res_im, int p, long long stride, int m, int n,
+                            int2 triangle, const CrtConstants& k, const CrtOut<T>& out) {
 	switch (p) {
 #define EMU_CRT_CASE(P) \
-	case P: return crt_entries_of<T, REM, P>(res_re, res_im, stride, m, n, k, out);
+	case P: return crt_entries_of<T, REM, P>(res_re, res_im, stride, m, n, triangle, k, out);
 		EMU_CRT_CASE(2) EMU_CRT_CASE(3) EMU_CRT_CASE(4) EMU_CRT_CASE(5) EMU_CRT_CASE(6) EMU_CRT_CASE(7) EMU_CRT_CASE(8)
 		EMU_CRT_CASE(9) EMU_CRT_CASE(10) EMU_CRT_CASE(11) EMU_CRT_CASE(12) EMU_CRT_CASE(13) EMU_CRT_CASE(14)
 		EMU_CRT_CASE(15) EMU_CRT_CASE(16) EMU_CRT_CASE(17) EMU_CRT_CASE(18) EMU_CRT_CASE(19) EMU_CRT_CASE(20)
@@ -295,8 +315,8 @@ __device__ void crt_entries(const signed char* res_re, const signed char* res_im
 }
 
 template <typename T>
-__device__ void native_fixup(const T* a, long long lda, const T* b, long long ldb, int m, int n, int k, const int* bad_rows,
-                             const int* bad_cols, T* dst, long long ldd, double ar, double ai, int accumulate) {
+__device__ void native_fixup(const T* a, long long lda, const T* b, long long b_rs, long long b_cs, int m, int n, int k,
+                             const int* bad_rows, const int* bad_cols, T* dst, long long ldd, double ar, double ai, int accumulate) {
 	using E = emu::Elem<T>;
 	for (long long idx = blockIdx.x * 256ll + threadIdx.x; idx < (long long)m * n; idx += (long long)gridDim.x * 256) {
 		int i = (int)(idx % m), j = (int)(idx / m);
@@ -305,7 +325,7 @@ __device__ void native_fixup(const T* a, long long lda, const T* b, long long ld
 		for (int h = 0; h < k; ++h) {
 			double xr, xi, yr, yi;
 			E::load(a, i + (long long)h * lda, xr, xi);
-			E::load(b, h + (long long)j * ldb, yr, yi);
+			E::load(b, (long long)j * b_rs + (long long)h * b_cs, yr, yi);
 			re = __dadd_rn(re, __dsub_rn(__dmul_rn(xr, yr), E::complex ? __dmul_rn(xi, yi) : 0.0));
 			if (E::complex) im = __dadd_rn(im, __dadd_rn(__dmul_rn(xr, yi), __dmul_rn(xi, yr)));
 		}
@@ -322,24 +342,25 @@ __device__ void native_fixup(const T* a, long long lda, const T* b, long long ld
 		shift_reduce_entries<T>(acc_re, acc_im, p, passes, m, n, sa, sb, bad_rows, bad_cols, dst, ldd, ar, ai, accumulate); \
 	}                                                                                                                       \
 	extern "C" __global__ void __launch_bounds__(256, CRT_BLOCKS<T>) crt_##NAME(                                           \
-	    const signed char* res_re, const signed char* res_im, int p, long long stride, int m, int n,                        \
-	    const __grid_constant__ CrtConstants k, const int* sa, const int* sb, const int* bad_rows, const int* bad_cols,      \
-	    T* dst, long long ldd, double ar, double ai, int accumulate) {                                                      \
+	    const signed char* res_re, const signed char* res_im, int p, long long stride, int m, int n, int triangle,          \
+	    int first_col, const __grid_constant__ CrtConstants k, const int* sa, const int* sb, const int* bad_rows,           \
+	    const int* bad_cols, T* dst, long long ldd, double ar, double ai, int accumulate) {                                \
 		const CrtOut<T> out{dst, ldd, sa, sb, bad_rows, bad_cols, ar, ai, accumulate, nullptr};                        \
-		crt_entries<T, false>(res_re, res_im, p, stride, m, n, k, out);                                                   \
+		crt_entries<T, false>(res_re, res_im, p, stride, m, n, make_int2(triangle, first_col), k, out);                   \
 	}                                                                                                                       \
 	extern "C" __global__ void __launch_bounds__(256) native_fixup_##NAME(                                                 \
-	    const T* a, long long lda, const T* b, long long ldb, int m, int n, int k, const int* bad_rows,                     \
+	    const T* a, long long lda, const T* b, long long b_rs, long long b_cs, int m, int n, int k, const int* bad_rows,     \
 	    const int* bad_cols, T* dst, long long ldd, double ar, double ai, int accumulate) {                                 \
-		native_fixup<T>(a, lda, b, ldb, m, n, k, bad_rows, bad_cols, dst, ldd, ar, ai, accumulate);                     \
+		native_fixup<T>(a, lda, b, b_rs, b_cs, m, n, k, bad_rows, bad_cols, dst, ldd, ar, ai, accumulate);               \
 	}
 EMU_FOR_EACH_TYPE(EMU_RECONSTRUCT)
 
 // crt for f64 with the remainders in rem (3 blocks per SM: the remainders' registers)
 extern "C" __global__ void __launch_bounds__(256, 3)
     crt_remainders_f64(const signed char* res_re, const signed char* res_im, int p, long long stride, int m, int n,
-                       const __grid_constant__ CrtConstants k, const int* sa, const int* sb, const int* bad_rows,
-                       const int* bad_cols, double* dst, long long ldd, double ar, double ai, int accumulate, double* rem) {
+                       int triangle, int first_col, const __grid_constant__ CrtConstants k, const int* sa, const int* sb,
+                       const int* bad_rows, const int* bad_cols, double* dst, long long ldd, double ar, double ai,
+                       int accumulate, double* rem) {
 	const CrtOut<double> out{dst, ldd, sa, sb, bad_rows, bad_cols, ar, ai, accumulate, rem};
-	crt_entries<double, true>(res_re, res_im, p, stride, m, n, k, out);
+	crt_entries<double, true>(res_re, res_im, p, stride, m, n, make_int2(triangle, first_col), k, out);
 }

@@ -5,6 +5,7 @@
 // stage and what it computes from it stay in the kernel.
 #pragma once
 #include <stdint.h>
+#include "common.cuh"
 #include "wgmma.cuh"
 
 namespace emu::hopper {
@@ -126,7 +127,6 @@ struct Tile {
 // i >= j, TRIANGLE_UPPER those with one i <= j, where j counts from the output's first column
 // `first_col` (a column tile's). Its producer and consumers skip the same units, so their ring
 // steps stay in step
-constexpr int TRIANGLE_LOWER = 1, TRIANGLE_UPPER = 2;
 template <int BM, int BN, int CLUSTER = 1>
 struct Schedule {
 	int tiles_n, units_m, units, first, stride, rank, triangle, first_col;

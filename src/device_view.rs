@@ -384,6 +384,16 @@ impl<T> Borrowed<T> {
 		}
 	}
 
+	/// the column-major `rows x cols` matrix at `addr` with leading dimension `ld`, read
+	/// transposed (an operand of the engine's read where it lies)
+	pub fn transposed(addr: u64, (rows, cols): (usize, usize), ld: usize) -> Self {
+		Borrowed {
+			layout: Layout { rows, cols, ld },
+			transposed: true,
+			..Borrowed::compact(addr, (rows, cols))
+		}
+	}
+
 	/// rows and columns of the stored matrix
 	pub fn stored(&self) -> (usize, usize) {
 		(self.layout.rows, self.layout.cols)

@@ -25,11 +25,12 @@ impl Emulator {
 	///   for the operands' values where the scheme does not read them back;
 	/// - the report's phase times are zero: timing them would wait for the product's end.
 	///
-	/// A view read transposed or conjugated is first copied compact in the crate's workspace,
-	/// within the context's device memory ([`Emulator::with_device_memory`]); a product whose
-	/// workspace does not fit is an [`Error::OutOfMemory`], not computed in tiles. Addresses must
-	/// be aligned to the element's size (16 bytes for complex `f64`), otherwise
-	/// [`Error::InvalidLayout`].
+	/// A left operand read transposed or conjugated, and a complex right operand read conjugated,
+	/// is first copied compact in the crate's workspace, within the context's device memory
+	/// ([`Emulator::with_device_memory`]); a right operand read transposed alone is read where it
+	/// lies. A product whose workspace does not fit is an [`Error::OutOfMemory`], not computed in
+	/// tiles. Addresses must be aligned to the element's size (16 bytes for complex `f64`),
+	/// otherwise [`Error::InvalidLayout`].
 	///
 	/// # example
 	/// ```no_run
@@ -74,11 +75,15 @@ impl Emulator {
 	/// diagonal is real. `beta = 0` does not read `c`.
 	///
 	/// The entries written are those [`Emulator::gemm_on_stream`] writes for
-	/// `(c, alpha, (a, a.adjoint()), beta)`, bit for bit, with the same plan and report. The
-	/// fused scheme II products compute only the output tiles that hold a named entry, about half
-	/// of a square product's tiles; the statistics, the bound and the splits are the GEMM's.
-	/// The update runs in a workspace of the whole output within the context's device memory,
-	/// and waits and orders its work as [`Emulator::gemm_on_stream`] does
+	/// `(c, alpha, (a, a.adjoint()), beta)`, bit for bit, with the same plan and report. `a`
+	/// serves as both operands: its statistics and inner exponent ranges are computed once, the
+	/// bound's magnitude products on the lower triangle alone (the same bound), a real update's
+	/// scheme II split once; the fused scheme II products compute only the output tiles that
+	/// hold a named entry, about half of a square product's tiles, and the reconstruction skips
+	/// the columns' runs off the triangle. The update runs in a workspace of the whole output
+	/// within the context's device memory (a complex `aᴴ` is read from a compact copy, a real
+	/// `aᵀ` from `a`), and waits and
+	/// orders its work as [`Emulator::gemm_on_stream`] does
 	///
 	/// # example
 	/// ```no_run

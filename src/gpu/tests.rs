@@ -437,15 +437,11 @@ fn uploaded<T: Scalar>(a: &faer::Mat<T>, b: &faer::Mat<T>) -> Uploaded<T> {
 	([da, db], g, oa, ob)
 }
 
-/// the error bound's per-row maxima on the GPU (window magnitudes, their cuBLASLt INT8 products, the
-/// `bound_maxima` pass) equal the CPU's bit for bit, under both scalings, on shapes with ragged
-/// blocks and on inputs where the window loses pairings: so both backends certify the same plans
-fn bound_matches<T: Scalar>() {
-	use crate::Scaling;
-	use crate::gpu::kernels::stats::{download_stats, launch_stats};
-	use crate::gpu::schemes::scheme2::coarse_maxima;
-	use crate::testing::{InnerPattern, Pair, pair};
-	let families = [
+/// the input families the bound's tests run on: ordinary, wide, inner-scaled, with small
+/// imaginary parts, cancelling
+fn bound_families() -> [crate::testing::Pair; 5] {
+	use crate::testing::{InnerPattern, Pair};
+	[
 		Pair::Phi(1.0),
 		Pair::Phi(4.0),
 		Pair::InnerScaled {
@@ -454,7 +450,18 @@ fn bound_matches<T: Scalar>() {
 		},
 		Pair::SmallImaginary { log2_ratio: 6 },
 		Pair::Cancellation,
-	];
+	]
+}
+
+/// the error bound's per-row maxima on the GPU (window magnitudes, their cuBLASLt INT8 products, the
+/// `bound_maxima` pass) equal the CPU's bit for bit, under both scalings, on shapes with ragged
+/// blocks and on inputs where the window loses pairings: so both backends certify the same plans
+fn bound_matches<T: Scalar>() {
+	use crate::Scaling;
+	use crate::gpu::kernels::stats::{download_stats, launch_stats};
+	use crate::gpu::schemes::scheme2::coarse_maxima;
+	use crate::testing::pair;
+	let families = bound_families();
 	for (family, (m, k, n)) in families
 		.into_iter()
 		.zip([(1, 1, 1), (130, 70, 65), (129, 300, 200), (7, 33, 5), (64, 96, 257)])
@@ -485,6 +492,59 @@ hopper_tests!(bound_matches:
 	bound_matches_the_oracle_c64 => c64,
 	bound_matches_the_oracle_f32 => f32,
 	bound_matches_the_oracle_c32 => c32,
+);
+
+/// a Gram product's bound from `A` alone (its window, the lower triangle of the magnitude
+/// products in column blocks, each entry's maxima mirrored to its column's row) equals the bound of
+/// `A` and its adjoint bit for bit, and `A`'s statistics are its adjoint's: on shapes of several
+/// row, column and product blocks, a zero row, a non-finite entry, wide ranges and cancelling
+/// inputs. Under fast scaling it always applies; under accurate scaling it may decline
+fn gram_bound_matches<T: Scalar>() {
+	use crate::Scaling;
+	use crate::gpu::kernels::bound::{bound, gram_bound};
+	use crate::gpu::kernels::stats::{download_stats, launch_stats};
+	use crate::gpu::schemes::scheme2::coarse_maxima;
+	use crate::testing::pair;
+	let families = bound_families();
+	for (family, (n, k)) in families.into_iter().zip([(1, 1), (130, 70), (300, 33), (777, 64), (64, 300)]) {
+		let (mut a, _) = pair::<T>(family, n, k, 1, 9);
+		if n > 2 {
+			(0..k).for_each(|t| a[(n / 2, t)] = T::from_parts(0.0, 0.0));
+			a[(n - 1, k / 2)] = T::from_parts(f64::NAN, 1.0);
+		}
+		let adjoint = faer::Mat::from_fn(k, n, |t, i| T::from_parts(a[(i, t)].re(), -a[(i, t)].im()));
+		let (_kept, g, oa, ob) = uploaded(&a, &adjoint);
+		let stats = download_stats(&g, &launch_stats::<T>(&g, &[&oa, &ob]).unwrap()).unwrap();
+		let what = format!("{family:?} {n}x{k}");
+		assert_eq!(stats[0].rows, stats[1].rows, "{what}: statistics");
+		let amax = |s: &crate::gpu::kernels::stats::OperandStats| s.amax.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+		assert_eq!(
+			(amax(&stats[0]), &stats[0].nonfinite),
+			(amax(&stats[1]), &stats[1].nonfinite),
+			"{what}"
+		);
+		for scaling in [Scaling::Fast, Scaling::Accurate] {
+			let coarse = (scaling == Scaling::Accurate).then(|| coarse_maxima::<T>(&g, (&oa, &ob), (&stats[0], &stats[1])).unwrap());
+			let whole = bound::<T>(&g, (&oa, &ob), (&stats[0], &stats[1]), coarse.as_ref(), T::MANTISSA_BITS).unwrap();
+			let gram = gram_bound::<T>(&g, &oa, &stats[0], coarse.as_ref(), T::MANTISSA_BITS).unwrap();
+			let bits = |rows: &[crate::bound::RowMaxima]| -> Vec<u64> {
+				rows.iter()
+					.flat_map(|r| r.grid.iter().chain(&r.pairs).chain([&r.floor]).map(|x| x.to_bits()))
+					.collect()
+			};
+			match gram {
+				Some(gram) => assert_eq!(bits(&gram.rows), bits(&whole.rows), "{what} {scaling:?}"),
+				None => assert_eq!(scaling, Scaling::Accurate, "{what}: fast scaling's Gram bound declined"),
+			}
+		}
+	}
+}
+
+hopper_tests!(gram_bound_matches:
+	gram_bound_matches_the_whole_f64 => f64,
+	gram_bound_matches_the_whole_c64 => c64,
+	gram_bound_matches_the_whole_f32 => f32,
+	gram_bound_matches_the_whole_c32 => c32,
 );
 
 /// weighing separately scaled parts (their screen and their bounds, each with row statistics of

@@ -156,6 +156,7 @@ pub fn int8_matmul(emu: &Emulator, m: usize, n: usize, k: usize) -> Result<Durat
 			b,
 			ldb: kpad,
 			c,
+			ldc: m,
 			accumulate: false,
 		}
 		.run(&g.handles)

@@ -126,7 +126,8 @@ pub fn memory_kernels<T: Scalar>(emu: &Emulator, a: &DeviceMatrix<T>, moduli: u3
 /// matrix `a` as both operands (`A` rows contiguous, `B` K contiguous, fast scaling): the inner
 /// balancing's exponent ranges (their downloads and the shifts included), the statistics, the window magnitudes of each operand (`split_window`), their exact INT8 products
 /// (cuBLASLt), the per-row maxima (`bound_maxima`), and the whole bound as a product computes it
-/// (its host work and transfers included, the statistics not)
+/// (its host work and transfers included, the statistics not), then as a rank-k update computes
+/// the bound of its Gram product `A Aᴴ` from `A` alone
 ///
 /// # example
 /// ```no_run
@@ -170,7 +171,7 @@ pub fn bound_kernels<T: Scalar>(emu: &Emulator, a: &DeviceMatrix<T>, runs: usize
 		format!("bound: magnitude products ({} INT8 GEMMs)", parts * parts),
 		(4 * parts * n * n) as u64,
 		&mut || {
-			l = bound::magnitude_products::<T>(&g, (qa, qb), Shape::new(n, n, pad16(n)))?;
+			l = bound::magnitude_products::<T>(&g, (qa, qb), Shape::new(n, n, pad16(n)), false)?;
 			Ok(())
 		},
 	)?;
@@ -182,6 +183,11 @@ pub fn bound_kernels<T: Scalar>(emu: &Emulator, a: &DeviceMatrix<T>, runs: usize
 	timings.record(format!("bound: whole, as a {} product computes it", T::NAME), 0, &mut || {
 		bound::bound::<T>(&g, (&lhs, &rhs), (&stats[0], &stats[1]), None, T::MANTISSA_BITS).map(|_| ())
 	})?;
+	timings.record(
+		format!("bound: whole, of the Gram product A Aᴴ ({}), from A alone", T::NAME),
+		0,
+		&mut || bound::gram_bound::<T>(&g, &lhs, &stats[0], None, T::MANTISSA_BITS).map(|_| ()),
+	)?;
 	Ok(timings.rows)
 }
 
@@ -363,6 +369,7 @@ pub fn chassis(emu: &Emulator, n: usize, moduli: u32, runs: usize, select: &dyn 
 		b: b.cast(),
 		ldb: k,
 		c: c.cast(),
+		ldc: n,
 		accumulate: false,
 	};
 	let shape = Shape::new(n, n, k);

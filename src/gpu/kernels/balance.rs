@@ -77,6 +77,17 @@ pub(crate) fn inner_balance<T: Scalar>(gpu: &Gpu, (a, b): (&DeviceOperand<T>, &D
 	Ok(InnerBalance { ranges: [ra, rb], shifts })
 }
 
+/// [`inner_balance`] of a Gram product `A Aᴴ` from `A` alone: `Aᴴ`'s row t is `A`'s column t
+/// conjugated, with the same exponent range, so both operands' ranges are `A`'s and no inner index
+/// is shifted (the shifts of equal ranges are all zero)
+pub(crate) fn gram_balance<T: Scalar>(gpu: &Gpu, a: &DeviceOperand<T>) -> Result<InnerBalance, Error> {
+	let ranges = ranges::<T>(gpu, a)?;
+	Ok(InnerBalance {
+		ranges: [ranges.clone(), ranges],
+		shifts: None,
+	})
+}
+
 /// `A D` and `D^-1 B` for the shifts `d` of a whole product (one per inner index), of which `a`
 /// may hold some rows and `b` some columns
 pub(crate) fn balanced<T: Scalar>(gpu: &Gpu, (a, b): (&DeviceOperand<T>, &DeviceOperand<T>), d: &[i32]) -> Result<Balanced<T>, Error> {

@@ -19,6 +19,10 @@ use cudarc::driver::{CudaSlice, LaunchConfig};
 /// cuda/bound.cu)
 const BLOCK: (usize, usize) = (128, 64);
 
+/// the columns one block of `bound_maxima_columns` takes, a warp each (`COLUMN_WARPS` in
+/// cuda/bound.cu)
+const COLUMN_WARPS: usize = 8;
+
 /// the error bound of `A B` (operands `a`, `b` of type `T` with statistics `sa`, `sb`; `coarse`
 /// under accurate scaling) for outputs of `mantissa` bits (`T`'s own, but for the real products of
 /// separately scaled parts, whose outputs are the complex product's)
@@ -37,7 +41,7 @@ pub(crate) fn bound<T: Scalar>(
 		window::<T>(gpu, Slot::WindowA, a, sa, bits)?,
 		window::<T>(gpu, Slot::WindowB, b, sb, bits)?,
 	);
-	let l = magnitude_products::<T>(gpu, (qa, qb), Shape::new(m, n, pad16(k)))?;
+	let l = magnitude_products::<T>(gpu, (qa, qb), Shape::new(m, n, pad16(k)), false)?;
 	let (offsets_a, offsets_b) = offsets((&sa.rows, &sb.rows), coarse);
 	let side_a = sides(&sa.rows, |i| sa.amax[i], &offsets_a, bits);
 	let side_b = sides(&sb.rows, |j| sb.amax[j], &offsets_b, bits);
@@ -52,6 +56,65 @@ pub(crate) fn bound<T: Scalar>(
 		complex: T::IS_COMPLEX,
 		mantissa,
 	})
+}
+
+/// the error bound of a Gram product `A Aᴴ` whose left operand is `a` (statistics `sa`, those of
+/// the right operand's rows too: conjugation keeps every magnitude), equal to [`bound`]'s of the
+/// two operands bit for bit at about half its INT8 work: A's window serves both sides, the
+/// magnitude products are computed on the lower triangle (they are symmetric), and each entry's
+/// maxima count for its row (`bound_maxima` on the triangle) and for its column's
+/// (`bound_maxima_columns`). `None` where the sides of
+/// A's rows as left and as right operand differ (accurate scaling's offsets of a product that
+/// is not symmetric in them), for the caller to take [`bound`]
+pub(crate) fn gram_bound<T: Scalar>(
+	gpu: &Gpu,
+	a: &DeviceOperand<T>,
+	sa: &OperandStats,
+	coarse: Option<&CoarseMaxima>,
+	mantissa: u32,
+) -> Result<Option<Bound>, Error> {
+	let (n, k) = (a.rows, a.k);
+	let bits = window_bits::<T>(k);
+	let (offsets_a, offsets_b) = offsets((&sa.rows, &sa.rows), coarse);
+	if offsets_a != offsets_b {
+		return Ok(None);
+	}
+	let qa = window::<T>(gpu, Slot::WindowA, a, sa, bits)?;
+	let (l_re, l_im) = magnitude_products::<T>(gpu, (qa, qa), Shape::new(n, n, pad16(k)), true)?;
+	let side = to_device(
+		gpu,
+		bytemuck::cast_slice::<_, u8>(&sides(&sa.rows, |i| sa.amax[i], &offsets_a, bits)),
+	)?;
+	let side = ptr(gpu, &side).cast::<BoundSide>();
+	let floor = floor_exponent(mantissa);
+	// each row's entries up to the diagonal, then those past it as its column's below it
+	let maxima = launch_rows(gpu, (l_re, l_im), (n, n), (side, side), (bits, floor), true)?;
+	if n > 1 {
+		let cfg = LaunchConfig {
+			grid_dim: (n.div_ceil(COLUMN_WARPS) as u32, 1, 1),
+			block_dim: (32 * COLUMN_WARPS as u32, 1, 1),
+			shared_mem_bytes: 0,
+		};
+		launch!(
+			gpu,
+			"bound_maxima_columns",
+			cfg,
+			l_re,
+			l_im,
+			n as i32,
+			side,
+			bits,
+			floor,
+			ptr(gpu, &maxima)
+		)?;
+	}
+	let raw = to_host(gpu, &maxima)?;
+	Ok(Some(Bound {
+		rows: bytemuck::cast_slice(&raw).to_vec(),
+		shape: Shape::new(n, n, k),
+		complex: T::IS_COMPLEX,
+		mantissa,
+	}))
 }
 
 /// the window's bits for inner dimension `k` (twice the terms for complex products)
@@ -76,28 +139,36 @@ pub(crate) fn window<T: Scalar>(
 
 /// the exact magnitude products L per part of the output (INT32, `m x n`, in scratch 32 and 33):
 /// real `QA QB`; complex `Re = QAr QBr + QAi QBi`, `Im = QAr QBi + QAi QBr` (null for real
-/// products); `dims` with K padded
+/// products); `dims` with K padded. With `lower`, only the entries on and below the diagonal
+/// (`i >= j`, the rest left unwritten), in column blocks of [`lower_blocks`]
 pub(crate) fn magnitude_products<T: Scalar>(
 	gpu: &Gpu,
 	(qa, qb): (DevPtr<i8>, DevPtr<i8>),
 	Shape { m, n, k: kpad }: Shape,
+	lower: bool,
 ) -> Result<(DevPtr<i32>, DevPtr<i32>), Error> {
 	let (plane_a, plane_b) = (m * kpad, n * kpad);
+	let blocks: Vec<_> = if lower { lower_blocks(n) } else { std::iter::once(0..n).collect() };
 	let product = |slot: Slot, terms: &[(DevPtr<i8>, DevPtr<i8>)]| -> Result<DevPtr<i32>, Error> {
 		let c = gpu.scratch(slot, 4 * m * n)?.cast::<i32>();
 		for (t, &(x, y)) in terms.iter().enumerate() {
-			Int8Gemm {
-				m,
-				n,
-				k: kpad,
-				a: x,
-				lda: kpad,
-				b: y,
-				ldb: kpad,
-				c,
-				accumulate: t > 0,
+			for cols in &blocks {
+				// the block's columns from its first row on (every row for the whole product)
+				let first = if lower { cols.start } else { 0 };
+				Int8Gemm {
+					m: m - first,
+					n: cols.len(),
+					k: kpad,
+					a: x.add(first * kpad),
+					lda: kpad,
+					b: y.add(cols.start * kpad),
+					ldb: kpad,
+					c: c.add(first + cols.start * m),
+					ldc: m,
+					accumulate: t > 0,
+				}
+				.run(&gpu.handles)?;
 			}
-			.run(&gpu.handles)?;
 		}
 		Ok(c)
 	};
@@ -109,6 +180,14 @@ pub(crate) fn magnitude_products<T: Scalar>(
 	}
 }
 
+/// the column blocks of an `n x n` lower triangle's products: eight at most (each one INT8 product
+/// launch, whose host work is not free), each at least 256 columns wide and a multiple of 16 (the
+/// INT8 products' tiles stay full), so that they compute about 9/16 of the whole
+fn lower_blocks(n: usize) -> Vec<std::ops::Range<usize>> {
+	let width = n.div_ceil(8).next_multiple_of(16).max(256);
+	(0..n).step_by(width).map(|c| c..(c + width).min(n)).collect()
+}
+
 /// the seven maxima of each row (`bound_maxima`, cuda/bound.cu) from the magnitude products and
 /// the sides, for a window of `bits` and outputs whose half smallest subnormal is `2^floor_exp`
 pub(crate) fn launch_maxima(
@@ -117,6 +196,19 @@ pub(crate) fn launch_maxima(
 	(m, n): (usize, usize),
 	(side_a, side_b): (DevPtr<BoundSide>, DevPtr<BoundSide>),
 	(bits, floor_exp): (i32, i32),
+) -> Result<CudaSlice<u64>, Error> {
+	launch_rows(gpu, (l_re, l_im), (m, n), (side_a, side_b), (bits, floor_exp), false)
+}
+
+/// `bound_maxima` over every entry of `L`, or with `lower` over those on and below the diagonal
+/// into fresh maxima
+fn launch_rows(
+	gpu: &Gpu,
+	(l_re, l_im): (DevPtr<i32>, DevPtr<i32>),
+	(m, n): (usize, usize),
+	(side_a, side_b): (DevPtr<BoundSide>, DevPtr<BoundSide>),
+	(bits, floor_exp): (i32, i32),
+	lower: bool,
 ) -> Result<CudaSlice<u64>, Error> {
 	let maxima = alloc::<u64>(gpu, 7 * m)?;
 	if m > 0 && n > 0 {
@@ -138,6 +230,7 @@ pub(crate) fn launch_maxima(
 			side_b,
 			bits,
 			floor_exp,
+			i32::from(lower),
 			ptr(gpu, &maxima)
 		)?;
 	}

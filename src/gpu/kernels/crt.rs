@@ -1,7 +1,7 @@
 //! the Chinese remainder theorem on the GPU: residue planes back to floating point, with the
 //! shifts, alpha and accumulation
 
-use crate::gpu::product::job::{Clock, Job, Phase, ResiduePlanes};
+use crate::gpu::product::job::{Clock, Job, OutputTriangle, Phase, ResiduePlanes};
 use crate::gpu::runtime::ptr::DevPtr;
 use crate::scheme2::{self, Crt};
 use crate::shape::Shape;
@@ -37,6 +37,8 @@ pub(crate) fn launch_crt<T: Scalar>(
 	let Shape { m, n, .. } = job.dims();
 	let im = planes.im.unwrap_or(DevPtr::NULL);
 	let (p, mi, ni) = (crt.len() as i32, m as i32, n as i32);
+	// a rank-k update's segments off its triangle are skipped
+	let (tri, col) = OutputTriangle::params(planes.triangle);
 	let parts = if T::IS_COMPLEX { 2 } else { 1 };
 	let smem = CRT_WARPS * crt_stages::<T>() * parts * crt.len() * CRT_SEGMENT;
 	let remainder = job.out.remainder;
@@ -69,6 +71,8 @@ pub(crate) fn launch_crt<T: Scalar>(
 			stride,
 			mi,
 			ni,
+			tri,
+			col,
 			CrtParams::new(crt),
 			da,
 			db,
@@ -82,7 +86,8 @@ pub(crate) fn launch_crt<T: Scalar>(
 			remainder
 		);
 	}
-	launch_epilogue!(job, "crt", T, cfg, (da, db), planes.re, im, p, stride, mi, ni, CrtParams::new(crt))
+	let k = CrtParams::new(crt);
+	launch_epilogue!(job, "crt", T, cfg, (da, db), planes.re, im, p, stride, mi, ni, tri, col, k)
 }
 
 /// the CRT's constants as the kernel takes them, by value (`CrtConstants` in `cuda/reconstruct.cu`,

@@ -154,6 +154,7 @@ pub(crate) fn unfused_residues(
 					b,
 					ldb: kpad,
 					c,
+					ldc: m,
 					accumulate: false,
 				}
 				.run(&gpu.handles)?;

@@ -2,6 +2,7 @@
 //! those rows alone: `gather_rows` packs them (cuda/rows.cu), the type's own GEMM multiplies them
 //! by `B`, `scatter_rows` writes them with alpha and accumulation
 
+use crate::gpu::kernels::native::k_major;
 use crate::gpu::product::job::Job;
 use crate::gpu::runtime::blas::{NativeMath, native_gemm};
 use crate::gpu::runtime::launch::{alloc, elementwise, ptr, to_device};
@@ -34,7 +35,8 @@ pub(crate) fn native_rows<T: Scalar>(job: &Job<'_, T>, rows: &[usize]) -> Result
 		packed
 	)?;
 	let (one, zero) = (T::from_parts(1.0, 0.0), T::from_parts(0.0, 0.0));
-	let matrices = ((packed, r), (job.b.ptr, job.b.rs.max(1) as usize), (product, r));
+	let b = k_major(gpu, &job.b)?;
+	let matrices = ((packed, r), (b.ptr, b.rs.max(1) as usize), (product, r));
 	native_gemm::<T>(&gpu.handles, Shape::new(r, n, k), matrices, (one, zero), NativeMath::Exact)?;
 	launch_output!(
 		job,

@@ -45,12 +45,14 @@ pub(crate) fn reported<T: Scalar>(outcome: Outcome, shape: Shape, settings: Sett
 }
 
 /// the device memory a product on views takes: the pipeline's footprint, the compact copies of
-/// the operands it reads transposed or conjugated, and a rank-k update's workspace
+/// the operands it does not read where they lie (a left operand read transposed or conjugated, a
+/// complex right one read conjugated), and a rank-k update's workspace
 pub(crate) fn workspace<T: Scalar>(request: &ViewRequest<T>) -> usize {
-	let copies = [request.lhs, request.rhs]
+	let (lhs, rhs) = (&request.lhs, &request.rhs);
+	let copies = [(lhs, lhs.plain()), (rhs, rhs.plain() || transposed_in_place(rhs))]
 		.iter()
-		.filter(|v| !v.plain())
-		.map(|v| v.dims().0 * v.dims().1)
+		.filter(|(_, in_place)| !in_place)
+		.map(|(v, _)| v.dims().0 * v.dims().1)
 		.sum::<usize>();
 	// a rank-k update computes into a workspace of the whole output, then copies its entries
 	let output = match request.routine {
@@ -110,6 +112,8 @@ pub(crate) fn enqueued<T: Scalar>(
 	};
 	let terms = Terms {
 		timed: false,
+		// a rank-k update's operands are `a` and its adjoint
+		gram: matches!(request.routine, Routine::RankK(_)),
 		..Terms::plain(request.precision, settings)
 	};
 	let outcome = product(gpu, (a, b), out, request.alpha, terms, (None, None))?;
@@ -154,10 +158,29 @@ fn left<T: Scalar>(gpu: &Gpu, view: &Borrowed<T>) -> Result<DeviceOperand<T>, Er
 	Ok(DeviceOperand::left(ptr, view.dims(), ld))
 }
 
-/// the right operand `B` (k x n) as the pipeline reads it (its columns as rows of length k)
+/// the right operand `B` (k x n) as the pipeline reads it (its columns as rows of length k): the
+/// view itself where it reads its memory as stored, or transposed (`B = Xᵀ`, whose columns are
+/// the rows of the stored `X`, read where they lie: a rank-k update's `aᵀ` is `a`), otherwise
+/// its compact copy
 fn right<T: Scalar>(gpu: &Gpu, view: &Borrowed<T>) -> Result<DeviceOperand<T>, Error> {
+	if transposed_in_place(view) {
+		let (k, cols) = view.dims();
+		return Ok(DeviceOperand {
+			ptr: DevPtr::new(view.addr),
+			rows: cols,
+			k,
+			rs: 1,
+			cs: view.ld() as i64,
+		});
+	}
 	let (ptr, ld) = laid_out(gpu, view, Slot::StagedB)?;
 	Ok(DeviceOperand::right(ptr, view.dims(), ld))
+}
+
+/// whether a right operand's view is read transposed where it lies: a transposed view of a real
+/// type (conjugation is nothing there); a complex one read conjugated is copied
+fn transposed_in_place<T: Scalar>(view: &Borrowed<T>) -> bool {
+	view.transposed && (!view.conjugated || !T::IS_COMPLEX)
 }
 
 /// the address and leading dimension of `view`'s matrix column-major: its own memory where it

@@ -11,7 +11,7 @@ use crate::gpu::product::job::{Clock, DeviceOperand, Job, Outcome, Output, Phase
 use crate::gpu::runtime::context::Gpu;
 use crate::gpu::runtime::launch::{ptr, to_device};
 use crate::gpu::runtime::ptr::DevPtr;
-use crate::gpu::schemes::resident::{Resident, operand_stats};
+use crate::gpu::schemes::resident::{Resident, gram_stats, operand_stats};
 use crate::gpu::schemes::scheme1_fused;
 use crate::gpu::schemes::scheme1_unfused;
 use crate::gpu::schemes::scheme2;
@@ -67,9 +67,14 @@ fn compute<T: Scalar>(
 	// a target precision reads the operands balanced along K (exact; kept statistics and splits
 	// are those of the unbalanced operands, so nothing is kept then)
 	let target = precision.target_bits(T::MANTISSA_BITS, k).is_some();
-	let inner = (given.is_none() && target)
-		.then(|| crate::gpu::kernels::balance::inner_balance::<T>(gpu, (&a, &b)))
-		.transpose()?;
+	let inner = match (given.is_none() && target, terms.gram) {
+		(false, _) => None,
+		(true, false) => Some(crate::gpu::kernels::balance::inner_balance::<T>(gpu, (&a, &b))?),
+		// a Gram product's inner ranges are one operand's (`B`'s row t is `A`'s column t,
+		// conjugated): nothing to balance, and only a real product reads the ranges
+		(true, true) if T::IS_COMPLEX => None,
+		(true, true) => Some(crate::gpu::kernels::balance::gram_balance::<T>(gpu, &a)?),
+	};
 	let computed = inner.as_ref().and_then(|x| x.shifts.as_deref());
 	let shifts = given.and_then(|g| g.balance.as_deref()).or(computed);
 	// a real product the sampled screen leaves native runs natively on the operands as given,
@@ -91,8 +96,13 @@ fn compute<T: Scalar>(
 	if balanced.is_some() && given.is_none() {
 		(keep_a, keep_b) = (None, None);
 	}
-	let (sa, sb) = operand_stats::<T>(gpu, (&a, &b), (keep_a.as_deref_mut(), keep_b.as_deref_mut()))?;
-	let (decision, coarse) = decide::<T>(gpu, (&a, &b), (&sa, &sb), terms)?;
+	// balancing scales A's columns and B's rows apart: a balanced Gram product is not one
+	let gram = terms.gram && balanced.is_none();
+	let (sa, sb) = match gram {
+		true => gram_stats::<T>(gpu, &a)?,
+		false => operand_stats::<T>(gpu, (&a, &b), (keep_a.as_deref_mut(), keep_b.as_deref_mut()))?,
+	};
+	let (decision, coarse) = decide::<T>(gpu, (&a, &b), (&sa, &sb), gram, terms)?;
 	let plan = decision.choice.plan;
 	if plan.scheme == Scheme::Native {
 		whole_native::<T>(gpu, (a, b), out, alpha, precision, Some((&sa, &sb)))?;
@@ -107,6 +117,7 @@ fn compute<T: Scalar>(
 		settings,
 		coarse: coarse.as_ref(),
 		natives: &natives,
+		gram,
 	};
 	let (route, times) = match &decision.parts {
 		Some(ops) => separate_parts(&emulation, ops, &mut clock)?,
@@ -129,6 +140,8 @@ struct Emulation<'e, T: Scalar> {
 	settings: Settings,
 	coarse: Option<&'e CoarseMaxima>,
 	natives: &'e NativeRows,
+	/// a Gram product's (see [`Terms::gram`])
+	gram: bool,
 }
 
 /// the product of separately scaled parts `ops` by `emulation`'s plan, and its native rows; the
@@ -234,14 +247,16 @@ fn sampled_screen<T: Scalar>(
 	}))
 }
 
-/// the plan of the product of `a` and `b` (statistics `sa`, `sb`): a tile's from the whole
-/// product; otherwise the policy's ([`crate::policy::decide`], asking [`PipelineEvidence`]),
-/// with the coarse maxima of accurate scaling where the product needs them (a product the screen
-/// leaves native pays neither them nor the bound); its host time counted from the statistics
+/// the plan of the product of `a` and `b` (statistics `sa`, `sb`; a Gram product's where `gram`):
+/// a tile's from the whole product; otherwise the policy's ([`crate::policy::decide`], asking
+/// [`PipelineEvidence`]), with the coarse maxima of accurate scaling where the product needs them
+/// (a product the screen leaves native pays neither them nor the bound); its host time counted
+/// from the statistics
 fn decide<T: Scalar>(
 	gpu: &Gpu,
 	operands: (&DeviceOperand<T>, &DeviceOperand<T>),
 	stats: (&OperandStats, &OperandStats),
+	gram: bool,
 	terms: &Terms<'_>,
 ) -> Result<(Decision, Option<CoarseMaxima>), Error> {
 	let start = std::time::Instant::now();
@@ -261,6 +276,7 @@ fn decide<T: Scalar>(
 		stats,
 		precision,
 		scaling: settings.scaling,
+		gram,
 		coarse: None,
 		parts: None,
 	};
@@ -296,6 +312,8 @@ struct PipelineEvidence<'e, T: Scalar> {
 	stats: (&'e OperandStats, &'e OperandStats),
 	precision: Precision,
 	scaling: Scaling,
+	/// a Gram product's (see [`Terms::gram`]): its bound from A alone
+	gram: bool,
 	/// accurate scaling's coarse maxima, computed for the bound (the product reads them too)
 	coarse: Option<CoarseMaxima>,
 	/// the separately scaled parts, split for their bounds
@@ -312,7 +330,13 @@ impl<T: Scalar> Evidence for PipelineEvidence<'_, T> {
 		if needs_coarse::<T>(self.precision, self.scaling, operands.0.k) {
 			self.coarse = Some(coarse_maxima::<T>(gpu, operands, stats)?);
 		}
-		crate::gpu::kernels::bound::bound::<T>(gpu, operands, stats, self.coarse.as_ref(), T::MANTISSA_BITS)
+		let coarse = self.coarse.as_ref();
+		if self.gram
+			&& let Some(bound) = crate::gpu::kernels::bound::gram_bound::<T>(gpu, operands.0, stats.0, coarse, T::MANTISSA_BITS)?
+		{
+			return Ok(bound);
+		}
+		crate::gpu::kernels::bound::bound::<T>(gpu, operands, stats, coarse, T::MANTISSA_BITS)
 	}
 
 	fn parts_screen(&mut self) -> Result<Option<Bound>, Error> {
@@ -442,6 +466,7 @@ fn emulate<T: Scalar>(
 		settings,
 		coarse,
 		natives,
+		gram,
 	} = *emulation;
 	let Shape { m, n, k } = job.dims();
 	let fused = settings.fused;
@@ -464,7 +489,7 @@ fn emulate<T: Scalar>(
 			natives.compute(job)?;
 		},
 		Scheme::SchemeII { moduli, .. } => {
-			let two = (moduli, coarse, fused);
+			let two = (moduli, coarse, fused, gram);
 			match tiles {
 				Some(columns) => {
 					natives.compute(job)?;

@@ -281,6 +281,10 @@ pub(crate) struct Terms<'a> {
 	/// whether the phases are timed (a host wait for the product's end); a product on a
 	/// caller's stream returns without that wait, its phases untimed
 	pub timed: bool,
+	/// whether the product is a Gram product `A Aᴴ`: the right operand's rows are the left
+	/// operand's (conjugated for complex types), so that `A`'s statistics, window and (real)
+	/// split serve both and the bound's magnitude products are symmetric
+	pub gram: bool,
 }
 
 impl Terms<'_> {
@@ -292,6 +296,7 @@ impl Terms<'_> {
 			given: None,
 			columns: None,
 			timed: true,
+			gram: false,
 		}
 	}
 }

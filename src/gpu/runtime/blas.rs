@@ -58,8 +58,8 @@ fn lt_check(status: lt::cublasStatus_t, what: &str) -> Result<(), Error> {
 	}
 }
 
-/// one exact INT8 product: `C (m x n, INT32, ld m) = [C +] A B^T`, with `A` given as `m` K-major
-/// rows of `k` int8 (leading dimension `lda`) and `B` as `n` K-major rows (`ldb`)
+/// one exact INT8 product: `C (m x n, INT32, leading dimension ldc) = [C +] A B^T`, with `A` given
+/// as `m` K-major rows of `k` int8 (leading dimension `lda`) and `B` as `n` K-major rows (`ldb`)
 pub(crate) struct Int8Gemm {
 	pub m: usize,
 	pub n: usize,
@@ -69,6 +69,7 @@ pub(crate) struct Int8Gemm {
 	pub b: DevPtr<i8>,
 	pub ldb: usize,
 	pub c: DevPtr<i32>,
+	pub ldc: usize,
 	pub accumulate: bool,
 }
 
@@ -110,7 +111,7 @@ impl Int8Gemm {
 			};
 			let la = layout(lt::cudaDataType_t::CUDA_R_8I, self.k, self.m, self.lda)?;
 			let lb = layout(lt::cudaDataType_t::CUDA_R_8I, self.k, self.n, self.ldb)?;
-			let lc = layout(lt::cudaDataType_t::CUDA_R_32I, self.m, self.n, self.m)?;
+			let lc = layout(lt::cudaDataType_t::CUDA_R_32I, self.m, self.n, self.ldc)?;
 			let status = lt::cublasLtMatmul(
 				h.lt,
 				desc,

@@ -67,6 +67,7 @@ pub(crate) fn measure(gpu: &Gpu, name: &'static str) -> Result<DataSheet, Error>
 		b: b.cast(),
 		ldb: N,
 		c: c.cast(),
+		ldc: N,
 		accumulate: false,
 	};
 	let int8 = ops / best(&mut || int8.run(&gpu.handles))?;

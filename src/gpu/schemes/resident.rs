@@ -100,3 +100,13 @@ pub(crate) fn operand_stats<T: Scalar>(
 	let [a, b] = &mut sides;
 	Ok((side(a)?, side(b)?))
 }
+
+/// the statistics of a Gram product's operands `A` and `Aᴴ`: `A`'s, computed in one launch and
+/// downloaded, serve both (the rows of `Aᴴ` as a right operand are those of `A`, conjugated for
+/// complex ones, with the same magnitudes, exponents and non-finite entries), one region on the
+/// device for both
+pub(crate) fn gram_stats<T: Scalar>(gpu: &Gpu, a: &DeviceOperand<T>) -> Result<(OperandStats, OperandStats), Error> {
+	let stats = download_stats(gpu, &launch_stats::<T>(gpu, &[a])?)?;
+	let [s] = <[OperandStats; 1]>::try_from(stats).map_err(|_| Error::gpu("one operand's statistics"))?;
+	Ok((s.clone(), s))
+}

@@ -119,6 +119,7 @@ fn diagonals(
 						b,
 						ldb: kpad,
 						c,
+						ldc: m,
 						accumulate: !first,
 					}
 					.run(&gpu.handles)?;

@@ -37,6 +37,9 @@ pub(crate) struct ShiftsTwo {
 	/// the shifts of the rows of A and of the columns of B (one each)
 	a: DevPtr<i32>,
 	b: DevPtr<i32>,
+	/// whether B's shifts are A's, row for row (both operands' rows of one statistics region, or
+	/// equal accurate shifts)
+	equal: bool,
 	/// the buffers behind `a` and `b` when they were uploaded (accurate scaling)
 	_uploaded: Option<(CudaSlice<i32>, CudaSlice<i32>)>,
 }
@@ -52,14 +55,22 @@ pub(crate) fn shifts_two<T: Scalar>(
 	coarse: Option<&CoarseMaxima>,
 ) -> Result<ShiftsTwo, Error> {
 	let Some(coarse) = coarse else {
+		let equal = sa.device.base == sb.device.base && sa.device.rows == sb.device.rows;
 		let (a, b) = launch_fast_shifts(job.gpu, (sa.device, sb.device), lambda)?;
-		return Ok(ShiftsTwo { a, b, _uploaded: None });
+		return Ok(ShiftsTwo {
+			a,
+			b,
+			equal,
+			_uploaded: None,
+		});
 	};
 	let (a, b) = coarse.shifts(lambda);
+	let equal = a == b;
 	let (a, b) = (to_device(job.gpu, &a)?, to_device(job.gpu, &b)?);
 	Ok(ShiftsTwo {
 		a: ptr(job.gpu, &a),
 		b: ptr(job.gpu, &b),
+		equal,
 		_uploaded: Some((a, b)),
 	})
 }
@@ -116,6 +127,7 @@ pub(crate) fn coarse_maxima<T: Scalar>(
 		b: cb,
 		ldb: kpad,
 		c: c_hi,
+		ldc: m,
 		accumulate: false,
 	}
 	.run(&gpu.handles)?;
@@ -139,11 +151,12 @@ pub(crate) fn coarse_maxima<T: Scalar>(
 
 /// scheme II: residue planes, one exact product per modulus (3 for complex) reduced mod m (fused
 /// or not), CRT; in column tiles handed on to `columns` where given (`A` split once, `B` tile by
-/// tile)
+/// tile). A real Gram product (`gram`, see `Terms::gram`) whose operands have the same shifts
+/// splits `A` alone: `B`'s rows are `A`'s, and so are their planes
 pub(crate) fn product<T: Scalar>(
 	job: &Job<'_, T>,
 	(sa, sb): (&OperandStats, &OperandStats),
-	(p, coarse, fused): (u32, Option<&CoarseMaxima>, bool),
+	(p, coarse, fused, gram): (u32, Option<&CoarseMaxima>, bool, bool),
 	keep: (Option<&mut Resident>, Option<&mut Resident>),
 	clock: &mut Clock,
 	columns: Option<&mut Columns<'_>>,
@@ -172,7 +185,10 @@ pub(crate) fn product<T: Scalar>(
 		false => unfused_residues(gpu, ops, dims, moduli, out),
 	};
 	let Some(columns) = columns else {
-		let rb = split(keep_b, &job.b, shifts.b, n, Slot::SplitB)?;
+		let rb = match gram && !T::IS_COMPLEX && shifts.equal && keep_b.is_none() {
+			true => ra,
+			false => split(keep_b, &job.b, shifts.b, n, Slot::SplitB)?,
+		};
 		clock.mark(gpu, Phase::Split)?;
 		let planes = residue_planes::<T>(gpu, (m, n), pu, job.out.triangle)?;
 		products((ra, rb), Shape::new(m, n, kpad), &crt.moduli, planes)?;
