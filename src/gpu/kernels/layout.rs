@@ -1,12 +1,15 @@
 //! borrowed device matrices laid out for the pipeline (cuda/layout.cu): `op_copy` writes a
-//! transposed or conjugated view as the compact column-major matrix the pipeline reads, `scale`
+//! transposed or conjugated view as the compact column-major matrix the pipeline reads (and
+//! `k_major` a right operand read in place as the column-major `B` cuBLAS reads), `scale`
 //! multiplies a destination by `beta` in place, `copy_named` copies the entries a structure names
 //! between a rank-k update's destination and its workspace
 
 use crate::device_view::Borrowed;
+use crate::gpu::product::job::DeviceOperand;
 use crate::gpu::runtime::context::Gpu;
 use crate::gpu::runtime::launch::{Launch, Params, elementwise};
 use crate::gpu::runtime::ptr::DevPtr;
+use crate::gpu::runtime::slot::Slot;
 use crate::request::names;
 use crate::{Error, Scalar};
 use faer::linalg::matmul::triangular::BlockStructure;
@@ -41,6 +44,20 @@ pub(crate) fn op_copy<T: Scalar>(gpu: &Gpu, view: &Borrowed<T>, out: DevPtr<T>) 
 			(p, ld, r, c, ops.0, ops.1, out)
 		})
 	}
+}
+
+/// `b` as cuBLAS's GEMM reads `B`, column-major: itself where its rows (`B`'s columns) are
+/// K-contiguous, otherwise (a right operand read transposed where it lies, its rows contiguous)
+/// its compact copy in the scratch of [`Slot::StagedB`], which such a product leaves unused: so
+/// that natively computed entries are cuBLAS's for a column-major `B` whatever the view
+pub(crate) fn k_major<T: Scalar>(gpu: &Gpu, b: &DeviceOperand<T>) -> Result<DeviceOperand<T>, Error> {
+	if b.cs == 1 && b.rs.unsigned_abs() as usize >= b.k.max(1) {
+		return Ok(*b);
+	}
+	let copy = gpu.scratch(Slot::StagedB, (b.rows * b.k).max(1) * size_of::<T>())?.cast::<T>();
+	let stored = Borrowed::<T>::transposed(b.ptr.addr(), (b.rows, b.k), b.cs.max(1) as usize);
+	op_copy(gpu, &stored, copy)?;
+	Ok(DeviceOperand::right(copy, (b.k, b.rows), b.k.max(1)))
 }
 
 /// `c = beta c` in place, each entry rounded as the host's `beta * c` rounds it

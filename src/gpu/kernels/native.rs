@@ -2,15 +2,13 @@
 //! rows and columns take
 
 use crate::cost::NativeArithmetic;
-use crate::device_view::Borrowed;
-use crate::gpu::kernels::layout::op_copy;
+use crate::gpu::kernels::layout::k_major;
 use crate::gpu::kernels::rows::native_rows;
 use crate::gpu::kernels::stats::{OperandStats, download_stats, launch_stats};
 use crate::gpu::product::job::{DeviceOperand, Job, Output};
 use crate::gpu::runtime::blas::{NativeMath, native_gemm};
 use crate::gpu::runtime::context::Gpu;
 use crate::gpu::runtime::launch::{elementwise, ptr, to_device};
-use crate::gpu::runtime::slot::Slot;
 use crate::policy::native_arithmetic;
 use crate::shape::Shape;
 use crate::{Error, Precision, Scalar};
@@ -108,20 +106,6 @@ pub(crate) fn operand_gemm<T: Scalar>(
 	let b = k_major(gpu, b)?;
 	let matrices = ((a.ptr, a.cs.max(1) as usize), (b.ptr, b.rs.max(1) as usize), (out.ptr, out.ld));
 	native_gemm(&gpu.handles, dims, matrices, (alpha, beta), math)
-}
-
-/// `b` as cuBLAS's GEMM reads `B`, column-major: itself where its rows (`B`'s columns) are
-/// K-contiguous, otherwise (a right operand read transposed where it lies, its rows contiguous)
-/// its compact copy in the scratch of [`Slot::StagedB`], which such a product leaves unused: so
-/// that natively computed entries are cuBLAS's for a column-major `B` whatever the view
-pub(crate) fn k_major<T: Scalar>(gpu: &Gpu, b: &DeviceOperand<T>) -> Result<DeviceOperand<T>, Error> {
-	if b.cs == 1 && b.rs.unsigned_abs() as usize >= b.k.max(1) {
-		return Ok(*b);
-	}
-	let copy = gpu.scratch(Slot::StagedB, (b.rows * b.k).max(1) * size_of::<T>())?.cast::<T>();
-	let stored = Borrowed::<T>::transposed(b.ptr.addr(), (b.rows, b.k), b.cs.max(1) as usize);
-	op_copy(gpu, &stored, copy)?;
-	Ok(DeviceOperand::right(copy, (b.k, b.rows), b.k.max(1)))
 }
 
 /// the entries of non-finite rows and columns, recomputed as plain sums of products

@@ -2,7 +2,7 @@
 //! those rows alone: `gather_rows` packs them (cuda/rows.cu), the type's own GEMM multiplies them
 //! by `B`, `scatter_rows` writes them with alpha and accumulation
 
-use crate::gpu::kernels::native::k_major;
+use crate::gpu::kernels::layout::k_major;
 use crate::gpu::product::job::Job;
 use crate::gpu::runtime::blas::{NativeMath, native_gemm};
 use crate::gpu::runtime::launch::{alloc, elementwise, ptr, to_device};
