@@ -3,7 +3,9 @@
 //! operands (`gemm_on_stream`, every entry) and by the emulated update (`rank_k_on_stream`), at
 //! `Precision::F64` and at `SchemeII { moduli: 15 }`; the medians of device-event times over
 //! `EMUGEMM_RANK_K_RUNS` runs (default 10) at `n = k = EMUGEMM_RANK_K_N` (default 8192), one row
-//! each, and whether the update's triangle equals the GEMM's bit for bit (it must).
+//! each (the emulated rows with their host time from the statistics to the plan: the bound's
+//! kernels, its download and the policy), and whether the update's triangle equals the GEMM's bit
+//! for bit (it must).
 //!
 //! ```text
 //! cargo run --release --features cuda,testing --example rank_k
