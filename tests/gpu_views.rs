@@ -1,9 +1,10 @@
 //! products on device memory the crate does not own ([`emugemm::DeviceView`]) on a caller's
 //! stream: equal bit for bit, and by plan, to the same product of device matrices and to the
 //! CPU oracle's, for every element type, every op, leading dimensions above the rows, and
-//! `beta` in {0, 1, other}; entries outside the destination's rows and `c` under `beta = 0`
-//! never read or written; ordered after the caller's earlier work on the stream and before its
-//! later; the layout errors
+//! `beta` in {0, 1, other}; natively computed entries (native plans, non-finite rows and columns)
+//! equal the device matrices' with operands read transposed where they lie; entries outside the
+//! destination's rows and `c` under `beta = 0` never read or written; ordered after the caller's
+//! earlier work on the stream and before its later; the layout errors
 //!
 //! these tests need an NVIDIA GPU and a build with the `cuda` feature: they are ignored otherwise
 //! (run them with `--include-ignored`; without a GPU they then fail, never pass)
@@ -316,5 +317,96 @@ fn layouts_errors_and_empty_products() {
 		}
 		let got = stream.clone_dtoh(&c).unwrap();
 		assert!(got.iter().all(|x| x.to_bits() == expected.to_bits()), "beta {beta}: {got:?}");
+	}
+}
+
+/// `op(a) op(b)` on views against the same product of device matrices (op(a), op(b) uploaded
+/// compact), bit for bit and by plan, without asserting which plan ran; `a`'s entries spread over
+/// `phi` (see `random_matrix`), and with `special` `b` holds a NaN and an infinity; returns the
+/// plan
+fn against_device_matrices<T>(
+	emu: &Emulator,
+	(opa, opb): (Op, Op),
+	(m, n, k): (usize, usize, usize),
+	(phi, special): (f64, bool),
+	precision: Precision,
+) -> emugemm::Plan
+where
+	T: Scalar + Conjugate<Canonical = T> + Mul<Output = T>,
+{
+	let stream = stream();
+	let (sa, sb) = (opa.stored((m, k)), opb.stored((k, n)));
+	let (lda, ldb) = (sa.0 + 2, sb.0 + 5);
+	let a = random_matrix::<T>(sa.0, sa.1, phi, 31);
+	let mut b = random_matrix::<T>(sb.0, sb.1, 1.0, 32);
+	if special {
+		b[(1, 2)] = T::from_parts(f64::NAN, 0.0);
+		b[(sb.0 - 1, sb.1 / 2)] = T::from_parts(f64::INFINITY, -1.0);
+	}
+	let pad = T::from_parts(3.0, 3.0);
+	let (da, db) = (
+		upload(&stream, &padded(a.as_ref(), lda, pad)),
+		upload(&stream, &padded(b.as_ref(), ldb, pad)),
+	);
+	let mut dc = stream.alloc_zeros::<u8>(m * n * size_of::<T>()).unwrap();
+	{
+		// SAFETY: the buffers hold these many elements of T, uploaded from them
+		let (a_t, b_t) = (
+			unsafe { da.transmute::<T>(lda * sa.1) }.unwrap(),
+			unsafe { db.transmute::<T>(ldb * sb.1) }.unwrap(),
+		);
+		let mut c_t = unsafe { dc.transmute_mut::<T>(m * n) }.unwrap();
+		let av = opa.view(DeviceView::new(&a_t, sa, lda).unwrap());
+		let bv = opb.view(DeviceView::new(&b_t, sb, ldb).unwrap());
+		let cv = DeviceViewMut::new(&mut c_t, (m, n), m).unwrap();
+		let one = T::from_parts(1.0, 0.0);
+		emu.gemm_on_stream(cv, one, (av, bv), T::from_parts(0.0, 0.0), (precision, (&stream).into()))
+			.unwrap();
+	}
+	let on_views = emu.last_report().unwrap();
+	let got = unpadded(&download::<T>(&stream, &dc), (m, n), m);
+	let (ua, ub) = (
+		emu.upload(opa.host(a.as_ref()).as_ref()).unwrap(),
+		emu.upload(opb.host(b.as_ref()).as_ref()).unwrap(),
+	);
+	let mut uc = emu.zeros_on_device::<T>(m, n).unwrap();
+	emu.matmul_device(&mut uc, Accum::Replace, (&ua, &ub), T::from_parts(1.0, 0.0), precision)
+		.unwrap();
+	let what = format!("{} {precision:?} {opa:?} {opb:?} {m}x{n}x{k} special {special}", T::NAME);
+	assert_eq!(
+		plan_key(&on_views.plan),
+		plan_key(&emu.last_report().unwrap().plan),
+		"{what}: plans"
+	);
+	assert!(
+		same_bits(got.as_ref(), uc.download().unwrap().as_ref()),
+		"{what}: views against device matrices"
+	);
+	on_views.plan
+}
+
+/// products on views whose entries are computed natively (inputs `F64` leaves to cuBLAS whole or in
+/// rows, TF32, non-finite rows and columns fixed up) equal the device matrices' bit for bit, with
+/// the right operand read transposed where it lies
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn native_entries_equal_device_matrices() {
+	let emu = gpu();
+	let ops = [(Op::AsIs, Op::Transpose), (Op::Transpose, Op::Adjoint), (Op::AsIs, Op::AsIs)];
+	for ops in ops {
+		// operands spread over phi = 4: `F64` computes them natively, whole or in rows; TF32 is
+		// cuBLAS's
+		let wide = (300, 260, 200);
+		let plan = against_device_matrices::<f64>(&emu, ops, wide, (4.0, false), Precision::F64);
+		assert!(plan.scheme == Scheme::Native || plan.native_rows > 0, "{ops:?}: {plan:?}");
+		let plan = against_device_matrices::<f32>(&emu, ops, (96, 80, 72), (1.0, false), Precision::Tf32);
+		assert_eq!(plan.scheme, Scheme::Native, "{ops:?}: TF32");
+		against_device_matrices::<c64>(&emu, ops, wide, (4.0, false), Precision::F64);
+		// the non-finite entries fixed up natively in emulated products
+		let scheme2 = Precision::SchemeII { moduli: 12 };
+		let plan = against_device_matrices::<f64>(&emu, ops, (300, 260, 200), (1.0, true), scheme2);
+		assert_ne!(plan.scheme, Scheme::Native, "{ops:?}: emulated, the non-finite entries fixed up");
+		against_device_matrices::<c64>(&emu, ops, (300, 260, 200), (1.0, true), scheme2);
+		against_device_matrices::<f64>(&emu, ops, (300, 260, 200), (1.0, true), Precision::F64);
 	}
 }
