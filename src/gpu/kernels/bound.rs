@@ -2,7 +2,7 @@
 //! INT8, INT32 out), the per-row maxima (`bound_maxima`, cuda/bound.cu); the same integers and
 //! the same IEEE operations as the CPU's (src/cpu/bound.rs), so both certify the same plans
 
-use crate::bound::{Bound, BoundSide, floor_exponent, offsets, sides};
+use crate::bound::{Bound, BoundSide, ShiftOffset, floor_exponent, offsets, sides};
 use crate::gpu::kernels::stats::OperandStats;
 use crate::gpu::product::job::{DeviceOperand, pad16};
 use crate::gpu::runtime::blas::Int8Gemm;
@@ -43,16 +43,27 @@ pub(crate) fn bound<T: Scalar>(
 	);
 	let l = magnitude_products::<T>(gpu, (qa, qb), Shape::new(m, n, pad16(k)), false)?;
 	let (offsets_a, offsets_b) = offsets((&sa.rows, &sb.rows), coarse);
-	let side_a = sides(&sa.rows, |i| sa.amax[i], &offsets_a, bits);
-	let side_b = sides(&sb.rows, |j| sb.amax[j], &offsets_b, bits);
-	let upload = |v: &[BoundSide]| to_device(gpu, bytemuck::cast_slice::<_, u8>(v));
-	let (dev_a, dev_b) = (upload(&side_a)?, upload(&side_b)?);
+	let dev_a = uploaded_sides(gpu, sa, &offsets_a, bits)?;
+	let dev_b = uploaded_sides(gpu, sb, &offsets_b, bits)?;
 	let sides = (ptr(gpu, &dev_a).cast::<BoundSide>(), ptr(gpu, &dev_b).cast::<BoundSide>());
 	let maxima = launch_maxima(gpu, l, (m, n), sides, (bits, floor_exponent(mantissa)))?;
-	let raw = to_host(gpu, &maxima)?;
+	downloaded::<T>(gpu, &maxima, Shape::new(m, n, k), mantissa)
+}
+
+/// the sides of the rows whose statistics are `stats` (offsets `offsets`, a window of `bits`), on
+/// the device
+fn uploaded_sides(gpu: &Gpu, stats: &OperandStats, offsets: &[ShiftOffset], bits: i32) -> Result<CudaSlice<u8>, Error> {
+	let sides = sides(&stats.rows, |i| stats.amax[i], offsets, bits);
+	to_device(gpu, bytemuck::cast_slice::<_, u8>(&sides))
+}
+
+/// the bound of a product of `shape` with outputs of `mantissa` bits from its rows' maxima on the
+/// device (a download that waits for the kernels before it)
+fn downloaded<T: Scalar>(gpu: &Gpu, maxima: &CudaSlice<u64>, shape: Shape, mantissa: u32) -> Result<Bound, Error> {
+	let raw = to_host(gpu, maxima)?;
 	Ok(Bound {
 		rows: bytemuck::cast_slice(&raw).to_vec(),
-		shape: Shape::new(m, n, k),
+		shape,
 		complex: T::IS_COMPLEX,
 		mantissa,
 	})
@@ -63,9 +74,9 @@ pub(crate) fn bound<T: Scalar>(
 /// two operands bit for bit at about half its INT8 work: A's window serves both sides, the
 /// magnitude products are computed on the lower triangle (they are symmetric), and each entry's
 /// maxima count for its row (`bound_maxima` on the triangle) and for its column's
-/// (`bound_maxima_columns`). `None` where the sides of
-/// A's rows as left and as right operand differ (accurate scaling's offsets of a product that
-/// is not symmetric in them), for the caller to take [`bound`]
+/// (`bound_maxima_columns`). `None` where the sides of A's rows as left and as right operand
+/// differ (accurate scaling's offsets of a product that is not symmetric in them), for the caller
+/// to take [`bound`]
 pub(crate) fn gram_bound<T: Scalar>(
 	gpu: &Gpu,
 	a: &DeviceOperand<T>,
@@ -81,10 +92,7 @@ pub(crate) fn gram_bound<T: Scalar>(
 	}
 	let qa = window::<T>(gpu, Slot::WindowA, a, sa, bits)?;
 	let (l_re, l_im) = magnitude_products::<T>(gpu, (qa, qa), Shape::new(n, n, pad16(k)), true)?;
-	let side = to_device(
-		gpu,
-		bytemuck::cast_slice::<_, u8>(&sides(&sa.rows, |i| sa.amax[i], &offsets_a, bits)),
-	)?;
+	let side = uploaded_sides(gpu, sa, &offsets_a, bits)?;
 	let side = ptr(gpu, &side).cast::<BoundSide>();
 	let floor = floor_exponent(mantissa);
 	// each row's entries up to the diagonal, then those past it as its column's below it
@@ -108,13 +116,7 @@ pub(crate) fn gram_bound<T: Scalar>(
 			ptr(gpu, &maxima)
 		)?;
 	}
-	let raw = to_host(gpu, &maxima)?;
-	Ok(Some(Bound {
-		rows: bytemuck::cast_slice(&raw).to_vec(),
-		shape: Shape::new(n, n, k),
-		complex: T::IS_COMPLEX,
-		mantissa,
-	}))
+	downloaded::<T>(gpu, &maxima, Shape::new(n, n, k), mantissa).map(Some)
 }
 
 /// the window's bits for inner dimension `k` (twice the terms for complex products)

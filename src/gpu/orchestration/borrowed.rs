@@ -164,14 +164,9 @@ fn left<T: Scalar>(gpu: &Gpu, view: &Borrowed<T>) -> Result<DeviceOperand<T>, Er
 /// its compact copy
 fn right<T: Scalar>(gpu: &Gpu, view: &Borrowed<T>) -> Result<DeviceOperand<T>, Error> {
 	if transposed_in_place(view) {
+		// laid out as a left operand: the stored `X` (cols x k) column-major
 		let (k, cols) = view.dims();
-		return Ok(DeviceOperand {
-			ptr: DevPtr::new(view.addr),
-			rows: cols,
-			k,
-			rs: 1,
-			cs: view.ld() as i64,
-		});
+		return Ok(DeviceOperand::left(DevPtr::new(view.addr), (cols, k), view.ld()));
 	}
 	let (ptr, ld) = laid_out(gpu, view, Slot::StagedB)?;
 	Ok(DeviceOperand::right(ptr, view.dims(), ld))

@@ -97,12 +97,12 @@ fn compute<T: Scalar>(
 		(keep_a, keep_b) = (None, None);
 	}
 	// balancing scales A's columns and B's rows apart: a balanced Gram product is not one
-	let gram = terms.gram && balanced.is_none();
-	let (sa, sb) = match gram {
+	terms.gram &= balanced.is_none();
+	let (sa, sb) = match terms.gram {
 		true => gram_stats::<T>(gpu, &a)?,
 		false => operand_stats::<T>(gpu, (&a, &b), (keep_a.as_deref_mut(), keep_b.as_deref_mut()))?,
 	};
-	let (decision, coarse) = decide::<T>(gpu, (&a, &b), (&sa, &sb), gram, terms)?;
+	let (decision, coarse) = decide::<T>(gpu, (&a, &b), (&sa, &sb), terms)?;
 	let plan = decision.choice.plan;
 	if plan.scheme == Scheme::Native {
 		whole_native::<T>(gpu, (a, b), out, alpha, precision, Some((&sa, &sb)))?;
@@ -117,7 +117,6 @@ fn compute<T: Scalar>(
 		settings,
 		coarse: coarse.as_ref(),
 		natives: &natives,
-		gram,
 	};
 	let (route, times) = match &decision.parts {
 		Some(ops) => separate_parts(&emulation, ops, &mut clock)?,
@@ -140,8 +139,6 @@ struct Emulation<'e, T: Scalar> {
 	settings: Settings,
 	coarse: Option<&'e CoarseMaxima>,
 	natives: &'e NativeRows,
-	/// a Gram product's (see [`Terms::gram`])
-	gram: bool,
 }
 
 /// the product of separately scaled parts `ops` by `emulation`'s plan, and its native rows; the
@@ -247,16 +244,14 @@ fn sampled_screen<T: Scalar>(
 	}))
 }
 
-/// the plan of the product of `a` and `b` (statistics `sa`, `sb`; a Gram product's where `gram`):
-/// a tile's from the whole product; otherwise the policy's ([`crate::policy::decide`], asking
-/// [`PipelineEvidence`]), with the coarse maxima of accurate scaling where the product needs them
-/// (a product the screen leaves native pays neither them nor the bound); its host time counted
-/// from the statistics
+/// the plan of the product of `a` and `b` (statistics `sa`, `sb`): a tile's from the whole
+/// product; otherwise the policy's ([`crate::policy::decide`], asking [`PipelineEvidence`]),
+/// with the coarse maxima of accurate scaling where the product needs them (a product the screen
+/// leaves native pays neither them nor the bound); its host time counted from the statistics
 fn decide<T: Scalar>(
 	gpu: &Gpu,
 	operands: (&DeviceOperand<T>, &DeviceOperand<T>),
 	stats: (&OperandStats, &OperandStats),
-	gram: bool,
 	terms: &Terms<'_>,
 ) -> Result<(Decision, Option<CoarseMaxima>), Error> {
 	let start = std::time::Instant::now();
@@ -276,7 +271,7 @@ fn decide<T: Scalar>(
 		stats,
 		precision,
 		scaling: settings.scaling,
-		gram,
+		gram: terms.gram,
 		coarse: None,
 		parts: None,
 	};
@@ -466,7 +461,6 @@ fn emulate<T: Scalar>(
 		settings,
 		coarse,
 		natives,
-		gram,
 	} = *emulation;
 	let Shape { m, n, k } = job.dims();
 	let fused = settings.fused;
@@ -489,7 +483,7 @@ fn emulate<T: Scalar>(
 			natives.compute(job)?;
 		},
 		Scheme::SchemeII { moduli, .. } => {
-			let two = (moduli, coarse, fused, gram);
+			let two = (moduli, coarse, fused, terms.gram);
 			match tiles {
 				Some(columns) => {
 					natives.compute(job)?;

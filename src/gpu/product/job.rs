@@ -283,7 +283,8 @@ pub(crate) struct Terms<'a> {
 	pub timed: bool,
 	/// whether the product is a Gram product `A Aᴴ`: the right operand's rows are the left
 	/// operand's (conjugated for complex types), so that `A`'s statistics, window and (real)
-	/// split serve both and the bound's magnitude products are symmetric
+	/// split serve both and the bound's magnitude products are symmetric (the pipeline clears it
+	/// where it balances the operands, which scales them apart)
 	pub gram: bool,
 }
 
