@@ -106,8 +106,10 @@ mod bench {
 		}
 	}
 
+	/// the plans of `reports`, each with the products that shared its launches
 	fn plans(reports: &[Report]) -> String {
-		let mut plans: Vec<String> = reports.iter().map(|r| r.plan.to_string()).collect();
+		let shared = |r: &Report| r.shared_launch.map_or(String::new(), |c| format!(", {c} products a launch"));
+		let mut plans: Vec<String> = reports.iter().map(|r| format!("{}{}", r.plan, shared(r))).collect();
 		plans.dedup();
 		plans.join(" / ")
 	}
@@ -164,8 +166,8 @@ mod bench {
 		for precision in [Precision::SchemeII { moduli: 15 }, Precision::F64] {
 			let b = median_ms(stream, runs, || drop(batch.run::<T>(emu, stream, (precision, true))));
 			let batch_plans = plans(&batch.run::<T>(emu, stream, (precision, true)));
-			let s = median_ms(stream, runs, || drop(one.run::<T>(emu, stream, (precision, true))));
-			let single_plan = plans(&one.run::<T>(emu, stream, (precision, true)));
+			let s = median_ms(stream, runs, || drop(one.run::<T>(emu, stream, (precision, false))));
+			let single_plan = plans(&one.run::<T>(emu, stream, (precision, false)));
 			let what = |shape: &str| format!("{} {precision}, {shape}", T::NAME);
 			row(
 				device,

@@ -175,6 +175,10 @@ pub struct Report {
 	/// a product computed in tiles of the output, out of core ([`crate::Emulator::with_device_memory`]) or
 	/// over several GPUs ([`crate::Emulator::on_gpus`]): the grid of tiles, `(row tiles, column tiles)`
 	pub tiles: Option<(usize, usize)>,
+	/// a product of a batch that shared its launches with others of its shape
+	/// ([`crate::Emulator::gemm_batch_on_stream`]): how many products, this one among them, ran
+	/// their residue products in one launch
+	pub shared_launch: Option<usize>,
 	/// why the product was computed natively, where it was (`None` where a plan ran, and for
 	/// explicit plans)
 	pub native_reason: Option<NativeReason>,
@@ -209,6 +213,9 @@ impl fmt::Display for Report {
 		}
 		if let Some((rows, cols)) = self.tiles {
 			write!(f, " | in {rows} x {cols} tiles")?;
+		}
+		if let Some(count) = self.shared_launch {
+			write!(f, " | one launch for {count} products of a batch")?;
 		}
 		if let Some(r) = self.host_routing {
 			write!(

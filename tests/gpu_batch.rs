@@ -15,12 +15,31 @@ use common::device::stream;
 use common::{gpu, plan_key};
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 use emugemm::testing::random_matrix;
-use emugemm::{DeviceView, DeviceViewMut, Error, Precision, Scalar, Scheme};
+use emugemm::{DeviceView, DeviceViewMut, Emulator, Error, Precision, Scalar, Scheme};
 use faer::{Mat, c64};
 use std::sync::Arc;
 
-/// one product of a batch: `(m, n, k)`, whether `a` is stored transposed, the precision
-type Case = ((usize, usize, usize), bool, Precision);
+/// one product of a batch
+#[derive(Clone, Copy, Debug)]
+struct Case {
+	/// `(m, n, k)`
+	shape: (usize, usize, usize),
+	/// whether `a` is stored transposed
+	transposed: bool,
+	precision: Precision,
+	/// a NaN in `a`'s first row and an infinity in `b`'s last column
+	nonfinite: bool,
+}
+
+/// a product of finite entries
+fn case(shape: (usize, usize, usize), transposed: bool, precision: Precision) -> Case {
+	Case {
+		shape,
+		transposed,
+		precision,
+		nonfinite: false,
+	}
+}
 
 /// the matrices of a batch's products, packed in three buffers: each product's `a` (stored `m x k`,
 /// or `k x m` read transposed), `b` (`k x n`) and `c` (`m x n`, NaN under `beta = 0`), column-major
@@ -34,13 +53,23 @@ struct Packed<T> {
 
 fn packed<T: Scalar>(stream: &Arc<CudaStream>, cases: &[Case], beta_zero: bool) -> Packed<T> {
 	let (mut a, mut b, mut c, mut at) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-	for (i, &((m, n, k), transposed, _)) in cases.iter().enumerate() {
+	for (i, case) in cases.iter().enumerate() {
+		let ((m, n, k), transposed) = (case.shape, case.transposed);
 		at.push((a.len(), b.len(), c.len()));
 		let stored = if transposed { (k, m) } else { (m, k) };
 		let seed = 10 * i as u64;
 		let column_major = |x: Mat<T>| (0..x.nrows() * x.ncols()).map(move |idx| x[(idx % x.nrows(), idx / x.nrows())]);
-		a.extend(column_major(random_matrix::<T>(stored.0, stored.1, 1.0, seed)));
-		b.extend(column_major(random_matrix::<T>(k, n, 1.0, seed + 1)));
+		let (mut x, mut y) = (
+			random_matrix::<T>(stored.0, stored.1, 1.0, seed),
+			random_matrix::<T>(k, n, 1.0, seed + 1),
+		);
+		if case.nonfinite {
+			// stored (0, 0) is op(a)'s (0, 0) either way
+			x[(0, 0)] = T::from_parts(f64::NAN, 0.0);
+			y[(k / 2, n - 1)] = T::from_parts(f64::INFINITY, 0.0);
+		}
+		a.extend(column_major(x));
+		b.extend(column_major(y));
 		let nan = T::from_parts(f64::NAN, f64::NAN);
 		c.extend(column_major(if beta_zero {
 			Mat::from_fn(m, n, |_, _| nan)
@@ -60,8 +89,7 @@ fn packed<T: Scalar>(stream: &Arc<CudaStream>, cases: &[Case], beta_zero: bool) 
 
 /// runs `cases` as one batch (`batch`) or as single calls, at `alpha`, `beta`; the result `c` and
 /// the reports
-fn run<T: Scalar>(cases: &[Case], (alpha, beta): (T, T), batch: bool) -> (Vec<u8>, Vec<emugemm::Report>) {
-	let emu = gpu();
+fn run<T: Scalar>(emu: &Emulator, cases: &[Case], (alpha, beta): (T, T), batch: bool) -> (Vec<u8>, Vec<emugemm::Report>) {
 	let stream = stream();
 	let zero = beta == T::from_parts(0.0, 0.0);
 	let mut p = packed::<T>(&stream, cases, zero);
@@ -73,7 +101,8 @@ fn run<T: Scalar>(cases: &[Case], (alpha, beta): (T, T), batch: bool) -> (Vec<u8
 		let mut lhs = Vec::new();
 		let mut rhs = Vec::new();
 		let mut dst = Vec::new();
-		for (&((m, n, k), transposed, _), &(ia, ib, ic)) in cases.iter().zip(&p.at) {
+		for (case, &(ia, ib, ic)) in cases.iter().zip(&p.at) {
+			let ((m, n, k), transposed) = (case.shape, case.transposed);
 			// SAFETY: the packed buffers hold these matrices and outlive the views
 			unsafe {
 				let a = if transposed {
@@ -86,9 +115,9 @@ fn run<T: Scalar>(cases: &[Case], (alpha, beta): (T, T), batch: bool) -> (Vec<u8
 				dst.push(DeviceViewMut::<T>::from_raw(pc + ic as u64 * e, (m, n), m.max(1)).unwrap());
 			}
 		}
-		let precision = cases[0].2;
+		let precision = cases[0].precision;
 		if batch {
-			assert!(cases.iter().all(|c| c.2 == precision), "one precision per batch");
+			assert!(cases.iter().all(|c| c.precision == precision), "one precision per batch");
 			emu.gemm_batch_on_stream(&mut dst, alpha, (&lhs, &rhs), beta, (precision, (&stream).into()))
 				.unwrap()
 		} else {
@@ -107,17 +136,34 @@ fn run<T: Scalar>(cases: &[Case], (alpha, beta): (T, T), batch: bool) -> (Vec<u8
 /// the native ones (cuBLAS's batched GEMM, whose bits cuBLAS does not promise equal to its
 /// single GEMM's) within twice the native product's error bound of the single call's
 fn equals_single_calls<T: Scalar>(cases: &[Case], alpha: T) {
+	equals_single_calls_on(&gpu(), cases, alpha);
+}
+
+/// [`equals_single_calls`] in the context `emu`; the reports of the batch's (for `beta = 0`)
+fn equals_single_calls_on<T: Scalar>(emu: &Emulator, cases: &[Case], alpha: T) -> Vec<emugemm::Report> {
+	let mut first = None;
 	for beta in [T::from_parts(0.0, 0.0), T::from_parts(1.0, 0.0), T::from_parts(-0.75, 0.0)] {
-		let (batch, batch_reports) = run::<T>(cases, (alpha, beta), true);
-		let (single, single_reports) = run::<T>(cases, (alpha, beta), false);
+		let (batch, batch_reports) = run::<T>(emu, cases, (alpha, beta), true);
+		let (single, single_reports) = run::<T>(emu, cases, (alpha, beta), false);
 		assert_eq!(batch_reports.len(), cases.len());
+		first.get_or_insert_with(|| batch_reports.clone());
 		let (batch, single) = (as_elements::<T>(&batch), as_elements::<T>(&single));
 		let mut at = 0;
 		for (i, (x, y)) in batch_reports.iter().zip(&single_reports).enumerate() {
 			let what = format!("{} product {i} {:?} beta {beta:?}", T::NAME, cases[i]);
 			assert_eq!(plan_key(&x.plan), plan_key(&y.plan), "{what}: plans");
 			assert_eq!(x.native_reason, y.native_reason, "{what}: native reasons");
-			let ((m, n, k), transposed, _) = cases[i];
+			assert_eq!(
+				(x.nonfinite_entries, x.route),
+				(y.nonfinite_entries, y.route),
+				"{what}: non-finite entries and routes"
+			);
+			// explicit scheme II products read as stored share their launches in a batch, and
+			// single calls never do
+			let ((m, n, k), transposed) = (cases[i].shape, cases[i].transposed);
+			let shares = matches!(cases[i].precision, Precision::SchemeII { .. }) && !transposed && m * n * k != 0;
+			assert_eq!(x.shared_launch.is_some(), shares, "{what}: shared launches {:?}", x.shared_launch);
+			assert_eq!(y.shared_launch, None, "{what}: a single call's shared launches");
 			let (got, expected) = (&batch[at..at + m * n], &single[at..at + m * n]);
 			at += m * n;
 			if x.plan.scheme != Scheme::Native {
@@ -147,6 +193,7 @@ fn equals_single_calls<T: Scalar>(cases: &[Case], alpha: T) {
 			}
 		}
 	}
+	first.expect("three values of beta")
 }
 
 /// the elements of `T` of the bytes `v`
@@ -171,29 +218,74 @@ fn batches_equal_single_calls() {
 	let mut cases: Vec<Case> = Vec::new();
 	// natives unread, in two groups of shapes, between transposed and emulated-size products
 	for i in 0..40 {
-		cases.push(((128, 128, 128), i % 7 == 3, f64_target));
-		cases.push(((64, 96, 32), false, f64_target));
+		cases.push(case((128, 128, 128), i % 7 == 3, f64_target));
+		cases.push(case((64, 96, 32), false, f64_target));
 	}
-	cases.push(((0, 5, 7), false, f64_target));
-	cases.push(((5, 3, 0), false, f64_target));
-	cases.push(((700, 300, 500), false, f64_target));
+	cases.push(case((0, 5, 7), false, f64_target));
+	cases.push(case((5, 3, 0), false, f64_target));
+	cases.push(case((700, 300, 500), false, f64_target));
 	equals_single_calls::<f64>(&cases, 1.5);
 	// one shape at one stride: cuBLAS's strided batch
-	let strided: Vec<Case> = (0..30).map(|_| ((128, 128, 128), false, f64_target)).collect();
+	let strided: Vec<Case> = (0..30).map(|_| case((128, 128, 128), false, f64_target)).collect();
 	equals_single_calls::<f64>(&strided, 1.5);
 	// explicit plans are emulated at every size
 	let explicit: Vec<Case> = (0..6)
-		.map(|i| ((100 + 10 * i, 90, 80), i % 2 == 1, Precision::SchemeII { moduli: 12 }))
+		.map(|i| case((100 + 10 * i, 90, 80), i % 2 == 1, Precision::SchemeII { moduli: 12 }))
 		.collect();
 	equals_single_calls::<f64>(&explicit, -0.5);
 	// complex products are never batched natively (their native path reads the statistics)
-	let complex: Vec<Case> = (0..10).map(|i| ((64, 64, 64), i == 4, Precision::F64)).collect();
+	let complex: Vec<Case> = (0..10).map(|i| case((64, 64, 64), i == 4, Precision::F64)).collect();
 	equals_single_calls::<c64>(&complex, c64::new(0.5, -1.0));
 	// f32 at FP32 level: natives unread; above it: the native entries' kernel, one by one
-	let f32_cases: Vec<Case> = (0..12).map(|_| ((96, 96, 96), false, Precision::F32)).collect();
+	let f32_cases: Vec<Case> = (0..12).map(|_| case((96, 96, 96), false, Precision::F32)).collect();
 	equals_single_calls::<f32>(&f32_cases, 2.0);
-	let wide: Vec<Case> = (0..3).map(|_| ((96, 96, 96), false, Precision::Bits(40))).collect();
+	let wide: Vec<Case> = (0..3).map(|_| case((96, 96, 96), false, Precision::Bits(40))).collect();
 	equals_single_calls::<f32>(&wide, 2.0);
+}
+
+/// explicit scheme II products of one shape share their launches, bit for bit their single calls:
+/// real and complex, with NaN and infinite entries, beside products of that shape read
+/// transposed (which run one by one) and of other shapes; and in chunks where the context's
+/// device memory holds only some of them at once
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn shared_launches_equal_single_calls() {
+	let explicit = |moduli| Precision::SchemeII { moduli };
+	let mixed = |p: Precision| -> Vec<Case> {
+		(0..9)
+			.map(|i| Case {
+				nonfinite: i == 2 || i == 5,
+				..case(if i == 6 { (48, 130, 33) } else { (96, 80, 72) }, i == 7, p)
+			})
+			.collect()
+	};
+	equals_single_calls::<f64>(&mixed(explicit(12)), -0.5);
+	equals_single_calls::<c64>(&mixed(explicit(10)), c64::new(0.5, -1.0));
+	equals_single_calls::<f32>(&mixed(explicit(6)), 2.0);
+	equals_single_calls::<faer::c32>(&mixed(explicit(7)), faer::c32::new(-1.0, 0.25));
+	// a context of 0.75 MB: the f64 pipeline's footprint at 96 x 80 x 72 fits (0.74 MB), and
+	// the chunks hold two products each (0.26 MB of split and residue planes a product)
+	let cases: Vec<Case> = (0..5)
+		.map(|i| Case {
+			nonfinite: i == 3,
+			..case((96, 80, 72), false, explicit(12))
+		})
+		.collect();
+	let reports = equals_single_calls_on::<f64>(&gpu().with_device_memory(750_000), &cases, 1.25);
+	let counts: Vec<usize> = reports.iter().map(|r| r.shared_launch.expect("shared")).collect();
+	let mut at = 0;
+	let mut chunks = 0;
+	while at < counts.len() {
+		let size = counts[at];
+		assert!(
+			counts[at..(at + size).min(counts.len())].iter().all(|&c| c == size),
+			"chunks {counts:?}"
+		);
+		at += size;
+		chunks += 1;
+	}
+	assert_eq!(at, counts.len(), "chunks {counts:?}");
+	assert!(chunks > 1 && counts[0] > 1, "chunks {counts:?}");
 }
 
 /// a batch of lengths that differ, or with one product whose shapes do not fit, is an error that

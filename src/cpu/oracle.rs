@@ -86,6 +86,7 @@ pub(crate) fn report<T: Scalar>(choice: Choice, shape: Shape, nonfinite_entries:
 		times,
 		host_routing: None,
 		tiles: None,
+		shared_launch: None,
 		native_reason: reason,
 	}
 }

@@ -2,7 +2,6 @@
 //! moduli (the route and the chassis variant picked per shape), or unfused through cuBLASLt and a
 //! reduction kernel, byte for byte the same
 
-use crate::Error;
 use crate::gpu::kernels::chassis;
 use crate::gpu::kernels::wgmma_config::{self, Variant};
 use crate::gpu::product::job::ResiduePlanes;
@@ -12,6 +11,7 @@ use crate::gpu::runtime::launch::{elementwise, ptr, to_device};
 use crate::gpu::runtime::ptr::DevPtr;
 use crate::gpu::runtime::slot::Slot;
 use crate::shape::Shape;
+use crate::{Error, Route};
 use cudarc::driver::LaunchConfig;
 
 /// INT32 accumulation of int8 residue products is exact over this many K (a multiple of 16): the
@@ -49,6 +49,15 @@ impl Route3m {
 		} else {
 			Route3m::ThreeLaunches
 		}
+	}
+}
+
+/// the route a fused scheme II product of `m x n` over K padded to `kpad` reports: complex ones
+/// in three launches where [`Route3m::for_shape`] says so
+pub(crate) fn fused_route(complex: bool, Shape { m, n, k: kpad }: Shape) -> Route {
+	match complex && Route3m::for_shape(m, n, kpad) == Route3m::ThreeLaunches {
+		true => Route::FusedThreeLaunches,
+		false => Route::Fused,
 	}
 }
 

@@ -115,8 +115,15 @@ pub(crate) fn launch_stats<T: Scalar>(gpu: &Gpu, ops: &[&DeviceOperand<T>]) -> R
 
 /// [`launch_stats`] into the scratch of `slot`
 pub(crate) fn launch_stats_into<T: Scalar>(gpu: &Gpu, ops: &[&DeviceOperand<T>], slot: Slot) -> Result<Vec<StatsRegion>, Error> {
+	let base = gpu.scratch(slot, ops.iter().map(|op| StatsRegion::bytes(op.rows)).sum())?;
+	launch_stats_at(gpu, ops, base)
+}
+
+/// [`launch_stats`] into the regions from `base` (16-byte aligned, room for
+/// [`StatsRegion::bytes`] of each operand's rows)
+pub(crate) fn launch_stats_at<T: Scalar>(gpu: &Gpu, ops: &[&DeviceOperand<T>], base: DevPtr<u8>) -> Result<Vec<StatsRegion>, Error> {
 	assert!(ops.len() <= 2, "the statistics kernel takes at most two operands");
-	let mut next = gpu.scratch(slot, ops.iter().map(|op| StatsRegion::bytes(op.rows)).sum())?;
+	let mut next = base;
 	let mut jobs = [StatsJob::NONE; 2];
 	let mut regions = Vec::new();
 	for (job, op) in jobs.iter_mut().zip(ops) {

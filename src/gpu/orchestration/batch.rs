@@ -1,6 +1,7 @@
 //! batches of products on device views, on a caller's stream: the products that the policy
 //! computes natively before reading their operands run as one cuBLAS batched GEMM per shape and
-//! layout (cuBLAS's batched bits, which may differ from its single GEMM's in the last bits); the
+//! layout (cuBLAS's batched bits, which may differ from its single GEMM's in the last bits);
+//! explicit scheme II products of one shape share their launches (see [`shared_launches`]); the
 //! others run each exactly as its single call runs it ([`view_product`]), side by side on several
 //! pipelines of the GPU; a batch whose destinations repeat runs one product after another
 
@@ -9,6 +10,7 @@ use crate::device_view::Borrowed;
 use crate::gpu::kernels::layout::scale;
 use crate::gpu::orchestration::borrowed::{ViewRequest, enqueued, fits, joined, on_caller, reported, view_product, workspace};
 use crate::gpu::orchestration::engine::{device_budget, for_gpus, named};
+use crate::gpu::orchestration::shared_launches::{shared, shares_launches};
 use crate::gpu::product::job::Outcome;
 use crate::gpu::runtime::blas::{BatchAddresses, NativeMath, native_gemm_batched};
 use crate::gpu::runtime::context::{Device, gpu_at, gpu_on};
@@ -75,7 +77,32 @@ pub(crate) fn view_batch<T: Scalar>(
 			reports[i] = Some(report);
 		}
 	}
-	let rest: Vec<usize> = (0..products.len()).filter(|&i| reports[i].is_none()).collect();
+	// explicit scheme II products of one shape share their launches; the others run one by one
+	let mut sharing: Vec<Vec<usize>> = Vec::new();
+	let mut rest = Vec::new();
+	for i in (0..products.len()).filter(|&i| reports[i].is_none()) {
+		let request = &products[i].1;
+		if !shares_launches(request, &settings) {
+			rest.push(i);
+			continue;
+		}
+		let key = |r: &ViewRequest<T>| (r.shape, r.precision);
+		match sharing.iter_mut().find(|g| key(&products[g[0]].1) == key(request)) {
+			Some(group) => group.push(i),
+			None => sharing.push(vec![i]),
+		}
+	}
+	let budget = device_budget(&settings, &[(ordinal, 0)])?;
+	for group in &sharing {
+		for i in group {
+			fits(&products[*i].0, &products[*i].1, budget)?;
+		}
+	}
+	for group in &sharing {
+		for (i, report) in shared(products, group, beta, (ordinal, settings, budget), caller)? {
+			reports[i] = Some(report);
+		}
+	}
 	for (i, report) in spread(products, &rest, beta, ordinal, caller)? {
 		reports[i] = Some(report);
 	}

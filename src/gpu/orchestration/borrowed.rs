@@ -153,7 +153,7 @@ fn aligned<T: Scalar>(what: &str, view: &Borrowed<T>) -> Result<(), Error> {
 
 /// the left operand `A` (m x k) as the pipeline reads it: the view itself where it reads its
 /// memory as stored (column-major, its leading dimension), otherwise its compact copy
-fn left<T: Scalar>(gpu: &Gpu, view: &Borrowed<T>) -> Result<DeviceOperand<T>, Error> {
+pub(crate) fn left<T: Scalar>(gpu: &Gpu, view: &Borrowed<T>) -> Result<DeviceOperand<T>, Error> {
 	let (ptr, ld) = laid_out(gpu, view, Slot::StagedA)?;
 	Ok(DeviceOperand::left(ptr, view.dims(), ld))
 }
@@ -162,7 +162,7 @@ fn left<T: Scalar>(gpu: &Gpu, view: &Borrowed<T>) -> Result<DeviceOperand<T>, Er
 /// view itself where it reads its memory as stored, or transposed (`B = Xᵀ`, whose columns are
 /// the rows of the stored `X`, read where they lie: a rank-k update's `aᵀ` is `a`), otherwise
 /// its compact copy
-fn right<T: Scalar>(gpu: &Gpu, view: &Borrowed<T>) -> Result<DeviceOperand<T>, Error> {
+pub(crate) fn right<T: Scalar>(gpu: &Gpu, view: &Borrowed<T>) -> Result<DeviceOperand<T>, Error> {
 	if transposed_in_place(view) {
 		// laid out as a left operand: the stored `X` (cols x k) column-major
 		let (k, cols) = view.dims();
@@ -174,7 +174,7 @@ fn right<T: Scalar>(gpu: &Gpu, view: &Borrowed<T>) -> Result<DeviceOperand<T>, E
 
 /// whether a right operand's view is read transposed where it lies: a transposed view of a real
 /// type (conjugation is nothing there); a complex one read conjugated is copied
-fn transposed_in_place<T: Scalar>(view: &Borrowed<T>) -> bool {
+pub(crate) fn transposed_in_place<T: Scalar>(view: &Borrowed<T>) -> bool {
 	view.transposed && (!view.conjugated || !T::IS_COMPLEX)
 }
 

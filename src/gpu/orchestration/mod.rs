@@ -5,6 +5,7 @@ pub(crate) mod batch;
 pub(crate) mod borrowed;
 pub(crate) mod engine;
 pub(crate) mod pipeline;
+pub(crate) mod shared_launches;
 pub(crate) mod tiled;
 pub(crate) mod tiled_decision;
 pub(crate) mod tiling;

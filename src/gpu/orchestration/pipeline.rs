@@ -5,7 +5,7 @@
 use crate::bound::{Bound, PartBounds};
 use crate::cost::NativeArithmetic;
 use crate::gpu::kernels::native::{self, fixup, whole_native};
-use crate::gpu::kernels::residues::Route3m;
+use crate::gpu::kernels::residues::fused_route;
 use crate::gpu::kernels::stats::OperandStats;
 use crate::gpu::product::job::{Clock, DeviceOperand, Job, Outcome, Output, Phase, Terms, pad16};
 use crate::gpu::runtime::context::Gpu;
@@ -471,10 +471,7 @@ fn emulate<T: Scalar>(
 	let tile_n = tiles.as_ref().map_or(n, |c| n.div_ceil(c.tiles));
 	let route = match plan.scheme {
 		Scheme::SchemeI { slices } if scheme1_fused::supported(job, slices) => settings.scheme1_route(slices, job.dims(), T::IS_COMPLEX),
-		Scheme::SchemeII { .. } if fused && T::IS_COMPLEX && Route3m::for_shape(m, tile_n, pad16(k)) == Route3m::ThreeLaunches => {
-			Route::FusedThreeLaunches
-		},
-		Scheme::SchemeII { .. } if fused => Route::Fused,
+		Scheme::SchemeII { .. } if fused => fused_route(T::IS_COMPLEX, Shape::new(m, tile_n, pad16(k))),
 		_ => Route::Unfused,
 	};
 	match plan.scheme {

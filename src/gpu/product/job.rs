@@ -137,6 +137,7 @@ impl Outcome {
 			times,
 			host_routing: None,
 			tiles: None,
+			shared_launch: None,
 			native_reason: self.native_reason,
 		}
 	}

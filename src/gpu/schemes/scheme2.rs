@@ -80,6 +80,16 @@ pub(crate) fn shifts_two<T: Scalar>(
 /// B's (one per row)
 pub(crate) fn launch_fast_shifts(gpu: &Gpu, (a, b): (StatsRegion, StatsRegion), lambda: i32) -> Result<(DevPtr<i32>, DevPtr<i32>), Error> {
 	let out = gpu.scratch(Slot::FastShifts, 4 * (a.rows + b.rows))?.cast::<i32>();
+	launch_fast_shifts_at(gpu, (a, b), lambda, out)
+}
+
+/// [`launch_fast_shifts`] into `out` (room for one shift per row of both regions)
+pub(crate) fn launch_fast_shifts_at(
+	gpu: &Gpu,
+	(a, b): (StatsRegion, StatsRegion),
+	lambda: i32,
+	out: DevPtr<i32>,
+) -> Result<(DevPtr<i32>, DevPtr<i32>), Error> {
 	let (rows_a, rows_b) = (a.rows as i32, b.rows as i32);
 	launch!(
 		gpu,
