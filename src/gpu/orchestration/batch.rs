@@ -77,7 +77,8 @@ pub(crate) fn view_batch<T: Scalar>(
 			reports[i] = Some(report);
 		}
 	}
-	// explicit scheme II products of one shape share their launches; the others run one by one
+	// explicit scheme II products of one shape share their launches; the others run as their
+	// single calls, side by side
 	let mut sharing: Vec<Vec<usize>> = Vec::new();
 	let mut rest = Vec::new();
 	for i in (0..products.len()).filter(|&i| reports[i].is_none()) {
