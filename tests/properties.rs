@@ -2,7 +2,8 @@
 //! `Accum`, special values and every kind of precision, drawn by proptest. Each product is judged
 //! against an independent reference: the same product on owned, plainly stored copies of the
 //! operands (bit for bit, with the same plan), faer's own product (the pattern of NaN and
-//! infinities), and the exact product (the promise of a target precision).
+//! infinities), and the exact product (the promise of a target precision); each batch against
+//! the single calls of its products, each rank-k update against the product `a aᴴ`.
 //!
 //! The case budget is fixed (`EMUGEMM_PROPTEST_CASES`, default 40 per property); the GPU variant
 //! (`EMUGEMM_TEST_BACKEND=gpu`) runs the same properties on a GPU context and also compares
@@ -329,6 +330,170 @@ proptest! {
 	#[test]
 	fn specials_c64(m in 2usize..12, n in 2usize..12, k in 1usize..40, sp in prop::collection::vec((any::<bool>(), 0usize..64, 0usize..64, any::<u8>()), 1..6), p in precision(), seed in 0u64..1000) {
 		specials_as_native::<c64>((m, n, k), &sp, p, seed)?;
+	}
+}
+
+/// a batch of products of any shapes (empty ones among them), with NaN and infinities in some:
+/// each product with its single call's plan, native reason and bits, and the same report
+fn batch_is_its_single_calls<T: Scalar>(
+	shapes: &[(usize, usize, usize)],
+	(accum, alpha, precision): (Accum, (f64, f64), Precision),
+	specials: &[(usize, u8)],
+	seed: u64,
+) -> Result<(), TestCaseError> {
+	let emu = context();
+	let mut operands: Vec<(Mat<T>, Mat<T>)> = shapes
+		.iter()
+		.enumerate()
+		.map(|(i, &(m, n, k))| {
+			let s = seed + 3 * i as u64;
+			(random_matrix::<T>(m, k, 1.5, s), random_matrix::<T>(k, n, 1.5, s + 1))
+		})
+		.collect();
+	// a special value at the `at`-th entry of the product's `a` (even `kind`) or `b` (odd)
+	for &(at, kind) in specials.iter().filter(|_| !shapes.is_empty()) {
+		let (a, b) = &mut operands[at % shapes.len()];
+		let x = if kind % 2 == 0 { a } else { b };
+		let rows = x.nrows();
+		if rows * x.ncols() > 0 {
+			let e = at % (rows * x.ncols());
+			let v = if kind % 4 < 2 { f64::NAN } else { f64::NEG_INFINITY };
+			x[(e % rows, e / rows)] = T::from_parts(v, 0.0);
+		}
+	}
+	let start: Vec<Mat<T>> = shapes
+		.iter()
+		.enumerate()
+		.map(|(i, &(m, n, _))| random_matrix::<T>(m, n, 1.0, seed + 100 + i as u64))
+		.collect();
+	let alpha = T::from_parts(alpha.0, alpha.1);
+	let mut batch = start.clone();
+	let reports = {
+		let mut dst: Vec<_> = batch.iter_mut().map(|c| c.as_mut()).collect();
+		let lhs: Vec<_> = operands.iter().map(|(a, _)| a.as_ref()).collect();
+		let rhs: Vec<_> = operands.iter().map(|(_, b)| b.as_ref()).collect();
+		emu.matmul_batch(&mut dst, accum, (&lhs, &rhs), alpha, (faer::Par::Seq, precision))
+			.unwrap()
+	};
+	prop_assert_eq!(reports.len(), shapes.len());
+	for (i, ((a, b), report)) in operands.iter().zip(&reports).enumerate() {
+		let mut single = start[i].clone();
+		emu.matmul(single.as_mut(), accum, (a.as_ref(), b.as_ref()), alpha, (faer::Par::Seq, precision))
+			.unwrap();
+		let alone = emu.last_report().unwrap();
+		prop_assert_eq!(plan_key(&report.plan), plan_key(&alone.plan), "product {}: {}", i, report);
+		prop_assert_eq!(report.native_reason, alone.native_reason, "product {}", i);
+		prop_assert_eq!(report.nonfinite_entries, alone.nonfinite_entries, "product {}", i);
+		prop_assert_eq!(&report.native_rows, &alone.native_rows, "product {}", i);
+		prop_assert!(
+			same_bits(single.as_ref(), batch[i].as_ref()),
+			"product {} {:?}: {}",
+			i,
+			shapes[i],
+			report
+		);
+	}
+	Ok(())
+}
+
+/// a rank-k update `alpha a aᴴ` through a transposed view of the stored `aᵀ` (or `a` itself),
+/// on the entries `structure` names: those entries are the emulated product `a aᴴ`'s bit for bit
+/// (its diagonal's imaginary parts zero), with the product's plan; the others untouched
+fn update_is_the_products_entries<T: Scalar>(
+	(n, k): (usize, usize),
+	(structure, accum, transposed): (faer::linalg::matmul::triangular::BlockStructure, Accum, bool),
+	(alpha, precision): (f64, Precision),
+	seed: u64,
+) -> Result<(), TestCaseError> {
+	let emu = context();
+	let stored = if transposed {
+		random_matrix::<T>(k, n, 1.5, seed)
+	} else {
+		random_matrix::<T>(n, k, 1.5, seed)
+	};
+	let a = if transposed { stored.transpose() } else { stored.as_ref() };
+	let start = random_matrix::<T>(n, n, 1.0, seed + 1);
+	let mut product = start.clone();
+	let alpha_t = T::from_parts(alpha, 0.0);
+	emu.matmul(product.as_mut(), accum, (a, a.adjoint()), alpha_t, (faer::Par::Seq, precision))
+		.unwrap();
+	let product_report = emu.last_report().unwrap();
+	let mut dst = start.clone();
+	emu.rank_k_update(
+		(&mut dst, structure),
+		accum,
+		a,
+		T::RealPart::from_parts(alpha, 0.0),
+		(faer::Par::Seq, precision),
+	)
+	.unwrap();
+	let report = emu.last_report().unwrap();
+	prop_assert_eq!(plan_key(&report.plan), plan_key(&product_report.plan), "{}", report);
+	let bits = |x: T| (x.re().to_bits(), x.im().to_bits());
+	use faer::linalg::matmul::triangular::BlockStructure::*;
+	for j in 0..n {
+		for i in 0..n {
+			let named = match structure {
+				Rectangular => true,
+				TriangularLower => i >= j,
+				StrictTriangularLower | UnitTriangularLower => i > j,
+				TriangularUpper => i <= j,
+				StrictTriangularUpper | UnitTriangularUpper => i < j,
+			};
+			let want = match (named, i == j) {
+				(false, _) => start[(i, j)],
+				(true, true) => T::from_parts(product[(i, j)].re(), 0.0),
+				(true, false) => product[(i, j)],
+			};
+			prop_assert_eq!(
+				bits(dst[(i, j)]),
+				bits(want),
+				"({}, {}) {:?} {:?}: {}",
+				i,
+				j,
+				structure,
+				accum,
+				report
+			);
+		}
+	}
+	Ok(())
+}
+
+fn structure() -> impl Strategy<Value = faer::linalg::matmul::triangular::BlockStructure> {
+	use faer::linalg::matmul::triangular::BlockStructure::*;
+	prop_oneof![
+		Just(Rectangular),
+		Just(TriangularLower),
+		Just(StrictTriangularLower),
+		Just(UnitTriangularLower),
+		Just(TriangularUpper),
+		Just(StrictTriangularUpper),
+		Just(UnitTriangularUpper),
+	]
+}
+
+proptest! {
+	#![proptest_config(ProptestConfig { cases: cases(), failure_persistence: None, ..ProptestConfig::default() })]
+
+	#[test]
+	fn batch_f64(shapes in prop::collection::vec(shape(), 0..5), how in (accum(), alpha(), precision()), sp in prop::collection::vec((0usize..4096, any::<u8>()), 0..3), seed in 0u64..1000) {
+		batch_is_its_single_calls::<f64>(&shapes, how, &sp, seed)?;
+	}
+
+	#[test]
+	fn batch_c64(shapes in prop::collection::vec(shape(), 0..5), how in (accum(), alpha(), precision()), sp in prop::collection::vec((0usize..4096, any::<u8>()), 0..3), seed in 0u64..1000) {
+		batch_is_its_single_calls::<c64>(&shapes, how, &sp, seed)?;
+	}
+
+	#[test]
+	fn rank_k_f64(n in 0usize..20, k in 0usize..60, how in (structure(), accum(), any::<bool>()), alpha in -2.0f64..2.0, p in precision(), seed in 0u64..1000) {
+		update_is_the_products_entries::<f64>((n, k), how, (alpha, p), seed)?;
+	}
+
+	#[test]
+	fn rank_k_c64(n in 0usize..20, k in 0usize..60, how in (structure(), accum(), any::<bool>()), alpha in -2.0f64..2.0, p in precision(), seed in 0u64..1000) {
+		update_is_the_products_entries::<c64>((n, k), how, (alpha, p), seed)?;
 	}
 }
 
