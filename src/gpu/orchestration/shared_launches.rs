@@ -3,8 +3,8 @@
 //! products of a chunk (as many as the context's device memory holds) are split into buffers of
 //! the whole chunk, their planes one after the other, so that one launch of the fused kernel,
 //! which walks planes with the moduli repeated per product, computes every product's residues
-//! where one product of 1024³ alone fills a quarter of the GPU. The statistics of the chunk come
-//! down in one copy at its end, for the non-finite entries' fixup. Each product's bits are those
+//! where one product of 1024³ alone fills a quarter of the GPU. The statistics of the whole batch
+//! come down in one copy at its end, for the non-finite entries' fixup. Each product's bits are those
 //! of its single call: the same statistics, shifts, splits, exact products mod each modulus and
 //! CRT, on the same rows
 
