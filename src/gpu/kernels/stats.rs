@@ -20,6 +20,19 @@ pub(crate) struct OperandStats {
 	pub device: StatsRegion,
 }
 
+impl OperandStats {
+	/// the rows with a NaN or an infinity
+	pub(crate) fn nonfinite_rows(&self) -> usize {
+		self.nonfinite.iter().filter(|&&x| x != 0).count()
+	}
+}
+
+/// the entries of an `(m, n)` output in the non-finite rows of A and columns of B (`bad`, their
+/// counts): those the native fixup computes
+pub(crate) fn nonfinite_entries((bad_m, bad_n): (usize, usize), (m, n): (usize, usize)) -> usize {
+	bad_m * n + bad_n * m - bad_m * bad_n
+}
+
 /// an operand's row statistics on the device: seven arrays one after the other at `base`, `rows`
 /// entries each: largest magnitude (f64), norm bound (u64, 0 for a zero row), L1 bound (u64), the
 /// largest magnitude's exponent, non-finite flag, window counts of the real and of the imaginary

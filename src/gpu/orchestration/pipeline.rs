@@ -6,7 +6,7 @@ use crate::bound::{Bound, PartBounds};
 use crate::cost::NativeArithmetic;
 use crate::gpu::kernels::native::{self, fixup, whole_native};
 use crate::gpu::kernels::residues::fused_route;
-use crate::gpu::kernels::stats::OperandStats;
+use crate::gpu::kernels::stats::{OperandStats, nonfinite_entries};
 use crate::gpu::product::job::{Clock, DeviceOperand, Job, Outcome, Output, Phase, Terms, pad16};
 use crate::gpu::runtime::context::Gpu;
 use crate::gpu::runtime::launch::{ptr, to_device};
@@ -109,7 +109,7 @@ fn compute<T: Scalar>(
 		return Ok(decision.outcome(Route::Native, 0, PhaseTimes::default()));
 	}
 	let natives = NativeRows::new::<T>(gpu, &decision, (&sa, &sb), precision)?;
-	let nonfinite_entries = natives.nonfinite_entries((m, n));
+	let nonfinite_entries = nonfinite_entries(natives.bad, (m, n));
 	let emulation = Emulation {
 		job: natives.job(gpu, (a, b), out, alpha, (&sa, &sb)),
 		stats: (&sa, &sb),
@@ -388,14 +388,13 @@ impl NativeRows {
 		};
 		let (skipped, fixed) = (flags(&uncertified)?, flags(if wide { &uncertified } else { &[] })?);
 		let bad_cols = own_flags.then(|| to_device(gpu, &sb.nonfinite)).transpose()?;
-		let count = |flags: &[i32]| flags.iter().filter(|&&x| x != 0).count();
 		Ok(NativeRows {
 			wide,
 			uncertified,
 			skipped,
 			fixed,
 			bad_cols,
-			bad: (count(&sa.nonfinite), count(&sb.nonfinite)),
+			bad: (sa.nonfinite_rows(), sb.nonfinite_rows()),
 			flags: (sa.device.nonfinite(), sb.device.nonfinite()),
 		})
 	}
@@ -418,12 +417,6 @@ impl NativeRows {
 			bad_rows: self.skipped.as_ref().map_or(sa.device.nonfinite(), |f| ptr(gpu, f)),
 			bad_cols: self.bad_cols.as_ref().map_or(sb.device.nonfinite(), |f| ptr(gpu, f)),
 		}
-	}
-
-	/// the entries of the non-finite rows and columns of an `(m, n)` output
-	fn nonfinite_entries(&self, (m, n): (usize, usize)) -> usize {
-		let (bad_m, bad_n) = self.bad;
-		bad_m * n + bad_n * m - bad_m * bad_n
 	}
 
 	/// the native rows and the non-finite entries of `job`'s output (before or after the

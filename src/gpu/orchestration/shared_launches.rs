@@ -13,7 +13,7 @@ use crate::gpu::kernels::crt::launch_crt;
 use crate::gpu::kernels::layout::scale;
 use crate::gpu::kernels::native::fixup;
 use crate::gpu::kernels::residues::{Overrides, fused_residues, fused_route};
-use crate::gpu::kernels::stats::{StatsRegion, download_stats, launch_stats_at};
+use crate::gpu::kernels::stats::{StatsRegion, download_stats, launch_stats_at, nonfinite_entries};
 use crate::gpu::orchestration::borrowed::{ViewRequest, joined, left, reported, right, transposed_in_place};
 use crate::gpu::product::job::{Job, Outcome, Output, ResiduePlanes, pad16};
 use crate::gpu::runtime::context::{Gpu, gpu_on};
@@ -171,17 +171,16 @@ impl<T: Scalar> Layout<T> {
 			.choose(members[0].1.precision)
 			.plan;
 		let route = fused_route(T::IS_COMPLEX, Shape::new(m, n, pad16(k)));
-		let bad = |flags: &[i32]| flags.iter().filter(|&&x| x != 0).count();
 		let mut outcomes = Vec::with_capacity(members.len());
 		for ((job, count), pair) in jobs.iter().zip(stats.chunks_exact(2)) {
-			let (rows, cols) = (bad(&pair[0].nonfinite), bad(&pair[1].nonfinite));
+			let (rows, cols) = (pair[0].nonfinite_rows(), pair[1].nonfinite_rows());
 			if (rows, cols) != (0, 0) {
 				fixup(job)?;
 			}
 			let outcome = Outcome {
 				plan,
 				route,
-				nonfinite_entries: rows * n + cols * m - rows * cols,
+				nonfinite_entries: nonfinite_entries((rows, cols), (m, n)),
 				native_rows: Vec::new(),
 				times: PhaseTimes::default(),
 				native_reason: None,
