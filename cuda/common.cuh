@@ -194,14 +194,26 @@ __device__ __forceinline__ bool finite(double x) { return isfinite(x); }
 // infinite product (src/fp.rs `scaled_part`)
 __device__ __forceinline__ double scaled_part(double a, double x) { return a == 0.0 ? 0.0 : __dmul_rn(a, x); }
 
-// alpha c (+ old when accumulating), each operation rounded in f64 (src/emulator.rs `combine`)
-template <typename T>
+// the kind of sum alpha scales (Sum in src/fp.rs): Native, a native sum (non-finite operands
+// included), scaled by the full complex product as cuBLAS scales its own; Emulated, an emulated sum
+// of finite operands, whose part non-finite where its scaling overflowed meets only alpha's nonzero
+// parts (overflowed_part)
+enum class Sum { Native, Emulated };
+
+// a x, or 0 where a is 0 and x is not finite (src/fp.rs `overflowed_part`): a x on every finite x
+__device__ __forceinline__ double overflowed_part(double a, double x) { return a == 0.0 && !isfinite(x) ? 0.0 : __dmul_rn(a, x); }
+
+// alpha c (+ old when accumulating) for a sum c of the kind S, each operation rounded in f64
+// (src/fp.rs `combine`)
+template <Sum S, typename T>
 __device__ __forceinline__ T combined(const T& old, double cre, double cim, double ar, double ai, int accumulate) {
 	double re, im;
-	if (Elem<T>::complex) {
-		// the full complex product, as cuBLAS scales its own (src/fp.rs `combine`)
+	if (Elem<T>::complex && S == Sum::Native) {
 		re = __dsub_rn(__dmul_rn(ar, cre), __dmul_rn(ai, cim));
 		im = __dadd_rn(__dmul_rn(ar, cim), __dmul_rn(ai, cre));
+	} else if (Elem<T>::complex) {
+		re = __dsub_rn(overflowed_part(ar, cre), overflowed_part(ai, cim));
+		im = __dadd_rn(overflowed_part(ar, cim), overflowed_part(ai, cre));
 	} else {
 		re = scaled_part(ar, cre);
 		im = 0.0;
@@ -240,12 +252,12 @@ __device__ __forceinline__ double two_sum(double a, double b, double& e) {
 	return s;
 }
 
-// the entry dst[idx] combined with c (read first when accumulating)
-template <typename T>
+// the entry dst[idx] combined with a sum c of the kind S (read first when accumulating)
+template <Sum S, typename T>
 __device__ __forceinline__ void combine_store(T* dst, long long idx, double cre, double cim, double ar, double ai, int accumulate) {
 	T old{};
 	if (accumulate) old = dst[idx];
-	dst[idx] = combined(old, cre, cim, ar, ai, accumulate);
+	dst[idx] = combined<S>(old, cre, cim, ar, ai, accumulate);
 }
 
 }  // namespace emu

@@ -41,7 +41,7 @@ __device__ void combine_parts(const double* planes, int m, int n, const int* bad
 		if (bad_rows[i] || bad_cols[j]) continue;
 		const double re = combined(planes[idx], lo[idx], planes[mn + idx], lo[mn + idx], -1.0);
 		const double im = combined(planes[2 * mn + idx], lo[2 * mn + idx], planes[3 * mn + idx], lo[3 * mn + idx], 1.0);
-		emu::combine_store(dst, i + (long long)j * ldd, re, im, ar, ai, accumulate);
+		emu::combine_store<emu::Sum::Emulated>(dst, i + (long long)j * ldd, re, im, ar, ai, accumulate);
 	}
 }
 

@@ -68,7 +68,7 @@ __device__ void shift_reduce_entries(const int* acc_re, const int* acc_im, int p
 		int e = 16 * (p - 1) - sa[i] - sb[j];
 		double re = scheme1_part(acc_re, idx, mn, p, passes, e);
 		double im = acc_im ? scheme1_part(acc_im, idx, mn, p, passes, e) : 0.0;
-		emu::combine_store(dst, i + (long long)j * ldd, re, im, ar, ai, accumulate);
+		emu::combine_store<emu::Sum::Emulated>(dst, i + (long long)j * ldd, re, im, ar, ai, accumulate);
 	}
 }
 
@@ -216,7 +216,7 @@ struct CrtOut {
 			normal &= (unsigned)(e[v] + 1022) <= 2045u;
 		}
 		const auto put = [&](int v, double cre, double cim, double clo) {
-			const T x = emu::combined(old[v], cre, cim, ar, ai, accumulate);
+			const T x = emu::combined<emu::Sum::Emulated>(old[v], cre, cim, ar, ai, accumulate);
 			if (!(d.row_bad[v] | d.col_bad)) {
 				dst[at[v]] = x;
 				if (REM) rem[at[v]] = clo;
@@ -329,7 +329,7 @@ __device__ void native_fixup(const T* a, long long lda, const T* b, long long b_
 			re = __dadd_rn(re, __dsub_rn(__dmul_rn(xr, yr), E::complex ? __dmul_rn(xi, yi) : 0.0));
 			if (E::complex) im = __dadd_rn(im, __dadd_rn(__dmul_rn(xr, yi), __dmul_rn(xi, yr)));
 		}
-		emu::combine_store(dst, i + (long long)j * ldd, re, im, ar, ai, accumulate);
+		emu::combine_store<emu::Sum::Native>(dst, i + (long long)j * ldd, re, im, ar, ai, accumulate);
 	}
 }
 

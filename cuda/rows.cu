@@ -2,7 +2,7 @@
 // cuBLAS on the rows alone (src/gpu/kernels/rows.rs):
 //   gather_rows   rows[q] of A (column-major, leading dimension lda) into a compact r x k matrix
 //   scatter_rows  the r x n native product of those rows into the output: entry (rows[q], j) as
-//                 alpha c (+ old), every operation rounded in f64 as `combine` in src/emulator.rs;
+//                 alpha c (+ old), every operation rounded in f64 as `combine` in src/fp.rs (a native sum);
 //                 columns flagged by bad_cols[j] are left to native_fixup (cuda/reconstruct.cu)
 #include "common.cuh"
 
@@ -25,7 +25,7 @@ __device__ void scatter_rows(const T* c, int r, int n, const int* rows, const in
 		if (bad_cols[j]) continue;
 		double re, im;
 		E::load(c, idx, re, im);
-		emu::combine_store(dst, rows[q] + (long long)j * ldd, re, im, ar, ai, accumulate);
+		emu::combine_store<emu::Sum::Native>(dst, rows[q] + (long long)j * ldd, re, im, ar, ai, accumulate);
 	}
 }
 

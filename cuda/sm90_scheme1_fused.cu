@@ -115,7 +115,7 @@ __device__ __forceinline__ void finish(const Output<T>& o, int m, int n, int q, 
 		return;
 	}
 	if (o.bad_rows[i] || o.bad_cols[j]) return;
-	emu::combine_store(o.dst, i + (long long)j * o.ldd, COMPLEX ? o.carry[at] : v, COMPLEX ? v : 0.0, o.ar, o.ai, o.accumulate);
+	emu::combine_store<emu::Sum::Emulated>(o.dst, i + (long long)j * o.ldd, COMPLEX ? o.carry[at] : v, COMPLEX ? v : 0.0, o.ar, o.ai, o.accumulate);
 }
 
 // the kernel of slice count P and output type T. chunks: K chunks of 32 in a row of a plane

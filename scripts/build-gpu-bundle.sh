@@ -97,7 +97,7 @@ if [ "${BUNDLE_XZ:-0}" = 1 ]; then
 fi
 # the interposer's C test, its checker and the client programs, in their repository folders (the
 # C files include the C ABI's header by a relative path); run.sh compiles them on the GPU machine
-for file in hook/tests/c/hooked.c hook/tests/c/overhead.c hook/tests/c/check.py capi/include/emugemm.h scripts/clients/*; do
+for file in hook/tests/c/*.[ch] hook/tests/c/check.py capi/include/emugemm.h scripts/clients/*; do
 	mkdir -p "$out/interop/$(dirname "$file")"
 	cp "$file" "$out/interop/$file"
 done

@@ -101,7 +101,9 @@ if [ "${SKIP_INTEROP:-0}" != 1 ] && [ -f ./libemugemm_cublas.so ] && [ -d ./inte
 	cuda="${CUDA_HOME:-/usr/local/cuda}"
 	hook="$PWD/libemugemm_cublas.so"
 	link=(-I"$cuda/include" -L"$cuda/lib64" -lcublas -lcudart -lpthread -lm -ldl)
-	if gcc -O2 interop/hook/tests/c/hooked.c "${link[@]}" -o hooked && gcc -O2 interop/hook/tests/c/overhead.c "${link[@]}" -o overhead; then
+	test_c=interop/hook/tests/c
+	if gcc -O2 "$test_c/hooked.c" "$test_c/hooked_common.c" "$test_c/hooked_cublas.c" "$test_c/hooked_abi.c" "${link[@]}" -o hooked &&
+		gcc -O2 "$test_c/overhead.c" "${link[@]}" -o overhead; then
 		tests_run=$((tests_run + 1))
 		run_logged "$results/interop.log" interop-hooked python3 interop/hook/tests/c/check.py "$hook" ./hooked "$results/interop" ||
 			failed+=(interop-hooked)

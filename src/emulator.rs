@@ -315,9 +315,9 @@ impl Emulator {
 			})?;
 		}
 		crate::gpu::connect(ordinals)?;
-		let mut emu = Self::with_backend(Backend::Gpu)?;
+		// no other GPU is touched: a process may own only these (an MPI rank, an exclusive GPU)
+		let mut emu = Emulator::on(Backend::Gpu, false, model_of(Backend::Gpu, ordinals[0])?);
 		emu.settings.devices = devices;
-		emu.settings.model = model_of(Backend::Gpu, ordinals[0])?;
 		Ok(emu)
 	}
 

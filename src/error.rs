@@ -36,7 +36,8 @@ pub enum Error {
 		/// right operands
 		rhs: usize,
 	},
-	/// an explicit plan with parameters out of range, or [`Precision::Bits`] above 52
+	/// an explicit plan with parameters out of range, or [`Precision::Bits`] above what the output
+	/// type holds (52 bits for `f64` and `c64`, 23 for `f32` and `c32`)
 	InvalidPrecision {
 		/// what was asked for
 		precision: Precision,

@@ -60,14 +60,33 @@ pub(crate) fn ceil_log2(v: u64) -> i32 {
 	64 - (v - 1).leading_zeros() as i32
 }
 
-/// `alpha * c (+ old)` in `f64`, rounded once to `T`
+/// the kind of sum that `alpha` scales in [`combine`]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Sum {
+	/// a native sum of products, non-finite operands included: a complex one is scaled by the full
+	/// product with alpha, as cuBLAS and faer scale theirs, so that an infinite part meets alpha's
+	/// zero part and gives NaN as it does there
+	Native,
+	/// an emulated sum of finite operands, whose parts are non-finite only where their scaling
+	/// overflowed (infinite, or NaN where two separately scaled products of a part overflowed
+	/// against each other): such a part meets only alpha's nonzero parts (a zero part of alpha
+	/// contributes nothing, as in the exact product), so that the other part stays as it is;
+	/// finite parts take the operations of [`Sum::Native`]
+	Emulated,
+}
+
+/// `alpha * c (+ old)` in `f64`, rounded once to `T`, for a sum `c` of the kind `sum`
+///
+/// normative: `emu::combined` in cuda/common.cuh performs the same IEEE operations
 #[inline]
-pub(crate) fn combine<T: crate::Scalar>(c: (f64, f64), alpha: T, old: Option<T>) -> T {
+pub(crate) fn combine<T: crate::Scalar>(c: (f64, f64), alpha: T, old: Option<T>, sum: Sum) -> T {
 	let (ar, ai) = (alpha.re(), alpha.im());
-	// complex: the full product, as cuBLAS and faer scale theirs, so that an infinite part meets
-	// alpha's zero part and gives NaN as it does there
 	let (re, im) = if T::IS_COMPLEX {
-		(ar * c.0 - ai * c.1, ar * c.1 + ai * c.0)
+		let times: fn(f64, f64) -> f64 = match sum {
+			Sum::Native => |a, x| a * x,
+			Sum::Emulated => overflowed_part,
+		};
+		(times(ar, c.0) - times(ai, c.1), times(ar, c.1) + times(ai, c.0))
 	} else {
 		(scaled_part(ar, c.0), 0.0)
 	};
@@ -75,6 +94,13 @@ pub(crate) fn combine<T: crate::Scalar>(c: (f64, f64), alpha: T, old: Option<T>)
 		Some(o) => T::from_parts(o.re() + re, o.im() + im),
 		None => T::from_parts(re, im),
 	}
+}
+
+/// `a x`, or 0 where `a` is 0 and `x` is not finite: a part of an emulated product that
+/// overflowed meets only the nonzero parts of alpha (`a x` on every finite `x`)
+#[inline]
+fn overflowed_part(a: f64, x: f64) -> f64 {
+	if a == 0.0 && !x.is_finite() { 0.0 } else { a * x }
 }
 
 /// `a x`, or 0 where `a` is 0: a zero `alpha` of a real product contributes nothing, even against
@@ -106,6 +132,40 @@ mod tests {
 		assert_eq!(scale_pow2(1.0, -1074), 5e-324);
 		assert_eq!(scale_pow2(3.0, 2000 - 2000), 3.0);
 		assert_eq!(scale_pow2(f64::MAX, -2046), f64::MAX * pow2(-1022) * pow2(-1022) * pow2(-2));
+	}
+
+	/// an emulated part that overflowed meets only alpha's nonzero parts, a native one the full
+	/// product; on finite parts (signed zeros included) both kinds give the same bits
+	#[test]
+	fn combine_by_kind_of_sum() {
+		use faer::c64;
+		let inf = f64::INFINITY;
+		let one = c64::new(1.0, 0.0);
+		let parts = |x: c64| (x.re, x.im);
+		assert_eq!(parts(combine((inf, 0.0), one, None, Sum::Emulated)), (inf, 0.0));
+		assert_eq!(parts(combine((0.0, -inf), one, None, Sum::Emulated)), (0.0, -inf));
+		assert_eq!(parts(combine((inf, inf), c64::new(0.0, -2.0), None, Sum::Emulated)), (inf, -inf));
+		let old = Some(c64::new(1.0, -3.0));
+		assert_eq!(parts(combine((-inf, 5.0), c64::new(-2.0, 0.0), old, Sum::Emulated)), (inf, -13.0));
+		let nan = combine((f64::NAN, -inf), one, None, Sum::Emulated);
+		assert!(nan.re.is_nan() && nan.im == -inf);
+		let native = combine((inf, 0.0), one, None, Sum::Native);
+		assert!(native.re == inf && native.im.is_nan());
+		let values = [0.0, -0.0, 1.5, -2.25, 1e300, -3e-310];
+		let pairs = || values.iter().flat_map(|&x| values.iter().map(move |&y| (x, y)));
+		for (x, y) in pairs() {
+			for (ar, ai) in pairs() {
+				for old in [None, Some(c64::new(-0.0, 0.0)), Some(c64::new(x, -y))] {
+					let alpha = c64::new(ar, ai);
+					let (e, n) = (combine((x, y), alpha, old, Sum::Emulated), combine((x, y), alpha, old, Sum::Native));
+					assert_eq!(
+						(e.re.to_bits(), e.im.to_bits()),
+						(n.re.to_bits(), n.im.to_bits()),
+						"{x} {y} {alpha:?} {old:?}"
+					);
+				}
+			}
+		}
 	}
 
 	#[test]

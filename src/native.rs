@@ -3,7 +3,7 @@
 //! hold NaN or infinities)
 
 use crate::Scalar;
-use crate::fp::combine;
+use crate::fp::{Sum, combine};
 use crate::precision::Precision;
 use crate::request::Request;
 use crate::view::{View, faer_matmul};
@@ -62,7 +62,7 @@ fn finite_product<T: Scalar>(mut dst: MatMut<'_, T>, request: &HostRequest<'_, T
 	for (idx, &c) in product.iter().enumerate() {
 		let (i, j) = (idx % m, idx / m);
 		let old = (request.accum == Accum::Add).then(|| dst[(i, j)]);
-		dst[(i, j)] = combine(c, request.alpha, old);
+		dst[(i, j)] = combine(c, request.alpha, old, Sum::Native);
 	}
 }
 
@@ -96,7 +96,7 @@ fn nonfinite_values<T: Scalar>(
 			}
 		}
 		let old = (accum == Accum::Add).then(|| dst[(i, j)]);
-		(i, j, combine((re, im), alpha, old))
+		(i, j, combine((re, im), alpha, old, Sum::Native))
 	};
 	let in_rows = rows.iter().flat_map(|&i| (0..rhs.ncols()).map(move |j| (i, j)));
 	let in_cols = cols.iter().flat_map(|&j| {

@@ -23,7 +23,7 @@ pub(crate) const MAX_NATIVE_SHARE: usize = 8;
 /// | [`Precision::Tf32`] | `min(13 + log2(K)/2, 53)` before the output's rounding | a TF32 tensor-core GEMM |
 /// | [`Precision::F32`] | `min(26 + log2(K)/2, 53)` before the output's rounding | a native FP32 GEMM |
 /// | [`Precision::F64`] | 53 before the output's rounding | a native FP64 GEMM |
-/// | [`Precision::Bits`]`(n)` | `n`, the output's rounding included | |
+/// | [`Precision::Bits`]`(n)` | `n`, the output's rounding included; `n` at most 52 for `f64`/`c64` outputs, 23 for `f32`/`c32` | |
 /// | [`Precision::SchemeI`] / [`Precision::SchemeII`] | none: the plan is given | |
 ///
 /// the final rounding of each entry to the output type is relative to the entry, not to
@@ -54,7 +54,7 @@ pub(crate) const MAX_NATIVE_SHARE: usize = 8;
 /// use emugemm::Precision;
 /// let p = Precision::Bits(40);
 /// assert_eq!(p.target_bits(53, 100), Some(40.0));
-/// assert_eq!(Precision::Bits(40).target_bits(24, 100), Some(23.0));
+/// assert_eq!(Precision::Bits(20).target_bits(24, 100), Some(20.0));
 /// assert_eq!(Precision::SchemeII { moduli: 15 }.target_bits(53, 100), None);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -68,9 +68,10 @@ pub enum Precision {
 	/// certified to 53 bits before the output's rounding
 	F64,
 	/// at least this many scaled bits (see [`crate::testing::Accuracy`]), for each part, the
-	/// output's rounding included; at most 52, clamped to the output type's significand bits
-	/// minus one (`Bits(40)` asks 23 bits of an `f32` output), so that generic code can ask one
-	/// number of every type
+	/// output's rounding included; at most the output type's significand bits minus one, 52 for
+	/// `f64` and `c64`, 23 for `f32` and `c32`: more than its type holds is an
+	/// [`crate::Error::InvalidPrecision`] (`Bits(24)` of an `f32` output), since no output of
+	/// that type can carry it
 	Bits(u32),
 	/// Ozaki scheme I with this many slices (1..=8), for experts and benchmarks. An explicit plan
 	/// keeps **no accuracy promise**: no bound is computed, and on wide-range inputs (entries far
@@ -113,6 +114,7 @@ impl Precision {
 			Precision::Tf32 => native(11.0),
 			Precision::F32 => native(24.0),
 			Precision::F64 => 53.0,
+			// products refuse an `n` the type cannot hold (an `Error::InvalidPrecision`)
 			Precision::Bits(n) => (n as f64).min(mantissa as f64 - 1.0),
 			Precision::SchemeI { .. } | Precision::SchemeII { .. } => return None,
 		})
@@ -340,15 +342,36 @@ impl Plan {
 	}
 }
 
-/// checks an explicit plan's parameters, and that `f64` can hold the bits asked for; the reason
-/// where they are not
-pub(crate) fn validate(precision: Precision) -> Result<(), &'static str> {
+/// checks an explicit plan's parameters, and that an output of `mantissa` significand bits can
+/// hold the bits asked for (at most `mantissa - 1`: 52 for `f64` and `c64`, 23 for `f32` and
+/// `c32`); the reason where they are not
+pub(crate) fn validate(precision: Precision, mantissa: u32) -> Result<(), &'static str> {
 	let bad = Err;
 	match precision {
-		// any type takes what f64 can hold; the target is then clamped to the type's own
-		Precision::Bits(n) if n >= 53 => bad("at most 52 bits (f64's significand bits minus one; each output type clamps to its own)"),
+		Precision::Bits(n) if n >= mantissa => bad(match mantissa {
+			24 => "at most 23 bits for f32 and c32 outputs (their significand bits minus one)",
+			_ => "at most 52 bits for f64 and c64 outputs (their significand bits minus one)",
+		}),
 		Precision::SchemeI { slices } if !(1..=scheme1::MAX_SLICES).contains(&slices) => bad("scheme I takes 1..=8 slices"),
 		Precision::SchemeII { moduli } if !(2..=MAX_MODULI).contains(&moduli) => bad("scheme II takes 2..=20 moduli"),
 		_ => Ok(()),
+	}
+}
+
+impl Precision {
+	/// `Ok` where a product of `T` can be asked for this precision: an explicit plan's parameters
+	/// in range, bits that `T`'s output can hold; [`crate::Error::InvalidPrecision`] saying why
+	/// otherwise. Every product checks its precision so; this asks without one
+	///
+	/// # example
+	/// ```
+	/// use emugemm::Precision;
+	/// assert!(Precision::SchemeII { moduli: 15 }.check::<f64>().is_ok());
+	/// assert!(Precision::SchemeII { moduli: 99 }.check::<f64>().is_err());
+	/// // an f32 output holds 23 bits at most
+	/// assert!(Precision::Bits(24).check::<f32>().is_err() && Precision::Bits(24).check::<f64>().is_ok());
+	/// ```
+	pub fn check<T: crate::Scalar>(self) -> Result<(), crate::Error> {
+		validate(self, T::MANTISSA_BITS).map_err(|reason| crate::Error::InvalidPrecision { precision: self, reason })
 	}
 }

@@ -6,101 +6,22 @@
 #include <stdint.h>
 
 // what a call returned
-//
-// # example
-// ```
-// assert_eq!(emugemm_c::EmugemmStatus::Success as i32, 0);
-// ```
 typedef enum emugemm_status {
   // the product is enqueued on the stream (or computed)
   EMUGEMM_STATUS_SUCCESS = 0,
-  // an argument is out of range: an op or a fill mode the routine does not take, a negative
-  // dimension, a leading dimension below the rows, a null pointer where one is read, a
-  // misaligned address, an invalid precision
+  // an argument breaks cuBLAS's contract; nothing was read or written.
   EMUGEMM_STATUS_INVALID_VALUE = 1,
-  // the GPU ran out of memory for the product's workspace
+  // the workspace does not fit, or a batch's host arrays; nothing was read or written.
   EMUGEMM_STATUS_OUT_OF_MEMORY = 2,
-  // no GPU backend here: no CUDA driver, no GPU, or a library built without kernels
+  // the call cannot run on the GPU of its stream; nothing was read or written.
   EMUGEMM_STATUS_NOT_AVAILABLE = 3,
-  // a CUDA driver or library call failed, or the stream is not of a GPU's primary context
+  // a CUDA driver or library call failed once work was enqueued (`C` may be partly written)
   EMUGEMM_STATUS_GPU_ERROR = 4,
   // the library failed inside (a panic, caught at the boundary): a bug, please report it
   EMUGEMM_STATUS_INTERNAL = 5,
 } emugemm_status;
 
-// how a matrix argument is read: as stored, transposed, or conjugate-transposed (the values of
-// cuBLAS's `cublasOperation_t`)
-//
-// # example
-// ```
-// assert_eq!(emugemm_c::EmugemmOperation::C as i32, 2); // CUBLAS_OP_C
-// ```
-typedef enum emugemm_operation {
-  // as stored (`CUBLAS_OP_N`)
-  EMUGEMM_OPERATION_N = 0,
-  // transposed (`CUBLAS_OP_T`)
-  EMUGEMM_OPERATION_T = 1,
-  // conjugate-transposed (`CUBLAS_OP_C`; for real types, transposed)
-  EMUGEMM_OPERATION_C = 2,
-} emugemm_operation;
-
-// where `alpha` and `beta` point: host memory, or device memory (the values of cuBLAS's
-// `cublasPointerMode_t`)
-//
-// # example
-// ```
-// assert_eq!(emugemm_c::EmugemmPointerMode::Device as i32, 1); // CUBLAS_POINTER_MODE_DEVICE
-// ```
-typedef enum emugemm_pointer_mode {
-  // host memory, read during the call
-  EMUGEMM_POINTER_MODE_HOST = 0,
-  // device memory, read after the stream's earlier work (the call waits for the stream)
-  EMUGEMM_POINTER_MODE_DEVICE = 1,
-} emugemm_pointer_mode;
-
-// the kinds of precision a product asks for (see [`EmugemmPrecision`])
-//
-// # example
-// ```
-// assert_eq!(emugemm_c::EmugemmPrecisionKind::F64 as i32, 0);
-// ```
-typedef enum emugemm_precision_kind {
-  // certified at least as accurate as a native FP64 GEMM (`emugemm::Precision::F64`)
-  EMUGEMM_PRECISION_KIND_F64 = 0,
-  // certified at least as accurate as a native FP32 GEMM
-  EMUGEMM_PRECISION_KIND_F32 = 1,
-  // certified at least as accurate as a TF32 tensor-core GEMM
-  EMUGEMM_PRECISION_KIND_TF32 = 2,
-  // certified to `parameter` scaled bits (at most 52)
-  EMUGEMM_PRECISION_KIND_BITS = 3,
-  // Ozaki scheme I with `parameter` slices (1..=8), no accuracy promise
-  EMUGEMM_PRECISION_KIND_SCHEME_I = 4,
-  // Ozaki scheme II with `parameter` moduli (2..=20), no accuracy promise
-  EMUGEMM_PRECISION_KIND_SCHEME_II = 5,
-} emugemm_precision_kind;
-
-// the triangle of `C` a rank-k update reads and writes, its diagonal included (the values of
-// cuBLAS's `cublasFillMode_t`; a rank-k update refuses `Full`, as cuBLAS's does)
-//
-// # example
-// ```
-// assert_eq!(emugemm_c::EmugemmFillMode::Upper as i32, 1); // CUBLAS_FILL_MODE_UPPER
-// ```
-typedef enum emugemm_fill_mode {
-  // the entries on and below the diagonal (`CUBLAS_FILL_MODE_LOWER`)
-  EMUGEMM_FILL_MODE_LOWER = 0,
-  // the entries on and above the diagonal (`CUBLAS_FILL_MODE_UPPER`)
-  EMUGEMM_FILL_MODE_UPPER = 1,
-  // every entry (`CUBLAS_FILL_MODE_FULL`)
-  EMUGEMM_FILL_MODE_FULL = 2,
-} emugemm_fill_mode;
-
 // the scheme a product ran
-//
-// # example
-// ```
-// assert_eq!(emugemm_c::EmugemmScheme::SchemeII as i32, 2);
-// ```
 typedef enum emugemm_scheme {
   // the native product (cuBLAS)
   EMUGEMM_SCHEME_NATIVE = 0,
@@ -110,28 +31,59 @@ typedef enum emugemm_scheme {
   EMUGEMM_SCHEME_SCHEME_II = 2,
 } emugemm_scheme;
 
+// how a matrix argument is read (`transa`, `transb`, `trans`: an integer of these values).
+typedef enum emugemm_operation {
+  // as stored (`CUBLAS_OP_N`)
+  EMUGEMM_OPERATION_N = 0,
+  // transposed (`CUBLAS_OP_T`)
+  EMUGEMM_OPERATION_T = 1,
+  // conjugate-transposed (`CUBLAS_OP_C`; for real types, transposed)
+  EMUGEMM_OPERATION_C = 2,
+} emugemm_operation;
+
+// the triangle of `C` a rank-k update reads and writes (`uplo`: an integer of these values).
+typedef enum emugemm_fill_mode {
+  // the entries on and below the diagonal (`CUBLAS_FILL_MODE_LOWER`)
+  EMUGEMM_FILL_MODE_LOWER = 0,
+  // the entries on and above the diagonal (`CUBLAS_FILL_MODE_UPPER`)
+  EMUGEMM_FILL_MODE_UPPER = 1,
+  // every entry (`CUBLAS_FILL_MODE_FULL`)
+  EMUGEMM_FILL_MODE_FULL = 2,
+} emugemm_fill_mode;
+
+// where `alpha` and `beta` point (`mode`: an integer of these values).
+typedef enum emugemm_pointer_mode {
+  // host memory, read during the call
+  EMUGEMM_POINTER_MODE_HOST = 0,
+  // device memory, read after the stream's earlier work (the call waits for the stream)
+  EMUGEMM_POINTER_MODE_DEVICE = 1,
+} emugemm_pointer_mode;
+
+// the kinds of precision a product asks for (`emugemm_precision.kind`: an integer of these values).
+typedef enum emugemm_precision_kind {
+  // certified at least as accurate as a native FP64 GEMM (`emugemm::Precision::F64`)
+  EMUGEMM_PRECISION_KIND_F64 = 0,
+  // certified at least as accurate as a native FP32 GEMM
+  EMUGEMM_PRECISION_KIND_F32 = 1,
+  // certified at least as accurate as a TF32 tensor-core GEMM
+  EMUGEMM_PRECISION_KIND_TF32 = 2,
+  // certified to `parameter` scaled bits (at most 52 for double outputs, 23 for float ones)
+  EMUGEMM_PRECISION_KIND_BITS = 3,
+  // Ozaki scheme I with `parameter` slices (1..=8), no accuracy promise
+  EMUGEMM_PRECISION_KIND_SCHEME_I = 4,
+  // Ozaki scheme II with `parameter` moduli (2..=20), no accuracy promise
+  EMUGEMM_PRECISION_KIND_SCHEME_II = 5,
+} emugemm_precision_kind;
+
 // the precision of a product: a kind and, for `Bits`, `SchemeI` and `SchemeII`, its number
-//
-// # example
-// ```
-// use emugemm_c::{EmugemmPrecision, EmugemmPrecisionKind};
-// let fifteen_moduli = EmugemmPrecision { kind: EmugemmPrecisionKind::SchemeII, parameter: 15 };
-// # let _ = fifteen_moduli;
-// ```
 typedef struct emugemm_precision {
-  // what is asked
-  enum emugemm_precision_kind kind;
+  // what is asked: a value of [`EmugemmPrecisionKind`]
+  int32_t kind;
   // the bits, slices or moduli (ignored for the other kinds)
   uint32_t parameter;
 } emugemm_precision;
 
 // a complex `f32` as C and cuBLAS (`cuComplex`) lay it out: real part, then imaginary part
-//
-// # example
-// ```
-// let z = emugemm_c::EmugemmComplex32 { re: 1.0, im: -2.0 };
-// assert_eq!(size_of_val(&z), 8);
-// ```
 typedef struct emugemm_complex32 {
   // real part
   float re;
@@ -140,12 +92,6 @@ typedef struct emugemm_complex32 {
 } emugemm_complex32;
 
 // a complex `f64` as C and cuBLAS (`cuDoubleComplex`) lay it out: real part, then imaginary part
-//
-// # example
-// ```
-// let z = emugemm_c::EmugemmComplex64 { re: 1.0, im: -2.0 };
-// assert_eq!(size_of_val(&z), 16);
-// ```
 typedef struct emugemm_complex64 {
   // real part
   double re;
@@ -154,19 +100,12 @@ typedef struct emugemm_complex64 {
 } emugemm_complex64;
 
 // what the calling thread's last product ran and certified
-//
-// # example
-// ```
-// let report = emugemm_c::EmugemmReport::default();
-// assert!(report.certified_bits.is_nan());
-// ```
 typedef struct emugemm_report {
   // the scheme
   enum emugemm_scheme scheme;
   // its slices or moduli (0 for the native product)
   uint32_t parameter;
-  // the scaled bits the error bound certifies on every row it does not leave native; NaN
-  // where nothing is certified (an explicit plan, or the whole product native)
+  // the scaled bits certified (NaN where nothing is).
   double certified_bits;
   // `m`, `n`, `k`
   int64_t m;
@@ -176,12 +115,9 @@ typedef struct emugemm_report {
   int64_t k;
   // rows of the product computed natively (those no plan certifies, or all of them)
   int64_t native_rows;
-  // entries computed natively because a row of `op(A)` or a column of `op(B)` holds NaN or an
-  // infinity
+  // entries computed natively for NaN or infinities in their row of `op(A)` or column of `op(B)`
   int64_t nonfinite_entries;
-  // why the whole product is native, as text (NUL-terminated, empty where it is not): "faster
-  // natively", "below the native size", "none certified and faster" (the bound certified no
-  // plan, or none predicted faster than the native product), "screen", "not emulated"
+  // why the whole product is native, as NUL-terminated text (empty where it is not).
   uint8_t native_reason[32];
 } emugemm_report;
 
@@ -190,22 +126,8 @@ extern "C" {
 #endif // __cplusplus
 
 // single precision real: a pointer-array batch of `C[i] = alpha op(A[i]) op(B[i]) + beta C[i]` on device pointers, cuBLAS's arguments, a stream and a precision.
-//
-// # Safety
-// see the module's docs
-//
-// # example
-// ```no_run
-// # use emugemm_c::*;
-// # let (a, b, c): (*const *const f32, *const *const f32, *const *mut f32) = (std::ptr::null(), std::ptr::null(), std::ptr::null());
-// // a, b, c: device arrays of 100 device pointers each, to 64 x 64 matrices
-// let (alpha, beta) = (<f32>::default(), <f32>::default());
-// let f32_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F32, parameter: 0 };
-// let (n, t, host) = (EmugemmOperation::N, EmugemmOperation::T, EmugemmPointerMode::Host);
-// let status = unsafe { emugemm_sgemm_batched(n, t, 64, 64, 64, &alpha, a, 64, b, 64, &beta, c, 64, 100, host, std::ptr::null_mut(), f32_level) };
-// ```
-enum emugemm_status emugemm_sgemm_batched(enum emugemm_operation transa,
-                                          enum emugemm_operation transb,
+enum emugemm_status emugemm_sgemm_batched(int32_t transa,
+                                          int32_t transb,
                                           int64_t m,
                                           int64_t n,
                                           int64_t k,
@@ -218,27 +140,13 @@ enum emugemm_status emugemm_sgemm_batched(enum emugemm_operation transa,
                                           float *const *c_array,
                                           int64_t ldc,
                                           int64_t batch_count,
-                                          enum emugemm_pointer_mode mode,
+                                          int32_t mode,
                                           void *stream,
                                           struct emugemm_precision precision);
 
 // single precision real: a strided batch of `C[i] = alpha op(A[i]) op(B[i]) + beta C[i]` on device pointers, cuBLAS's arguments, a stream and a precision.
-//
-// # Safety
-// see the module's docs
-//
-// # example
-// ```no_run
-// # use emugemm_c::*;
-// # let (a, b, c): (*const f32, *const f32, *mut f32) = (std::ptr::null(), std::ptr::null(), std::ptr::null_mut());
-// // 100 products of 64 x 64 matrices stored one after another; every product shares B
-// let (alpha, beta) = (<f32>::default(), <f32>::default());
-// let f32_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F32, parameter: 0 };
-// let (n, t, host) = (EmugemmOperation::N, EmugemmOperation::T, EmugemmPointerMode::Host);
-// let status = unsafe { emugemm_sgemm_strided_batched(n, t, 64, 64, 64, &alpha, a, 64, 64 * 64, b, 64, 0, &beta, c, 64, 64 * 64, 100, host, std::ptr::null_mut(), f32_level) };
-// ```
-enum emugemm_status emugemm_sgemm_strided_batched(enum emugemm_operation transa,
-                                                  enum emugemm_operation transb,
+enum emugemm_status emugemm_sgemm_strided_batched(int32_t transa,
+                                                  int32_t transb,
                                                   int64_t m,
                                                   int64_t n,
                                                   int64_t k,
@@ -254,27 +162,13 @@ enum emugemm_status emugemm_sgemm_strided_batched(enum emugemm_operation transa,
                                                   int64_t ldc,
                                                   int64_t stride_c,
                                                   int64_t batch_count,
-                                                  enum emugemm_pointer_mode mode,
+                                                  int32_t mode,
                                                   void *stream,
                                                   struct emugemm_precision precision);
 
 // double precision real: a pointer-array batch of `C[i] = alpha op(A[i]) op(B[i]) + beta C[i]` on device pointers, cuBLAS's arguments, a stream and a precision.
-//
-// # Safety
-// see the module's docs
-//
-// # example
-// ```no_run
-// # use emugemm_c::*;
-// # let (a, b, c): (*const *const f64, *const *const f64, *const *mut f64) = (std::ptr::null(), std::ptr::null(), std::ptr::null());
-// // a, b, c: device arrays of 100 device pointers each, to 64 x 64 matrices
-// let (alpha, beta) = (<f64>::default(), <f64>::default());
-// let f64_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F64, parameter: 0 };
-// let (n, t, host) = (EmugemmOperation::N, EmugemmOperation::T, EmugemmPointerMode::Host);
-// let status = unsafe { emugemm_dgemm_batched(n, t, 64, 64, 64, &alpha, a, 64, b, 64, &beta, c, 64, 100, host, std::ptr::null_mut(), f64_level) };
-// ```
-enum emugemm_status emugemm_dgemm_batched(enum emugemm_operation transa,
-                                          enum emugemm_operation transb,
+enum emugemm_status emugemm_dgemm_batched(int32_t transa,
+                                          int32_t transb,
                                           int64_t m,
                                           int64_t n,
                                           int64_t k,
@@ -287,27 +181,13 @@ enum emugemm_status emugemm_dgemm_batched(enum emugemm_operation transa,
                                           double *const *c_array,
                                           int64_t ldc,
                                           int64_t batch_count,
-                                          enum emugemm_pointer_mode mode,
+                                          int32_t mode,
                                           void *stream,
                                           struct emugemm_precision precision);
 
 // double precision real: a strided batch of `C[i] = alpha op(A[i]) op(B[i]) + beta C[i]` on device pointers, cuBLAS's arguments, a stream and a precision.
-//
-// # Safety
-// see the module's docs
-//
-// # example
-// ```no_run
-// # use emugemm_c::*;
-// # let (a, b, c): (*const f64, *const f64, *mut f64) = (std::ptr::null(), std::ptr::null(), std::ptr::null_mut());
-// // 100 products of 64 x 64 matrices stored one after another; every product shares B
-// let (alpha, beta) = (<f64>::default(), <f64>::default());
-// let f64_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F64, parameter: 0 };
-// let (n, t, host) = (EmugemmOperation::N, EmugemmOperation::T, EmugemmPointerMode::Host);
-// let status = unsafe { emugemm_dgemm_strided_batched(n, t, 64, 64, 64, &alpha, a, 64, 64 * 64, b, 64, 0, &beta, c, 64, 64 * 64, 100, host, std::ptr::null_mut(), f64_level) };
-// ```
-enum emugemm_status emugemm_dgemm_strided_batched(enum emugemm_operation transa,
-                                                  enum emugemm_operation transb,
+enum emugemm_status emugemm_dgemm_strided_batched(int32_t transa,
+                                                  int32_t transb,
                                                   int64_t m,
                                                   int64_t n,
                                                   int64_t k,
@@ -323,27 +203,13 @@ enum emugemm_status emugemm_dgemm_strided_batched(enum emugemm_operation transa,
                                                   int64_t ldc,
                                                   int64_t stride_c,
                                                   int64_t batch_count,
-                                                  enum emugemm_pointer_mode mode,
+                                                  int32_t mode,
                                                   void *stream,
                                                   struct emugemm_precision precision);
 
 // single precision complex (`cuComplex`): a pointer-array batch of `C[i] = alpha op(A[i]) op(B[i]) + beta C[i]` on device pointers, cuBLAS's arguments, a stream and a precision.
-//
-// # Safety
-// see the module's docs
-//
-// # example
-// ```no_run
-// # use emugemm_c::*;
-// # let (a, b, c): (*const *const EmugemmComplex32, *const *const EmugemmComplex32, *const *mut EmugemmComplex32) = (std::ptr::null(), std::ptr::null(), std::ptr::null());
-// // a, b, c: device arrays of 100 device pointers each, to 64 x 64 matrices
-// let (alpha, beta) = (EmugemmComplex32::default(), EmugemmComplex32::default());
-// let f32_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F32, parameter: 0 };
-// let (n, t, host) = (EmugemmOperation::N, EmugemmOperation::T, EmugemmPointerMode::Host);
-// let status = unsafe { emugemm_cgemm_batched(n, t, 64, 64, 64, &alpha, a, 64, b, 64, &beta, c, 64, 100, host, std::ptr::null_mut(), f32_level) };
-// ```
-enum emugemm_status emugemm_cgemm_batched(enum emugemm_operation transa,
-                                          enum emugemm_operation transb,
+enum emugemm_status emugemm_cgemm_batched(int32_t transa,
+                                          int32_t transb,
                                           int64_t m,
                                           int64_t n,
                                           int64_t k,
@@ -356,27 +222,13 @@ enum emugemm_status emugemm_cgemm_batched(enum emugemm_operation transa,
                                           struct emugemm_complex32 *const *c_array,
                                           int64_t ldc,
                                           int64_t batch_count,
-                                          enum emugemm_pointer_mode mode,
+                                          int32_t mode,
                                           void *stream,
                                           struct emugemm_precision precision);
 
 // single precision complex (`cuComplex`): a strided batch of `C[i] = alpha op(A[i]) op(B[i]) + beta C[i]` on device pointers, cuBLAS's arguments, a stream and a precision.
-//
-// # Safety
-// see the module's docs
-//
-// # example
-// ```no_run
-// # use emugemm_c::*;
-// # let (a, b, c): (*const EmugemmComplex32, *const EmugemmComplex32, *mut EmugemmComplex32) = (std::ptr::null(), std::ptr::null(), std::ptr::null_mut());
-// // 100 products of 64 x 64 matrices stored one after another; every product shares B
-// let (alpha, beta) = (EmugemmComplex32::default(), EmugemmComplex32::default());
-// let f32_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F32, parameter: 0 };
-// let (n, t, host) = (EmugemmOperation::N, EmugemmOperation::T, EmugemmPointerMode::Host);
-// let status = unsafe { emugemm_cgemm_strided_batched(n, t, 64, 64, 64, &alpha, a, 64, 64 * 64, b, 64, 0, &beta, c, 64, 64 * 64, 100, host, std::ptr::null_mut(), f32_level) };
-// ```
-enum emugemm_status emugemm_cgemm_strided_batched(enum emugemm_operation transa,
-                                                  enum emugemm_operation transb,
+enum emugemm_status emugemm_cgemm_strided_batched(int32_t transa,
+                                                  int32_t transb,
                                                   int64_t m,
                                                   int64_t n,
                                                   int64_t k,
@@ -392,27 +244,13 @@ enum emugemm_status emugemm_cgemm_strided_batched(enum emugemm_operation transa,
                                                   int64_t ldc,
                                                   int64_t stride_c,
                                                   int64_t batch_count,
-                                                  enum emugemm_pointer_mode mode,
+                                                  int32_t mode,
                                                   void *stream,
                                                   struct emugemm_precision precision);
 
 // double precision complex (`cuDoubleComplex`): a pointer-array batch of `C[i] = alpha op(A[i]) op(B[i]) + beta C[i]` on device pointers, cuBLAS's arguments, a stream and a precision.
-//
-// # Safety
-// see the module's docs
-//
-// # example
-// ```no_run
-// # use emugemm_c::*;
-// # let (a, b, c): (*const *const EmugemmComplex64, *const *const EmugemmComplex64, *const *mut EmugemmComplex64) = (std::ptr::null(), std::ptr::null(), std::ptr::null());
-// // a, b, c: device arrays of 100 device pointers each, to 64 x 64 matrices
-// let (alpha, beta) = (EmugemmComplex64::default(), EmugemmComplex64::default());
-// let f64_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F64, parameter: 0 };
-// let (n, t, host) = (EmugemmOperation::N, EmugemmOperation::T, EmugemmPointerMode::Host);
-// let status = unsafe { emugemm_zgemm_batched(n, t, 64, 64, 64, &alpha, a, 64, b, 64, &beta, c, 64, 100, host, std::ptr::null_mut(), f64_level) };
-// ```
-enum emugemm_status emugemm_zgemm_batched(enum emugemm_operation transa,
-                                          enum emugemm_operation transb,
+enum emugemm_status emugemm_zgemm_batched(int32_t transa,
+                                          int32_t transb,
                                           int64_t m,
                                           int64_t n,
                                           int64_t k,
@@ -425,27 +263,13 @@ enum emugemm_status emugemm_zgemm_batched(enum emugemm_operation transa,
                                           struct emugemm_complex64 *const *c_array,
                                           int64_t ldc,
                                           int64_t batch_count,
-                                          enum emugemm_pointer_mode mode,
+                                          int32_t mode,
                                           void *stream,
                                           struct emugemm_precision precision);
 
 // double precision complex (`cuDoubleComplex`): a strided batch of `C[i] = alpha op(A[i]) op(B[i]) + beta C[i]` on device pointers, cuBLAS's arguments, a stream and a precision.
-//
-// # Safety
-// see the module's docs
-//
-// # example
-// ```no_run
-// # use emugemm_c::*;
-// # let (a, b, c): (*const EmugemmComplex64, *const EmugemmComplex64, *mut EmugemmComplex64) = (std::ptr::null(), std::ptr::null(), std::ptr::null_mut());
-// // 100 products of 64 x 64 matrices stored one after another; every product shares B
-// let (alpha, beta) = (EmugemmComplex64::default(), EmugemmComplex64::default());
-// let f64_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F64, parameter: 0 };
-// let (n, t, host) = (EmugemmOperation::N, EmugemmOperation::T, EmugemmPointerMode::Host);
-// let status = unsafe { emugemm_zgemm_strided_batched(n, t, 64, 64, 64, &alpha, a, 64, 64 * 64, b, 64, 0, &beta, c, 64, 64 * 64, 100, host, std::ptr::null_mut(), f64_level) };
-// ```
-enum emugemm_status emugemm_zgemm_strided_batched(enum emugemm_operation transa,
-                                                  enum emugemm_operation transb,
+enum emugemm_status emugemm_zgemm_strided_batched(int32_t transa,
+                                                  int32_t transb,
                                                   int64_t m,
                                                   int64_t n,
                                                   int64_t k,
@@ -461,26 +285,13 @@ enum emugemm_status emugemm_zgemm_strided_batched(enum emugemm_operation transa,
                                                   int64_t ldc,
                                                   int64_t stride_c,
                                                   int64_t batch_count,
-                                                  enum emugemm_pointer_mode mode,
+                                                  int32_t mode,
                                                   void *stream,
                                                   struct emugemm_precision precision);
 
 // single precision real: `C = alpha op(A) op(B) + beta C` on device pointers, cuBLAS's arguments, a stream and a precision.
-//
-// # Safety
-// see the module's docs
-//
-// # example
-// ```no_run
-// # use emugemm_c::*;
-// # let (a, b, c): (*const _, *const _, *mut _) = (std::ptr::null(), std::ptr::null(), std::ptr::null_mut());
-// let (alpha, beta) = (<f32>::default(), <f32>::default());
-// let f64_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F64, parameter: 0 };
-// let (n, t, host) = (EmugemmOperation::N, EmugemmOperation::T, EmugemmPointerMode::Host);
-// let status = unsafe { emugemm_sgemm(n, t, 64, 64, 64, &alpha, a, 64, b, 64, &beta, c, 64, host, std::ptr::null_mut(), f64_level) };
-// ```
-enum emugemm_status emugemm_sgemm(enum emugemm_operation transa,
-                                  enum emugemm_operation transb,
+enum emugemm_status emugemm_sgemm(int32_t transa,
+                                  int32_t transb,
                                   int64_t m,
                                   int64_t n,
                                   int64_t k,
@@ -492,26 +303,13 @@ enum emugemm_status emugemm_sgemm(enum emugemm_operation transa,
                                   const float *beta,
                                   float *c,
                                   int64_t ldc,
-                                  enum emugemm_pointer_mode mode,
+                                  int32_t mode,
                                   void *stream,
                                   struct emugemm_precision precision);
 
 // double precision real: `C = alpha op(A) op(B) + beta C` on device pointers, cuBLAS's arguments, a stream and a precision.
-//
-// # Safety
-// see the module's docs
-//
-// # example
-// ```no_run
-// # use emugemm_c::*;
-// # let (a, b, c): (*const _, *const _, *mut _) = (std::ptr::null(), std::ptr::null(), std::ptr::null_mut());
-// let (alpha, beta) = (<f64>::default(), <f64>::default());
-// let f64_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F64, parameter: 0 };
-// let (n, t, host) = (EmugemmOperation::N, EmugemmOperation::T, EmugemmPointerMode::Host);
-// let status = unsafe { emugemm_dgemm(n, t, 64, 64, 64, &alpha, a, 64, b, 64, &beta, c, 64, host, std::ptr::null_mut(), f64_level) };
-// ```
-enum emugemm_status emugemm_dgemm(enum emugemm_operation transa,
-                                  enum emugemm_operation transb,
+enum emugemm_status emugemm_dgemm(int32_t transa,
+                                  int32_t transb,
                                   int64_t m,
                                   int64_t n,
                                   int64_t k,
@@ -523,26 +321,13 @@ enum emugemm_status emugemm_dgemm(enum emugemm_operation transa,
                                   const double *beta,
                                   double *c,
                                   int64_t ldc,
-                                  enum emugemm_pointer_mode mode,
+                                  int32_t mode,
                                   void *stream,
                                   struct emugemm_precision precision);
 
 // single precision complex (`cuComplex`): `C = alpha op(A) op(B) + beta C` on device pointers, cuBLAS's arguments, a stream and a precision.
-//
-// # Safety
-// see the module's docs
-//
-// # example
-// ```no_run
-// # use emugemm_c::*;
-// # let (a, b, c): (*const _, *const _, *mut _) = (std::ptr::null(), std::ptr::null(), std::ptr::null_mut());
-// let (alpha, beta) = (EmugemmComplex32::default(), EmugemmComplex32::default());
-// let f64_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F64, parameter: 0 };
-// let (n, t, host) = (EmugemmOperation::N, EmugemmOperation::T, EmugemmPointerMode::Host);
-// let status = unsafe { emugemm_cgemm(n, t, 64, 64, 64, &alpha, a, 64, b, 64, &beta, c, 64, host, std::ptr::null_mut(), f64_level) };
-// ```
-enum emugemm_status emugemm_cgemm(enum emugemm_operation transa,
-                                  enum emugemm_operation transb,
+enum emugemm_status emugemm_cgemm(int32_t transa,
+                                  int32_t transb,
                                   int64_t m,
                                   int64_t n,
                                   int64_t k,
@@ -554,26 +339,13 @@ enum emugemm_status emugemm_cgemm(enum emugemm_operation transa,
                                   const struct emugemm_complex32 *beta,
                                   struct emugemm_complex32 *c,
                                   int64_t ldc,
-                                  enum emugemm_pointer_mode mode,
+                                  int32_t mode,
                                   void *stream,
                                   struct emugemm_precision precision);
 
 // double precision complex (`cuDoubleComplex`): `C = alpha op(A) op(B) + beta C` on device pointers, cuBLAS's arguments, a stream and a precision.
-//
-// # Safety
-// see the module's docs
-//
-// # example
-// ```no_run
-// # use emugemm_c::*;
-// # let (a, b, c): (*const _, *const _, *mut _) = (std::ptr::null(), std::ptr::null(), std::ptr::null_mut());
-// let (alpha, beta) = (EmugemmComplex64::default(), EmugemmComplex64::default());
-// let f64_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F64, parameter: 0 };
-// let (n, t, host) = (EmugemmOperation::N, EmugemmOperation::T, EmugemmPointerMode::Host);
-// let status = unsafe { emugemm_zgemm(n, t, 64, 64, 64, &alpha, a, 64, b, 64, &beta, c, 64, host, std::ptr::null_mut(), f64_level) };
-// ```
-enum emugemm_status emugemm_zgemm(enum emugemm_operation transa,
-                                  enum emugemm_operation transb,
+enum emugemm_status emugemm_zgemm(int32_t transa,
+                                  int32_t transb,
                                   int64_t m,
                                   int64_t n,
                                   int64_t k,
@@ -585,27 +357,13 @@ enum emugemm_status emugemm_zgemm(enum emugemm_operation transa,
                                   const struct emugemm_complex64 *beta,
                                   struct emugemm_complex64 *c,
                                   int64_t ldc,
-                                  enum emugemm_pointer_mode mode,
+                                  int32_t mode,
                                   void *stream,
                                   struct emugemm_precision precision);
 
 // single precision real (SYRK): `C = alpha op(A) op(A)^T + beta C` on a triangle, on device pointers, cuBLAS's arguments, a stream and a precision.
-//
-// # Safety
-// see the module's docs
-//
-// # example
-// ```no_run
-// # use emugemm_c::*;
-// # let (a, c): (*const _, *mut _) = (std::ptr::null(), std::ptr::null_mut());
-// let (alpha, beta) = (1.0f32, 0.0f32);
-// let f32_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F32, parameter: 0 };
-// let (lower, n, host) = (EmugemmFillMode::Lower, EmugemmOperation::N, EmugemmPointerMode::Host);
-// // the lower triangle of the 64 x 64 C = A A^T, A 64 x 32
-// let status = unsafe { emugemm_ssyrk(lower, n, 64, 32, &alpha, a, 64, &beta, c, 64, host, std::ptr::null_mut(), f32_level) };
-// ```
-enum emugemm_status emugemm_ssyrk(enum emugemm_fill_mode uplo,
-                                  enum emugemm_operation trans,
+enum emugemm_status emugemm_ssyrk(int32_t uplo,
+                                  int32_t trans,
                                   int64_t n,
                                   int64_t k,
                                   const float *alpha,
@@ -614,27 +372,13 @@ enum emugemm_status emugemm_ssyrk(enum emugemm_fill_mode uplo,
                                   const float *beta,
                                   float *c,
                                   int64_t ldc,
-                                  enum emugemm_pointer_mode mode,
+                                  int32_t mode,
                                   void *stream,
                                   struct emugemm_precision precision);
 
 // double precision real (SYRK): `C = alpha op(A) op(A)^T + beta C` on a triangle, on device pointers, cuBLAS's arguments, a stream and a precision.
-//
-// # Safety
-// see the module's docs
-//
-// # example
-// ```no_run
-// # use emugemm_c::*;
-// # let (a, c): (*const _, *mut _) = (std::ptr::null(), std::ptr::null_mut());
-// let (alpha, beta) = (1.0f64, 0.0f64);
-// let f64_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F64, parameter: 0 };
-// let (upper, t, host) = (EmugemmFillMode::Upper, EmugemmOperation::T, EmugemmPointerMode::Host);
-// // the upper triangle of the 64 x 64 C = A^T A, A 32 x 64
-// let status = unsafe { emugemm_dsyrk(upper, t, 64, 32, &alpha, a, 32, &beta, c, 64, host, std::ptr::null_mut(), f64_level) };
-// ```
-enum emugemm_status emugemm_dsyrk(enum emugemm_fill_mode uplo,
-                                  enum emugemm_operation trans,
+enum emugemm_status emugemm_dsyrk(int32_t uplo,
+                                  int32_t trans,
                                   int64_t n,
                                   int64_t k,
                                   const double *alpha,
@@ -643,27 +387,13 @@ enum emugemm_status emugemm_dsyrk(enum emugemm_fill_mode uplo,
                                   const double *beta,
                                   double *c,
                                   int64_t ldc,
-                                  enum emugemm_pointer_mode mode,
+                                  int32_t mode,
                                   void *stream,
                                   struct emugemm_precision precision);
 
 // single precision complex (HERK, `cuComplex`, real `alpha` and `beta`): `C = alpha op(A) op(A)^H + beta C` on a triangle, on device pointers, cuBLAS's arguments, a stream and a precision.
-//
-// # Safety
-// see the module's docs
-//
-// # example
-// ```no_run
-// # use emugemm_c::*;
-// # let (a, c): (*const EmugemmComplex32, *mut EmugemmComplex32) = (std::ptr::null(), std::ptr::null_mut());
-// let (alpha, beta) = (1.0f32, 0.0f32);
-// let f32_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F32, parameter: 0 };
-// let (lower, n, host) = (EmugemmFillMode::Lower, EmugemmOperation::N, EmugemmPointerMode::Host);
-// // the lower triangle of the 64 x 64 C = A A^H, A 64 x 32
-// let status = unsafe { emugemm_cherk(lower, n, 64, 32, &alpha, a, 64, &beta, c, 64, host, std::ptr::null_mut(), f32_level) };
-// ```
-enum emugemm_status emugemm_cherk(enum emugemm_fill_mode uplo,
-                                  enum emugemm_operation trans,
+enum emugemm_status emugemm_cherk(int32_t uplo,
+                                  int32_t trans,
                                   int64_t n,
                                   int64_t k,
                                   const float *alpha,
@@ -672,27 +402,13 @@ enum emugemm_status emugemm_cherk(enum emugemm_fill_mode uplo,
                                   const float *beta,
                                   struct emugemm_complex32 *c,
                                   int64_t ldc,
-                                  enum emugemm_pointer_mode mode,
+                                  int32_t mode,
                                   void *stream,
                                   struct emugemm_precision precision);
 
 // double precision complex (HERK, `cuDoubleComplex`, real `alpha` and `beta`): `C = alpha op(A) op(A)^H + beta C` on a triangle, on device pointers, cuBLAS's arguments, a stream and a precision.
-//
-// # Safety
-// see the module's docs
-//
-// # example
-// ```no_run
-// # use emugemm_c::*;
-// # let (a, c): (*const EmugemmComplex64, *mut EmugemmComplex64) = (std::ptr::null(), std::ptr::null_mut());
-// let (alpha, beta) = (1.0f64, 0.0f64);
-// let f64_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F64, parameter: 0 };
-// let (upper, adjoint, host) = (EmugemmFillMode::Upper, EmugemmOperation::C, EmugemmPointerMode::Host);
-// // the upper triangle of the 64 x 64 C = A^H A, A 32 x 64
-// let status = unsafe { emugemm_zherk(upper, adjoint, 64, 32, &alpha, a, 32, &beta, c, 64, host, std::ptr::null_mut(), f64_level) };
-// ```
-enum emugemm_status emugemm_zherk(enum emugemm_fill_mode uplo,
-                                  enum emugemm_operation trans,
+enum emugemm_status emugemm_zherk(int32_t uplo,
+                                  int32_t trans,
                                   int64_t n,
                                   int64_t k,
                                   const double *alpha,
@@ -701,33 +417,14 @@ enum emugemm_status emugemm_zherk(enum emugemm_fill_mode uplo,
                                   const double *beta,
                                   struct emugemm_complex64 *c,
                                   int64_t ldc,
-                                  enum emugemm_pointer_mode mode,
+                                  int32_t mode,
                                   void *stream,
                                   struct emugemm_precision precision);
 
-// writes the calling thread's last report into `*out`: `InvalidValue` where `out` is null or
-// the thread has made no product yet
-//
-// # Safety
-// `out` is null or points to writable memory for one `emugemm_report`
-//
-// # example
-// ```
-// use emugemm_c::{EmugemmReport, EmugemmStatus, emugemm_last_report};
-// let mut report = EmugemmReport::default();
-// // no product on this thread yet
-// assert_eq!(unsafe { emugemm_last_report(&mut report) }, EmugemmStatus::InvalidValue);
-// ```
+// writes the calling thread's last report into `*out`.
 enum emugemm_status emugemm_last_report(struct emugemm_report *out);
 
-// the message of the calling thread's last failed call (empty after a success): a
-// NUL-terminated string owned by the library, valid until the thread's next call
-//
-// # example
-// ```
-// let message = unsafe { std::ffi::CStr::from_ptr(emugemm_c::emugemm_last_error()) };
-// assert!(message.to_str().is_ok());
-// ```
+// the message of the calling thread's last failed call (empty after a success).
 const char *emugemm_last_error(void);
 
 #ifdef __cplusplus

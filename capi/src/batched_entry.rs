@@ -35,11 +35,10 @@
 //! The eight signatures stand one to a line, as a table: they differ only in the element type and
 //! in how the matrices are given.
 
-use crate::batched::{Batched, Matrices};
-use crate::call::run;
+use crate::request::{Batch, Call, Matrices, Routine};
 use crate::status::EmugemmStatus;
-use crate::{EmugemmComplex32, EmugemmComplex64, EmugemmOperation, EmugemmPointerMode, EmugemmPrecision};
-use num_complex::Complex;
+use crate::status::run;
+use crate::{EmugemmComplex32, EmugemmComplex64, EmugemmPrecision};
 use std::ffi::c_void;
 
 /// single precision real: a pointer-array batch of `C[i] = alpha op(A[i]) op(B[i]) + beta C[i]` on device pointers, cuBLAS's arguments, a stream and a precision.
@@ -53,16 +52,16 @@ use std::ffi::c_void;
 /// # let (a, b, c): (*const *const f32, *const *const f32, *const *mut f32) = (std::ptr::null(), std::ptr::null(), std::ptr::null());
 /// // a, b, c: device arrays of 100 device pointers each, to 64 x 64 matrices
 /// let (alpha, beta) = (<f32>::default(), <f32>::default());
-/// let f32_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F32, parameter: 0 };
-/// let (n, t, host) = (EmugemmOperation::N, EmugemmOperation::T, EmugemmPointerMode::Host);
+/// let f32_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F32 as i32, parameter: 0 };
+/// let (n, t, host) = (EmugemmOperation::N as i32, EmugemmOperation::T as i32, EmugemmPointerMode::Host as i32);
 /// let status = unsafe { emugemm_sgemm_batched(n, t, 64, 64, 64, &alpha, a, 64, b, 64, &beta, c, 64, 100, host, std::ptr::null_mut(), f32_level) };
 /// ```
 #[unsafe(no_mangle)]
 #[rustfmt::skip]
 #[allow(clippy::too_many_arguments)] // cuBLAS's own argument list
-pub unsafe extern "C" fn emugemm_sgemm_batched(transa: EmugemmOperation, transb: EmugemmOperation, m: i64, n: i64, k: i64, alpha: *const f32, a_array: *const *const f32, lda: i64, b_array: *const *const f32, ldb: i64, beta: *const f32, c_array: *const *mut f32, ldc: i64, batch_count: i64, mode: EmugemmPointerMode, stream: *mut c_void, precision: EmugemmPrecision) -> EmugemmStatus {
+pub unsafe extern "C" fn emugemm_sgemm_batched(transa: i32, transb: i32, m: i64, n: i64, k: i64, alpha: *const f32, a_array: *const *const f32, lda: i64, b_array: *const *const f32, ldb: i64, beta: *const f32, c_array: *const *mut f32, ldc: i64, batch_count: i64, mode: i32, stream: *mut c_void, precision: EmugemmPrecision) -> EmugemmStatus {
 	// SAFETY: the caller's promise, handed on
-	unsafe { run(Batched { ops: (transa, transb), shape: (m, n, k), scalars: (alpha.cast::<f32>(), beta.cast(), mode), lds: (lda, ldb, ldc), matrices: Matrices::Pointers(a_array.cast(), b_array.cast(), c_array.cast()), batch_count, stream, precision }) }
+	unsafe { run(Call { routine: Routine::Batch(Batch { ops: (transa, transb), shape: (m, n, k), alpha, beta, lds: (lda, ldb, ldc), matrices: Matrices::Pointers(a_array, b_array, c_array), count: batch_count }), pointer_mode: mode, stream, precision }) }
 }
 
 /// single precision real: a strided batch of `C[i] = alpha op(A[i]) op(B[i]) + beta C[i]` on device pointers, cuBLAS's arguments, a stream and a precision.
@@ -76,16 +75,16 @@ pub unsafe extern "C" fn emugemm_sgemm_batched(transa: EmugemmOperation, transb:
 /// # let (a, b, c): (*const f32, *const f32, *mut f32) = (std::ptr::null(), std::ptr::null(), std::ptr::null_mut());
 /// // 100 products of 64 x 64 matrices stored one after another; every product shares B
 /// let (alpha, beta) = (<f32>::default(), <f32>::default());
-/// let f32_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F32, parameter: 0 };
-/// let (n, t, host) = (EmugemmOperation::N, EmugemmOperation::T, EmugemmPointerMode::Host);
+/// let f32_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F32 as i32, parameter: 0 };
+/// let (n, t, host) = (EmugemmOperation::N as i32, EmugemmOperation::T as i32, EmugemmPointerMode::Host as i32);
 /// let status = unsafe { emugemm_sgemm_strided_batched(n, t, 64, 64, 64, &alpha, a, 64, 64 * 64, b, 64, 0, &beta, c, 64, 64 * 64, 100, host, std::ptr::null_mut(), f32_level) };
 /// ```
 #[unsafe(no_mangle)]
 #[rustfmt::skip]
 #[allow(clippy::too_many_arguments)] // cuBLAS's own argument list
-pub unsafe extern "C" fn emugemm_sgemm_strided_batched(transa: EmugemmOperation, transb: EmugemmOperation, m: i64, n: i64, k: i64, alpha: *const f32, a: *const f32, lda: i64, stride_a: i64, b: *const f32, ldb: i64, stride_b: i64, beta: *const f32, c: *mut f32, ldc: i64, stride_c: i64, batch_count: i64, mode: EmugemmPointerMode, stream: *mut c_void, precision: EmugemmPrecision) -> EmugemmStatus {
+pub unsafe extern "C" fn emugemm_sgemm_strided_batched(transa: i32, transb: i32, m: i64, n: i64, k: i64, alpha: *const f32, a: *const f32, lda: i64, stride_a: i64, b: *const f32, ldb: i64, stride_b: i64, beta: *const f32, c: *mut f32, ldc: i64, stride_c: i64, batch_count: i64, mode: i32, stream: *mut c_void, precision: EmugemmPrecision) -> EmugemmStatus {
 	// SAFETY: the caller's promise, handed on
-	unsafe { run(Batched { ops: (transa, transb), shape: (m, n, k), scalars: (alpha.cast::<f32>(), beta.cast(), mode), lds: (lda, ldb, ldc), matrices: Matrices::Strided((a.cast(), stride_a), (b.cast(), stride_b), (c.cast(), stride_c)), batch_count, stream, precision }) }
+	unsafe { run(Call { routine: Routine::Batch(Batch { ops: (transa, transb), shape: (m, n, k), alpha, beta, lds: (lda, ldb, ldc), matrices: Matrices::Strided((a, stride_a), (b, stride_b), (c, stride_c)), count: batch_count }), pointer_mode: mode, stream, precision }) }
 }
 
 /// double precision real: a pointer-array batch of `C[i] = alpha op(A[i]) op(B[i]) + beta C[i]` on device pointers, cuBLAS's arguments, a stream and a precision.
@@ -99,16 +98,16 @@ pub unsafe extern "C" fn emugemm_sgemm_strided_batched(transa: EmugemmOperation,
 /// # let (a, b, c): (*const *const f64, *const *const f64, *const *mut f64) = (std::ptr::null(), std::ptr::null(), std::ptr::null());
 /// // a, b, c: device arrays of 100 device pointers each, to 64 x 64 matrices
 /// let (alpha, beta) = (<f64>::default(), <f64>::default());
-/// let f64_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F64, parameter: 0 };
-/// let (n, t, host) = (EmugemmOperation::N, EmugemmOperation::T, EmugemmPointerMode::Host);
+/// let f64_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F64 as i32, parameter: 0 };
+/// let (n, t, host) = (EmugemmOperation::N as i32, EmugemmOperation::T as i32, EmugemmPointerMode::Host as i32);
 /// let status = unsafe { emugemm_dgemm_batched(n, t, 64, 64, 64, &alpha, a, 64, b, 64, &beta, c, 64, 100, host, std::ptr::null_mut(), f64_level) };
 /// ```
 #[unsafe(no_mangle)]
 #[rustfmt::skip]
 #[allow(clippy::too_many_arguments)] // cuBLAS's own argument list
-pub unsafe extern "C" fn emugemm_dgemm_batched(transa: EmugemmOperation, transb: EmugemmOperation, m: i64, n: i64, k: i64, alpha: *const f64, a_array: *const *const f64, lda: i64, b_array: *const *const f64, ldb: i64, beta: *const f64, c_array: *const *mut f64, ldc: i64, batch_count: i64, mode: EmugemmPointerMode, stream: *mut c_void, precision: EmugemmPrecision) -> EmugemmStatus {
+pub unsafe extern "C" fn emugemm_dgemm_batched(transa: i32, transb: i32, m: i64, n: i64, k: i64, alpha: *const f64, a_array: *const *const f64, lda: i64, b_array: *const *const f64, ldb: i64, beta: *const f64, c_array: *const *mut f64, ldc: i64, batch_count: i64, mode: i32, stream: *mut c_void, precision: EmugemmPrecision) -> EmugemmStatus {
 	// SAFETY: the caller's promise, handed on
-	unsafe { run(Batched { ops: (transa, transb), shape: (m, n, k), scalars: (alpha.cast::<f64>(), beta.cast(), mode), lds: (lda, ldb, ldc), matrices: Matrices::Pointers(a_array.cast(), b_array.cast(), c_array.cast()), batch_count, stream, precision }) }
+	unsafe { run(Call { routine: Routine::Batch(Batch { ops: (transa, transb), shape: (m, n, k), alpha, beta, lds: (lda, ldb, ldc), matrices: Matrices::Pointers(a_array, b_array, c_array), count: batch_count }), pointer_mode: mode, stream, precision }) }
 }
 
 /// double precision real: a strided batch of `C[i] = alpha op(A[i]) op(B[i]) + beta C[i]` on device pointers, cuBLAS's arguments, a stream and a precision.
@@ -122,16 +121,16 @@ pub unsafe extern "C" fn emugemm_dgemm_batched(transa: EmugemmOperation, transb:
 /// # let (a, b, c): (*const f64, *const f64, *mut f64) = (std::ptr::null(), std::ptr::null(), std::ptr::null_mut());
 /// // 100 products of 64 x 64 matrices stored one after another; every product shares B
 /// let (alpha, beta) = (<f64>::default(), <f64>::default());
-/// let f64_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F64, parameter: 0 };
-/// let (n, t, host) = (EmugemmOperation::N, EmugemmOperation::T, EmugemmPointerMode::Host);
+/// let f64_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F64 as i32, parameter: 0 };
+/// let (n, t, host) = (EmugemmOperation::N as i32, EmugemmOperation::T as i32, EmugemmPointerMode::Host as i32);
 /// let status = unsafe { emugemm_dgemm_strided_batched(n, t, 64, 64, 64, &alpha, a, 64, 64 * 64, b, 64, 0, &beta, c, 64, 64 * 64, 100, host, std::ptr::null_mut(), f64_level) };
 /// ```
 #[unsafe(no_mangle)]
 #[rustfmt::skip]
 #[allow(clippy::too_many_arguments)] // cuBLAS's own argument list
-pub unsafe extern "C" fn emugemm_dgemm_strided_batched(transa: EmugemmOperation, transb: EmugemmOperation, m: i64, n: i64, k: i64, alpha: *const f64, a: *const f64, lda: i64, stride_a: i64, b: *const f64, ldb: i64, stride_b: i64, beta: *const f64, c: *mut f64, ldc: i64, stride_c: i64, batch_count: i64, mode: EmugemmPointerMode, stream: *mut c_void, precision: EmugemmPrecision) -> EmugemmStatus {
+pub unsafe extern "C" fn emugemm_dgemm_strided_batched(transa: i32, transb: i32, m: i64, n: i64, k: i64, alpha: *const f64, a: *const f64, lda: i64, stride_a: i64, b: *const f64, ldb: i64, stride_b: i64, beta: *const f64, c: *mut f64, ldc: i64, stride_c: i64, batch_count: i64, mode: i32, stream: *mut c_void, precision: EmugemmPrecision) -> EmugemmStatus {
 	// SAFETY: the caller's promise, handed on
-	unsafe { run(Batched { ops: (transa, transb), shape: (m, n, k), scalars: (alpha.cast::<f64>(), beta.cast(), mode), lds: (lda, ldb, ldc), matrices: Matrices::Strided((a.cast(), stride_a), (b.cast(), stride_b), (c.cast(), stride_c)), batch_count, stream, precision }) }
+	unsafe { run(Call { routine: Routine::Batch(Batch { ops: (transa, transb), shape: (m, n, k), alpha, beta, lds: (lda, ldb, ldc), matrices: Matrices::Strided((a, stride_a), (b, stride_b), (c, stride_c)), count: batch_count }), pointer_mode: mode, stream, precision }) }
 }
 
 /// single precision complex (`cuComplex`): a pointer-array batch of `C[i] = alpha op(A[i]) op(B[i]) + beta C[i]` on device pointers, cuBLAS's arguments, a stream and a precision.
@@ -145,16 +144,16 @@ pub unsafe extern "C" fn emugemm_dgemm_strided_batched(transa: EmugemmOperation,
 /// # let (a, b, c): (*const *const EmugemmComplex32, *const *const EmugemmComplex32, *const *mut EmugemmComplex32) = (std::ptr::null(), std::ptr::null(), std::ptr::null());
 /// // a, b, c: device arrays of 100 device pointers each, to 64 x 64 matrices
 /// let (alpha, beta) = (EmugemmComplex32::default(), EmugemmComplex32::default());
-/// let f32_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F32, parameter: 0 };
-/// let (n, t, host) = (EmugemmOperation::N, EmugemmOperation::T, EmugemmPointerMode::Host);
+/// let f32_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F32 as i32, parameter: 0 };
+/// let (n, t, host) = (EmugemmOperation::N as i32, EmugemmOperation::T as i32, EmugemmPointerMode::Host as i32);
 /// let status = unsafe { emugemm_cgemm_batched(n, t, 64, 64, 64, &alpha, a, 64, b, 64, &beta, c, 64, 100, host, std::ptr::null_mut(), f32_level) };
 /// ```
 #[unsafe(no_mangle)]
 #[rustfmt::skip]
 #[allow(clippy::too_many_arguments)] // cuBLAS's own argument list
-pub unsafe extern "C" fn emugemm_cgemm_batched(transa: EmugemmOperation, transb: EmugemmOperation, m: i64, n: i64, k: i64, alpha: *const EmugemmComplex32, a_array: *const *const EmugemmComplex32, lda: i64, b_array: *const *const EmugemmComplex32, ldb: i64, beta: *const EmugemmComplex32, c_array: *const *mut EmugemmComplex32, ldc: i64, batch_count: i64, mode: EmugemmPointerMode, stream: *mut c_void, precision: EmugemmPrecision) -> EmugemmStatus {
+pub unsafe extern "C" fn emugemm_cgemm_batched(transa: i32, transb: i32, m: i64, n: i64, k: i64, alpha: *const EmugemmComplex32, a_array: *const *const EmugemmComplex32, lda: i64, b_array: *const *const EmugemmComplex32, ldb: i64, beta: *const EmugemmComplex32, c_array: *const *mut EmugemmComplex32, ldc: i64, batch_count: i64, mode: i32, stream: *mut c_void, precision: EmugemmPrecision) -> EmugemmStatus {
 	// SAFETY: the caller's promise, handed on
-	unsafe { run(Batched { ops: (transa, transb), shape: (m, n, k), scalars: (alpha.cast::<Complex<f32>>(), beta.cast(), mode), lds: (lda, ldb, ldc), matrices: Matrices::Pointers(a_array.cast(), b_array.cast(), c_array.cast()), batch_count, stream, precision }) }
+	unsafe { run(Call { routine: Routine::Batch(Batch { ops: (transa, transb), shape: (m, n, k), alpha, beta, lds: (lda, ldb, ldc), matrices: Matrices::Pointers(a_array, b_array, c_array), count: batch_count }), pointer_mode: mode, stream, precision }) }
 }
 
 /// single precision complex (`cuComplex`): a strided batch of `C[i] = alpha op(A[i]) op(B[i]) + beta C[i]` on device pointers, cuBLAS's arguments, a stream and a precision.
@@ -168,16 +167,16 @@ pub unsafe extern "C" fn emugemm_cgemm_batched(transa: EmugemmOperation, transb:
 /// # let (a, b, c): (*const EmugemmComplex32, *const EmugemmComplex32, *mut EmugemmComplex32) = (std::ptr::null(), std::ptr::null(), std::ptr::null_mut());
 /// // 100 products of 64 x 64 matrices stored one after another; every product shares B
 /// let (alpha, beta) = (EmugemmComplex32::default(), EmugemmComplex32::default());
-/// let f32_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F32, parameter: 0 };
-/// let (n, t, host) = (EmugemmOperation::N, EmugemmOperation::T, EmugemmPointerMode::Host);
+/// let f32_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F32 as i32, parameter: 0 };
+/// let (n, t, host) = (EmugemmOperation::N as i32, EmugemmOperation::T as i32, EmugemmPointerMode::Host as i32);
 /// let status = unsafe { emugemm_cgemm_strided_batched(n, t, 64, 64, 64, &alpha, a, 64, 64 * 64, b, 64, 0, &beta, c, 64, 64 * 64, 100, host, std::ptr::null_mut(), f32_level) };
 /// ```
 #[unsafe(no_mangle)]
 #[rustfmt::skip]
 #[allow(clippy::too_many_arguments)] // cuBLAS's own argument list
-pub unsafe extern "C" fn emugemm_cgemm_strided_batched(transa: EmugemmOperation, transb: EmugemmOperation, m: i64, n: i64, k: i64, alpha: *const EmugemmComplex32, a: *const EmugemmComplex32, lda: i64, stride_a: i64, b: *const EmugemmComplex32, ldb: i64, stride_b: i64, beta: *const EmugemmComplex32, c: *mut EmugemmComplex32, ldc: i64, stride_c: i64, batch_count: i64, mode: EmugemmPointerMode, stream: *mut c_void, precision: EmugemmPrecision) -> EmugemmStatus {
+pub unsafe extern "C" fn emugemm_cgemm_strided_batched(transa: i32, transb: i32, m: i64, n: i64, k: i64, alpha: *const EmugemmComplex32, a: *const EmugemmComplex32, lda: i64, stride_a: i64, b: *const EmugemmComplex32, ldb: i64, stride_b: i64, beta: *const EmugemmComplex32, c: *mut EmugemmComplex32, ldc: i64, stride_c: i64, batch_count: i64, mode: i32, stream: *mut c_void, precision: EmugemmPrecision) -> EmugemmStatus {
 	// SAFETY: the caller's promise, handed on
-	unsafe { run(Batched { ops: (transa, transb), shape: (m, n, k), scalars: (alpha.cast::<Complex<f32>>(), beta.cast(), mode), lds: (lda, ldb, ldc), matrices: Matrices::Strided((a.cast(), stride_a), (b.cast(), stride_b), (c.cast(), stride_c)), batch_count, stream, precision }) }
+	unsafe { run(Call { routine: Routine::Batch(Batch { ops: (transa, transb), shape: (m, n, k), alpha, beta, lds: (lda, ldb, ldc), matrices: Matrices::Strided((a, stride_a), (b, stride_b), (c, stride_c)), count: batch_count }), pointer_mode: mode, stream, precision }) }
 }
 
 /// double precision complex (`cuDoubleComplex`): a pointer-array batch of `C[i] = alpha op(A[i]) op(B[i]) + beta C[i]` on device pointers, cuBLAS's arguments, a stream and a precision.
@@ -191,16 +190,16 @@ pub unsafe extern "C" fn emugemm_cgemm_strided_batched(transa: EmugemmOperation,
 /// # let (a, b, c): (*const *const EmugemmComplex64, *const *const EmugemmComplex64, *const *mut EmugemmComplex64) = (std::ptr::null(), std::ptr::null(), std::ptr::null());
 /// // a, b, c: device arrays of 100 device pointers each, to 64 x 64 matrices
 /// let (alpha, beta) = (EmugemmComplex64::default(), EmugemmComplex64::default());
-/// let f64_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F64, parameter: 0 };
-/// let (n, t, host) = (EmugemmOperation::N, EmugemmOperation::T, EmugemmPointerMode::Host);
+/// let f64_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F64 as i32, parameter: 0 };
+/// let (n, t, host) = (EmugemmOperation::N as i32, EmugemmOperation::T as i32, EmugemmPointerMode::Host as i32);
 /// let status = unsafe { emugemm_zgemm_batched(n, t, 64, 64, 64, &alpha, a, 64, b, 64, &beta, c, 64, 100, host, std::ptr::null_mut(), f64_level) };
 /// ```
 #[unsafe(no_mangle)]
 #[rustfmt::skip]
 #[allow(clippy::too_many_arguments)] // cuBLAS's own argument list
-pub unsafe extern "C" fn emugemm_zgemm_batched(transa: EmugemmOperation, transb: EmugemmOperation, m: i64, n: i64, k: i64, alpha: *const EmugemmComplex64, a_array: *const *const EmugemmComplex64, lda: i64, b_array: *const *const EmugemmComplex64, ldb: i64, beta: *const EmugemmComplex64, c_array: *const *mut EmugemmComplex64, ldc: i64, batch_count: i64, mode: EmugemmPointerMode, stream: *mut c_void, precision: EmugemmPrecision) -> EmugemmStatus {
+pub unsafe extern "C" fn emugemm_zgemm_batched(transa: i32, transb: i32, m: i64, n: i64, k: i64, alpha: *const EmugemmComplex64, a_array: *const *const EmugemmComplex64, lda: i64, b_array: *const *const EmugemmComplex64, ldb: i64, beta: *const EmugemmComplex64, c_array: *const *mut EmugemmComplex64, ldc: i64, batch_count: i64, mode: i32, stream: *mut c_void, precision: EmugemmPrecision) -> EmugemmStatus {
 	// SAFETY: the caller's promise, handed on
-	unsafe { run(Batched { ops: (transa, transb), shape: (m, n, k), scalars: (alpha.cast::<Complex<f64>>(), beta.cast(), mode), lds: (lda, ldb, ldc), matrices: Matrices::Pointers(a_array.cast(), b_array.cast(), c_array.cast()), batch_count, stream, precision }) }
+	unsafe { run(Call { routine: Routine::Batch(Batch { ops: (transa, transb), shape: (m, n, k), alpha, beta, lds: (lda, ldb, ldc), matrices: Matrices::Pointers(a_array, b_array, c_array), count: batch_count }), pointer_mode: mode, stream, precision }) }
 }
 
 /// double precision complex (`cuDoubleComplex`): a strided batch of `C[i] = alpha op(A[i]) op(B[i]) + beta C[i]` on device pointers, cuBLAS's arguments, a stream and a precision.
@@ -214,14 +213,14 @@ pub unsafe extern "C" fn emugemm_zgemm_batched(transa: EmugemmOperation, transb:
 /// # let (a, b, c): (*const EmugemmComplex64, *const EmugemmComplex64, *mut EmugemmComplex64) = (std::ptr::null(), std::ptr::null(), std::ptr::null_mut());
 /// // 100 products of 64 x 64 matrices stored one after another; every product shares B
 /// let (alpha, beta) = (EmugemmComplex64::default(), EmugemmComplex64::default());
-/// let f64_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F64, parameter: 0 };
-/// let (n, t, host) = (EmugemmOperation::N, EmugemmOperation::T, EmugemmPointerMode::Host);
+/// let f64_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F64 as i32, parameter: 0 };
+/// let (n, t, host) = (EmugemmOperation::N as i32, EmugemmOperation::T as i32, EmugemmPointerMode::Host as i32);
 /// let status = unsafe { emugemm_zgemm_strided_batched(n, t, 64, 64, 64, &alpha, a, 64, 64 * 64, b, 64, 0, &beta, c, 64, 64 * 64, 100, host, std::ptr::null_mut(), f64_level) };
 /// ```
 #[unsafe(no_mangle)]
 #[rustfmt::skip]
 #[allow(clippy::too_many_arguments)] // cuBLAS's own argument list
-pub unsafe extern "C" fn emugemm_zgemm_strided_batched(transa: EmugemmOperation, transb: EmugemmOperation, m: i64, n: i64, k: i64, alpha: *const EmugemmComplex64, a: *const EmugemmComplex64, lda: i64, stride_a: i64, b: *const EmugemmComplex64, ldb: i64, stride_b: i64, beta: *const EmugemmComplex64, c: *mut EmugemmComplex64, ldc: i64, stride_c: i64, batch_count: i64, mode: EmugemmPointerMode, stream: *mut c_void, precision: EmugemmPrecision) -> EmugemmStatus {
+pub unsafe extern "C" fn emugemm_zgemm_strided_batched(transa: i32, transb: i32, m: i64, n: i64, k: i64, alpha: *const EmugemmComplex64, a: *const EmugemmComplex64, lda: i64, stride_a: i64, b: *const EmugemmComplex64, ldb: i64, stride_b: i64, beta: *const EmugemmComplex64, c: *mut EmugemmComplex64, ldc: i64, stride_c: i64, batch_count: i64, mode: i32, stream: *mut c_void, precision: EmugemmPrecision) -> EmugemmStatus {
 	// SAFETY: the caller's promise, handed on
-	unsafe { run(Batched { ops: (transa, transb), shape: (m, n, k), scalars: (alpha.cast::<Complex<f64>>(), beta.cast(), mode), lds: (lda, ldb, ldc), matrices: Matrices::Strided((a.cast(), stride_a), (b.cast(), stride_b), (c.cast(), stride_c)), batch_count, stream, precision }) }
+	unsafe { run(Call { routine: Routine::Batch(Batch { ops: (transa, transb), shape: (m, n, k), alpha, beta, lds: (lda, ldb, ldc), matrices: Matrices::Strided((a, stride_a), (b, stride_b), (c, stride_c)), count: batch_count }), pointer_mode: mode, stream, precision }) }
 }

@@ -18,11 +18,10 @@
 //!
 //! The four signatures stand one to a line, as a table: they differ only in the element type.
 
-use crate::call::run;
-use crate::gemm::Gemm;
+use crate::request::{Call, Gemm, Routine};
 use crate::status::EmugemmStatus;
-use crate::{EmugemmComplex32, EmugemmComplex64, EmugemmOperation, EmugemmPointerMode, EmugemmPrecision};
-use num_complex::Complex;
+use crate::status::run;
+use crate::{EmugemmComplex32, EmugemmComplex64, EmugemmPrecision};
 use std::ffi::c_void;
 
 /// single precision real: `C = alpha op(A) op(B) + beta C` on device pointers, cuBLAS's arguments, a stream and a precision.
@@ -35,16 +34,16 @@ use std::ffi::c_void;
 /// # use emugemm_c::*;
 /// # let (a, b, c): (*const _, *const _, *mut _) = (std::ptr::null(), std::ptr::null(), std::ptr::null_mut());
 /// let (alpha, beta) = (<f32>::default(), <f32>::default());
-/// let f64_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F64, parameter: 0 };
-/// let (n, t, host) = (EmugemmOperation::N, EmugemmOperation::T, EmugemmPointerMode::Host);
+/// let f64_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F64 as i32, parameter: 0 };
+/// let (n, t, host) = (EmugemmOperation::N as i32, EmugemmOperation::T as i32, EmugemmPointerMode::Host as i32);
 /// let status = unsafe { emugemm_sgemm(n, t, 64, 64, 64, &alpha, a, 64, b, 64, &beta, c, 64, host, std::ptr::null_mut(), f64_level) };
 /// ```
 #[unsafe(no_mangle)]
 #[rustfmt::skip]
 #[allow(clippy::too_many_arguments)] // cuBLAS's own argument list
-pub unsafe extern "C" fn emugemm_sgemm(transa: EmugemmOperation, transb: EmugemmOperation, m: i64, n: i64, k: i64, alpha: *const f32, a: *const f32, lda: i64, b: *const f32, ldb: i64, beta: *const f32, c: *mut f32, ldc: i64, mode: EmugemmPointerMode, stream: *mut c_void, precision: EmugemmPrecision) -> EmugemmStatus {
+pub unsafe extern "C" fn emugemm_sgemm(transa: i32, transb: i32, m: i64, n: i64, k: i64, alpha: *const f32, a: *const f32, lda: i64, b: *const f32, ldb: i64, beta: *const f32, c: *mut f32, ldc: i64, mode: i32, stream: *mut c_void, precision: EmugemmPrecision) -> EmugemmStatus {
 	// SAFETY: the caller's promise, handed on
-	unsafe { run(Gemm { ops: (transa, transb), shape: (m, n, k), scalars: (alpha.cast::<f32>(), beta.cast(), mode), operands: ((a.cast(), lda), (b.cast(), ldb)), c: (c.cast(), ldc), stream, precision }) }
+	unsafe { run(Call { routine: Routine::Gemm(Gemm { ops: (transa, transb), shape: (m, n, k), alpha, a: (a, lda), b: (b, ldb), beta, c: (c, ldc) }), pointer_mode: mode, stream, precision }) }
 }
 
 /// double precision real: `C = alpha op(A) op(B) + beta C` on device pointers, cuBLAS's arguments, a stream and a precision.
@@ -57,16 +56,16 @@ pub unsafe extern "C" fn emugemm_sgemm(transa: EmugemmOperation, transb: Emugemm
 /// # use emugemm_c::*;
 /// # let (a, b, c): (*const _, *const _, *mut _) = (std::ptr::null(), std::ptr::null(), std::ptr::null_mut());
 /// let (alpha, beta) = (<f64>::default(), <f64>::default());
-/// let f64_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F64, parameter: 0 };
-/// let (n, t, host) = (EmugemmOperation::N, EmugemmOperation::T, EmugemmPointerMode::Host);
+/// let f64_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F64 as i32, parameter: 0 };
+/// let (n, t, host) = (EmugemmOperation::N as i32, EmugemmOperation::T as i32, EmugemmPointerMode::Host as i32);
 /// let status = unsafe { emugemm_dgemm(n, t, 64, 64, 64, &alpha, a, 64, b, 64, &beta, c, 64, host, std::ptr::null_mut(), f64_level) };
 /// ```
 #[unsafe(no_mangle)]
 #[rustfmt::skip]
 #[allow(clippy::too_many_arguments)] // cuBLAS's own argument list
-pub unsafe extern "C" fn emugemm_dgemm(transa: EmugemmOperation, transb: EmugemmOperation, m: i64, n: i64, k: i64, alpha: *const f64, a: *const f64, lda: i64, b: *const f64, ldb: i64, beta: *const f64, c: *mut f64, ldc: i64, mode: EmugemmPointerMode, stream: *mut c_void, precision: EmugemmPrecision) -> EmugemmStatus {
+pub unsafe extern "C" fn emugemm_dgemm(transa: i32, transb: i32, m: i64, n: i64, k: i64, alpha: *const f64, a: *const f64, lda: i64, b: *const f64, ldb: i64, beta: *const f64, c: *mut f64, ldc: i64, mode: i32, stream: *mut c_void, precision: EmugemmPrecision) -> EmugemmStatus {
 	// SAFETY: the caller's promise, handed on
-	unsafe { run(Gemm { ops: (transa, transb), shape: (m, n, k), scalars: (alpha.cast::<f64>(), beta.cast(), mode), operands: ((a.cast(), lda), (b.cast(), ldb)), c: (c.cast(), ldc), stream, precision }) }
+	unsafe { run(Call { routine: Routine::Gemm(Gemm { ops: (transa, transb), shape: (m, n, k), alpha, a: (a, lda), b: (b, ldb), beta, c: (c, ldc) }), pointer_mode: mode, stream, precision }) }
 }
 
 /// single precision complex (`cuComplex`): `C = alpha op(A) op(B) + beta C` on device pointers, cuBLAS's arguments, a stream and a precision.
@@ -79,16 +78,16 @@ pub unsafe extern "C" fn emugemm_dgemm(transa: EmugemmOperation, transb: Emugemm
 /// # use emugemm_c::*;
 /// # let (a, b, c): (*const _, *const _, *mut _) = (std::ptr::null(), std::ptr::null(), std::ptr::null_mut());
 /// let (alpha, beta) = (EmugemmComplex32::default(), EmugemmComplex32::default());
-/// let f64_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F64, parameter: 0 };
-/// let (n, t, host) = (EmugemmOperation::N, EmugemmOperation::T, EmugemmPointerMode::Host);
+/// let f64_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F64 as i32, parameter: 0 };
+/// let (n, t, host) = (EmugemmOperation::N as i32, EmugemmOperation::T as i32, EmugemmPointerMode::Host as i32);
 /// let status = unsafe { emugemm_cgemm(n, t, 64, 64, 64, &alpha, a, 64, b, 64, &beta, c, 64, host, std::ptr::null_mut(), f64_level) };
 /// ```
 #[unsafe(no_mangle)]
 #[rustfmt::skip]
 #[allow(clippy::too_many_arguments)] // cuBLAS's own argument list
-pub unsafe extern "C" fn emugemm_cgemm(transa: EmugemmOperation, transb: EmugemmOperation, m: i64, n: i64, k: i64, alpha: *const EmugemmComplex32, a: *const EmugemmComplex32, lda: i64, b: *const EmugemmComplex32, ldb: i64, beta: *const EmugemmComplex32, c: *mut EmugemmComplex32, ldc: i64, mode: EmugemmPointerMode, stream: *mut c_void, precision: EmugemmPrecision) -> EmugemmStatus {
+pub unsafe extern "C" fn emugemm_cgemm(transa: i32, transb: i32, m: i64, n: i64, k: i64, alpha: *const EmugemmComplex32, a: *const EmugemmComplex32, lda: i64, b: *const EmugemmComplex32, ldb: i64, beta: *const EmugemmComplex32, c: *mut EmugemmComplex32, ldc: i64, mode: i32, stream: *mut c_void, precision: EmugemmPrecision) -> EmugemmStatus {
 	// SAFETY: the caller's promise, handed on
-	unsafe { run(Gemm { ops: (transa, transb), shape: (m, n, k), scalars: (alpha.cast::<Complex<f32>>(), beta.cast(), mode), operands: ((a.cast(), lda), (b.cast(), ldb)), c: (c.cast(), ldc), stream, precision }) }
+	unsafe { run(Call { routine: Routine::Gemm(Gemm { ops: (transa, transb), shape: (m, n, k), alpha, a: (a, lda), b: (b, ldb), beta, c: (c, ldc) }), pointer_mode: mode, stream, precision }) }
 }
 
 /// double precision complex (`cuDoubleComplex`): `C = alpha op(A) op(B) + beta C` on device pointers, cuBLAS's arguments, a stream and a precision.
@@ -101,14 +100,14 @@ pub unsafe extern "C" fn emugemm_cgemm(transa: EmugemmOperation, transb: Emugemm
 /// # use emugemm_c::*;
 /// # let (a, b, c): (*const _, *const _, *mut _) = (std::ptr::null(), std::ptr::null(), std::ptr::null_mut());
 /// let (alpha, beta) = (EmugemmComplex64::default(), EmugemmComplex64::default());
-/// let f64_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F64, parameter: 0 };
-/// let (n, t, host) = (EmugemmOperation::N, EmugemmOperation::T, EmugemmPointerMode::Host);
+/// let f64_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F64 as i32, parameter: 0 };
+/// let (n, t, host) = (EmugemmOperation::N as i32, EmugemmOperation::T as i32, EmugemmPointerMode::Host as i32);
 /// let status = unsafe { emugemm_zgemm(n, t, 64, 64, 64, &alpha, a, 64, b, 64, &beta, c, 64, host, std::ptr::null_mut(), f64_level) };
 /// ```
 #[unsafe(no_mangle)]
 #[rustfmt::skip]
 #[allow(clippy::too_many_arguments)] // cuBLAS's own argument list
-pub unsafe extern "C" fn emugemm_zgemm(transa: EmugemmOperation, transb: EmugemmOperation, m: i64, n: i64, k: i64, alpha: *const EmugemmComplex64, a: *const EmugemmComplex64, lda: i64, b: *const EmugemmComplex64, ldb: i64, beta: *const EmugemmComplex64, c: *mut EmugemmComplex64, ldc: i64, mode: EmugemmPointerMode, stream: *mut c_void, precision: EmugemmPrecision) -> EmugemmStatus {
+pub unsafe extern "C" fn emugemm_zgemm(transa: i32, transb: i32, m: i64, n: i64, k: i64, alpha: *const EmugemmComplex64, a: *const EmugemmComplex64, lda: i64, b: *const EmugemmComplex64, ldb: i64, beta: *const EmugemmComplex64, c: *mut EmugemmComplex64, ldc: i64, mode: i32, stream: *mut c_void, precision: EmugemmPrecision) -> EmugemmStatus {
 	// SAFETY: the caller's promise, handed on
-	unsafe { run(Gemm { ops: (transa, transb), shape: (m, n, k), scalars: (alpha.cast::<Complex<f64>>(), beta.cast(), mode), operands: ((a.cast(), lda), (b.cast(), ldb)), c: (c.cast(), ldc), stream, precision }) }
+	unsafe { run(Call { routine: Routine::Gemm(Gemm { ops: (transa, transb), shape: (m, n, k), alpha, a: (a, lda), b: (b, ldb), beta, c: (c, ldc) }), pointer_mode: mode, stream, precision }) }
 }

@@ -7,36 +7,47 @@
 //!
 //! Every product runs on the GPU of its stream (its primary context: the CUDA runtime's, PyTorch's,
 //! CuPy's), in core, with the plans and bits of the Rust API's [`emugemm::Emulator::gemm_on_stream`]
-//! (and [`emugemm::Emulator::gemm_batch_on_stream`], [`emugemm::Emulator::rank_k_on_stream`]) on
-//! the process's GPU context. The host waits where the plan needs the operands' statistics, and
-//! for `alpha` and `beta` behind device pointers and a batch's pointer arrays (read after the
-//! stream's earlier work).
+//! (and [`emugemm::Emulator::gemm_batch_on_stream`], [`emugemm::Emulator::rank_k_on_stream`]) on a
+//! context of that GPU alone, made at the first call there: no other GPU is touched. The host waits
+//! where the plan needs the operands' statistics, and for `alpha` and `beta` behind device
+//! pointers and a batch's pointer arrays (read after the stream's earlier work). The enumerations
+//! (`transa`, `uplo`, the pointer mode, the precision's kind) are taken as integers: a value that
+//! is none of the enumeration's is `InvalidValue`, never undefined behaviour.
 //!
 //! # example
 //! ```
 //! use emugemm_c::*;
 //! // a 0 x 0 product: cuBLAS's quick return, after every argument is checked (no GPU needed)
 //! let (alpha, beta) = (1.0f64, 0.0f64);
-//! let precision = EmugemmPrecision { kind: EmugemmPrecisionKind::F64, parameter: 0 };
+//! let precision = EmugemmPrecision { kind: EmugemmPrecisionKind::F64 as i32, parameter: 0 };
+//! let (n, host) = (EmugemmOperation::N as i32, EmugemmPointerMode::Host as i32);
 //! let status = unsafe {
-//!     emugemm_dgemm(
-//!         EmugemmOperation::N, EmugemmOperation::N, 0, 0, 0, &alpha, std::ptr::null(), 1,
-//!         std::ptr::null(), 1, &beta, std::ptr::null_mut(), 1, EmugemmPointerMode::Host,
-//!         std::ptr::null_mut(), precision,
-//!     )
+//!     emugemm_dgemm(n, n, 0, 0, 0, &alpha, std::ptr::null(), 1, std::ptr::null(), 1, &beta, std::ptr::null_mut(), 1, host, std::ptr::null_mut(), precision)
 //! };
 //! assert_eq!(status, EmugemmStatus::Success);
+//! // an operation that is none of cuBLAS's: refused, as cuBLAS refuses it
+//! let status = unsafe {
+//!     emugemm_dgemm(7, n, 4, 4, 4, &alpha, std::ptr::null(), 4, std::ptr::null(), 4, &beta, std::ptr::null_mut(), 4, host, std::ptr::null_mut(), precision)
+//! };
+//! assert_eq!(status, EmugemmStatus::InvalidValue);
 //! ```
+//!
+//! Both doors, the C entry points and the cuBLAS interposer (which uses this crate as a Rust
+//! library), build one [`Call`] of cuBLAS's arguments as given and run it with [`execute`]: the
+//! arguments are checked in one place, and a call that cannot run ([`Outcome::Refused`]) has read
+//! and written nothing.
 
-mod batched;
 mod batched_entry;
-mod call;
+mod checked;
+mod device;
+mod element;
 mod entry;
-mod gemm;
-mod rank_k;
+mod execute;
 mod rank_k_entry;
 mod report;
+mod request;
 mod status;
+mod views;
 
 /// a complex `f32` as C and cuBLAS (`cuComplex`) lay it out: real part, then imaginary part
 ///
@@ -74,13 +85,18 @@ pub use batched_entry::{
 	emugemm_cgemm_batched, emugemm_cgemm_strided_batched, emugemm_dgemm_batched, emugemm_dgemm_strided_batched, emugemm_sgemm_batched,
 	emugemm_sgemm_strided_batched, emugemm_zgemm_batched, emugemm_zgemm_strided_batched,
 };
+pub use device::limit_device_memory;
+pub use element::{Element, ElementType};
 pub use entry::{emugemm_cgemm, emugemm_dgemm, emugemm_sgemm, emugemm_zgemm};
+pub use execute::{Outcome, execute};
 pub use rank_k_entry::{emugemm_cherk, emugemm_dsyrk, emugemm_ssyrk, emugemm_zherk};
 pub use report::{EmugemmReport, EmugemmScheme, emugemm_last_report};
+pub use request::{Batch, Call, Gemm, Matrices, RankK, Routine};
 pub use status::{EmugemmStatus, emugemm_last_error};
 
-/// how a matrix argument is read: as stored, transposed, or conjugate-transposed (the values of
-/// cuBLAS's `cublasOperation_t`)
+/// how a matrix argument is read (`transa`, `transb`, `trans`: an integer of these values).
+/// As stored, transposed, or conjugate-transposed: the values of cuBLAS's `cublasOperation_t`; any
+/// other value is `InvalidValue`
 ///
 /// # example
 /// ```
@@ -97,8 +113,9 @@ pub enum EmugemmOperation {
 	C = 2,
 }
 
-/// the triangle of `C` a rank-k update reads and writes, its diagonal included (the values of
-/// cuBLAS's `cublasFillMode_t`; a rank-k update refuses `Full`, as cuBLAS's does)
+/// the triangle of `C` a rank-k update reads and writes (`uplo`: an integer of these values).
+/// Its diagonal included; the values of cuBLAS's `cublasFillMode_t`; a rank-k update refuses
+/// `Full` and any other value, as cuBLAS's does
 ///
 /// # example
 /// ```
@@ -115,8 +132,9 @@ pub enum EmugemmFillMode {
 	Full = 2,
 }
 
-/// where `alpha` and `beta` point: host memory, or device memory (the values of cuBLAS's
-/// `cublasPointerMode_t`)
+/// where `alpha` and `beta` point (`mode`: an integer of these values).
+/// Host memory, or device memory: the values of cuBLAS's `cublasPointerMode_t`; any other value
+/// is `InvalidValue`
 ///
 /// # example
 /// ```
@@ -131,7 +149,8 @@ pub enum EmugemmPointerMode {
 	Device = 1,
 }
 
-/// the kinds of precision a product asks for (see [`EmugemmPrecision`])
+/// the kinds of precision a product asks for (`emugemm_precision.kind`: an integer of these values).
+/// Any other value of [`EmugemmPrecision::kind`] is `InvalidValue`
 ///
 /// # example
 /// ```
@@ -146,7 +165,7 @@ pub enum EmugemmPrecisionKind {
 	F32 = 1,
 	/// certified at least as accurate as a TF32 tensor-core GEMM
 	Tf32 = 2,
-	/// certified to `parameter` scaled bits (at most 52)
+	/// certified to `parameter` scaled bits (at most 52 for double outputs, 23 for float ones)
 	Bits = 3,
 	/// Ozaki scheme I with `parameter` slices (1..=8), no accuracy promise
 	SchemeI = 4,
@@ -159,14 +178,14 @@ pub enum EmugemmPrecisionKind {
 /// # example
 /// ```
 /// use emugemm_c::{EmugemmPrecision, EmugemmPrecisionKind};
-/// let fifteen_moduli = EmugemmPrecision { kind: EmugemmPrecisionKind::SchemeII, parameter: 15 };
-/// # let _ = fifteen_moduli;
+/// let fifteen_moduli = EmugemmPrecision { kind: EmugemmPrecisionKind::SchemeII as i32, parameter: 15 };
+/// assert_eq!(emugemm::Precision::try_from(fifteen_moduli), Ok(emugemm::Precision::SchemeII { moduli: 15 }));
 /// ```
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct EmugemmPrecision {
-	/// what is asked
-	pub kind: EmugemmPrecisionKind,
+	/// what is asked: a value of [`EmugemmPrecisionKind`]
+	pub kind: i32,
 	/// the bits, slices or moduli (ignored for the other kinds)
 	pub parameter: u32,
 }
@@ -182,20 +201,28 @@ impl From<emugemm::Precision> for EmugemmPrecision {
 			Precision::SchemeI { slices } => (EmugemmPrecisionKind::SchemeI, slices),
 			Precision::SchemeII { moduli } => (EmugemmPrecisionKind::SchemeII, moduli),
 		};
-		EmugemmPrecision { kind, parameter }
+		EmugemmPrecision {
+			kind: kind as i32,
+			parameter,
+		}
 	}
 }
 
-impl From<EmugemmPrecision> for emugemm::Precision {
-	fn from(p: EmugemmPrecision) -> Self {
+/// the library's precision of a C precision, where its kind is one of [`EmugemmPrecisionKind`]
+/// (the parameter is checked where the product is: it depends on the element type)
+impl TryFrom<EmugemmPrecision> for emugemm::Precision {
+	type Error = String;
+
+	fn try_from(p: EmugemmPrecision) -> Result<Self, String> {
 		use emugemm::Precision;
-		match p.kind {
-			EmugemmPrecisionKind::F64 => Precision::F64,
-			EmugemmPrecisionKind::F32 => Precision::F32,
-			EmugemmPrecisionKind::Tf32 => Precision::Tf32,
-			EmugemmPrecisionKind::Bits => Precision::Bits(p.parameter),
-			EmugemmPrecisionKind::SchemeI => Precision::SchemeI { slices: p.parameter },
-			EmugemmPrecisionKind::SchemeII => Precision::SchemeII { moduli: p.parameter },
-		}
+		Ok(match p.kind {
+			0 => Precision::F64,
+			1 => Precision::F32,
+			2 => Precision::Tf32,
+			3 => Precision::Bits(p.parameter),
+			4 => Precision::SchemeI { slices: p.parameter },
+			5 => Precision::SchemeII { moduli: p.parameter },
+			kind => return Err(format!("precision kind = {kind}: not one of emugemm_precision_kind (0 to 5)")),
+		})
 	}
 }

@@ -23,11 +23,10 @@
 //!
 //! The four signatures stand one to a line, as a table: they differ only in the element types.
 
-use crate::call::run;
-use crate::rank_k::RankK;
+use crate::request::{Call, RankK, Routine};
 use crate::status::EmugemmStatus;
-use crate::{EmugemmComplex32, EmugemmComplex64, EmugemmFillMode, EmugemmOperation, EmugemmPointerMode, EmugemmPrecision};
-use num_complex::Complex;
+use crate::status::run;
+use crate::{EmugemmComplex32, EmugemmComplex64, EmugemmPrecision};
 use std::ffi::c_void;
 
 /// single precision real (SYRK): `C = alpha op(A) op(A)^T + beta C` on a triangle, on device pointers, cuBLAS's arguments, a stream and a precision.
@@ -40,17 +39,17 @@ use std::ffi::c_void;
 /// # use emugemm_c::*;
 /// # let (a, c): (*const _, *mut _) = (std::ptr::null(), std::ptr::null_mut());
 /// let (alpha, beta) = (1.0f32, 0.0f32);
-/// let f32_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F32, parameter: 0 };
-/// let (lower, n, host) = (EmugemmFillMode::Lower, EmugemmOperation::N, EmugemmPointerMode::Host);
+/// let f32_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F32 as i32, parameter: 0 };
+/// let (lower, n, host) = (EmugemmFillMode::Lower as i32, EmugemmOperation::N as i32, EmugemmPointerMode::Host as i32);
 /// // the lower triangle of the 64 x 64 C = A A^T, A 64 x 32
 /// let status = unsafe { emugemm_ssyrk(lower, n, 64, 32, &alpha, a, 64, &beta, c, 64, host, std::ptr::null_mut(), f32_level) };
 /// ```
 #[unsafe(no_mangle)]
 #[rustfmt::skip]
 #[allow(clippy::too_many_arguments)] // cuBLAS's own argument list
-pub unsafe extern "C" fn emugemm_ssyrk(uplo: EmugemmFillMode, trans: EmugemmOperation, n: i64, k: i64, alpha: *const f32, a: *const f32, lda: i64, beta: *const f32, c: *mut f32, ldc: i64, mode: EmugemmPointerMode, stream: *mut c_void, precision: EmugemmPrecision) -> EmugemmStatus {
+pub unsafe extern "C" fn emugemm_ssyrk(uplo: i32, trans: i32, n: i64, k: i64, alpha: *const f32, a: *const f32, lda: i64, beta: *const f32, c: *mut f32, ldc: i64, mode: i32, stream: *mut c_void, precision: EmugemmPrecision) -> EmugemmStatus {
 	// SAFETY: the caller's promise, handed on
-	unsafe { run(RankK::<f32> { uplo, trans, shape: (n, k), scalars: (alpha, beta, mode), a: (a, lda), c: (c, ldc), stream, precision }) }
+	unsafe { run(Call { routine: Routine::RankK(RankK { uplo, trans, shape: (n, k), alpha, a: (a, lda), beta, c: (c, ldc) }), pointer_mode: mode, stream, precision }) }
 }
 
 /// double precision real (SYRK): `C = alpha op(A) op(A)^T + beta C` on a triangle, on device pointers, cuBLAS's arguments, a stream and a precision.
@@ -63,17 +62,17 @@ pub unsafe extern "C" fn emugemm_ssyrk(uplo: EmugemmFillMode, trans: EmugemmOper
 /// # use emugemm_c::*;
 /// # let (a, c): (*const _, *mut _) = (std::ptr::null(), std::ptr::null_mut());
 /// let (alpha, beta) = (1.0f64, 0.0f64);
-/// let f64_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F64, parameter: 0 };
-/// let (upper, t, host) = (EmugemmFillMode::Upper, EmugemmOperation::T, EmugemmPointerMode::Host);
+/// let f64_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F64 as i32, parameter: 0 };
+/// let (upper, t, host) = (EmugemmFillMode::Upper as i32, EmugemmOperation::T as i32, EmugemmPointerMode::Host as i32);
 /// // the upper triangle of the 64 x 64 C = A^T A, A 32 x 64
 /// let status = unsafe { emugemm_dsyrk(upper, t, 64, 32, &alpha, a, 32, &beta, c, 64, host, std::ptr::null_mut(), f64_level) };
 /// ```
 #[unsafe(no_mangle)]
 #[rustfmt::skip]
 #[allow(clippy::too_many_arguments)] // cuBLAS's own argument list
-pub unsafe extern "C" fn emugemm_dsyrk(uplo: EmugemmFillMode, trans: EmugemmOperation, n: i64, k: i64, alpha: *const f64, a: *const f64, lda: i64, beta: *const f64, c: *mut f64, ldc: i64, mode: EmugemmPointerMode, stream: *mut c_void, precision: EmugemmPrecision) -> EmugemmStatus {
+pub unsafe extern "C" fn emugemm_dsyrk(uplo: i32, trans: i32, n: i64, k: i64, alpha: *const f64, a: *const f64, lda: i64, beta: *const f64, c: *mut f64, ldc: i64, mode: i32, stream: *mut c_void, precision: EmugemmPrecision) -> EmugemmStatus {
 	// SAFETY: the caller's promise, handed on
-	unsafe { run(RankK::<f64> { uplo, trans, shape: (n, k), scalars: (alpha, beta, mode), a: (a, lda), c: (c, ldc), stream, precision }) }
+	unsafe { run(Call { routine: Routine::RankK(RankK { uplo, trans, shape: (n, k), alpha, a: (a, lda), beta, c: (c, ldc) }), pointer_mode: mode, stream, precision }) }
 }
 
 /// single precision complex (HERK, `cuComplex`, real `alpha` and `beta`): `C = alpha op(A) op(A)^H + beta C` on a triangle, on device pointers, cuBLAS's arguments, a stream and a precision.
@@ -86,17 +85,17 @@ pub unsafe extern "C" fn emugemm_dsyrk(uplo: EmugemmFillMode, trans: EmugemmOper
 /// # use emugemm_c::*;
 /// # let (a, c): (*const EmugemmComplex32, *mut EmugemmComplex32) = (std::ptr::null(), std::ptr::null_mut());
 /// let (alpha, beta) = (1.0f32, 0.0f32);
-/// let f32_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F32, parameter: 0 };
-/// let (lower, n, host) = (EmugemmFillMode::Lower, EmugemmOperation::N, EmugemmPointerMode::Host);
+/// let f32_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F32 as i32, parameter: 0 };
+/// let (lower, n, host) = (EmugemmFillMode::Lower as i32, EmugemmOperation::N as i32, EmugemmPointerMode::Host as i32);
 /// // the lower triangle of the 64 x 64 C = A A^H, A 64 x 32
 /// let status = unsafe { emugemm_cherk(lower, n, 64, 32, &alpha, a, 64, &beta, c, 64, host, std::ptr::null_mut(), f32_level) };
 /// ```
 #[unsafe(no_mangle)]
 #[rustfmt::skip]
 #[allow(clippy::too_many_arguments)] // cuBLAS's own argument list
-pub unsafe extern "C" fn emugemm_cherk(uplo: EmugemmFillMode, trans: EmugemmOperation, n: i64, k: i64, alpha: *const f32, a: *const EmugemmComplex32, lda: i64, beta: *const f32, c: *mut EmugemmComplex32, ldc: i64, mode: EmugemmPointerMode, stream: *mut c_void, precision: EmugemmPrecision) -> EmugemmStatus {
+pub unsafe extern "C" fn emugemm_cherk(uplo: i32, trans: i32, n: i64, k: i64, alpha: *const f32, a: *const EmugemmComplex32, lda: i64, beta: *const f32, c: *mut EmugemmComplex32, ldc: i64, mode: i32, stream: *mut c_void, precision: EmugemmPrecision) -> EmugemmStatus {
 	// SAFETY: the caller's promise, handed on
-	unsafe { run(RankK::<Complex<f32>> { uplo, trans, shape: (n, k), scalars: (alpha, beta, mode), a: (a.cast(), lda), c: (c.cast(), ldc), stream, precision }) }
+	unsafe { run(Call { routine: Routine::RankK(RankK { uplo, trans, shape: (n, k), alpha, a: (a, lda), beta, c: (c, ldc) }), pointer_mode: mode, stream, precision }) }
 }
 
 /// double precision complex (HERK, `cuDoubleComplex`, real `alpha` and `beta`): `C = alpha op(A) op(A)^H + beta C` on a triangle, on device pointers, cuBLAS's arguments, a stream and a precision.
@@ -109,15 +108,15 @@ pub unsafe extern "C" fn emugemm_cherk(uplo: EmugemmFillMode, trans: EmugemmOper
 /// # use emugemm_c::*;
 /// # let (a, c): (*const EmugemmComplex64, *mut EmugemmComplex64) = (std::ptr::null(), std::ptr::null_mut());
 /// let (alpha, beta) = (1.0f64, 0.0f64);
-/// let f64_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F64, parameter: 0 };
-/// let (upper, adjoint, host) = (EmugemmFillMode::Upper, EmugemmOperation::C, EmugemmPointerMode::Host);
+/// let f64_level = EmugemmPrecision { kind: EmugemmPrecisionKind::F64 as i32, parameter: 0 };
+/// let (upper, adjoint, host) = (EmugemmFillMode::Upper as i32, EmugemmOperation::C as i32, EmugemmPointerMode::Host as i32);
 /// // the upper triangle of the 64 x 64 C = A^H A, A 32 x 64
 /// let status = unsafe { emugemm_zherk(upper, adjoint, 64, 32, &alpha, a, 32, &beta, c, 64, host, std::ptr::null_mut(), f64_level) };
 /// ```
 #[unsafe(no_mangle)]
 #[rustfmt::skip]
 #[allow(clippy::too_many_arguments)] // cuBLAS's own argument list
-pub unsafe extern "C" fn emugemm_zherk(uplo: EmugemmFillMode, trans: EmugemmOperation, n: i64, k: i64, alpha: *const f64, a: *const EmugemmComplex64, lda: i64, beta: *const f64, c: *mut EmugemmComplex64, ldc: i64, mode: EmugemmPointerMode, stream: *mut c_void, precision: EmugemmPrecision) -> EmugemmStatus {
+pub unsafe extern "C" fn emugemm_zherk(uplo: i32, trans: i32, n: i64, k: i64, alpha: *const f64, a: *const EmugemmComplex64, lda: i64, beta: *const f64, c: *mut EmugemmComplex64, ldc: i64, mode: i32, stream: *mut c_void, precision: EmugemmPrecision) -> EmugemmStatus {
 	// SAFETY: the caller's promise, handed on
-	unsafe { run(RankK::<Complex<f64>> { uplo, trans, shape: (n, k), scalars: (alpha, beta, mode), a: (a.cast(), lda), c: (c.cast(), ldc), stream, precision }) }
+	unsafe { run(Call { routine: Routine::RankK(RankK { uplo, trans, shape: (n, k), alpha, a: (a, lda), beta, c: (c, ldc) }), pointer_mode: mode, stream, precision }) }
 }

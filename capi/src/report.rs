@@ -33,7 +33,8 @@ pub struct EmugemmReport {
 	pub scheme: EmugemmScheme,
 	/// its slices or moduli (0 for the native product)
 	pub parameter: u32,
-	/// the scaled bits the error bound certifies on every row it does not leave native; NaN
+	/// the scaled bits certified (NaN where nothing is).
+	/// The scaled bits the error bound certifies on every row it does not leave native; NaN
 	/// where nothing is certified (an explicit plan, or the whole product native)
 	pub certified_bits: f64,
 	/// `m`, `n`, `k`
@@ -44,10 +45,10 @@ pub struct EmugemmReport {
 	pub k: i64,
 	/// rows of the product computed natively (those no plan certifies, or all of them)
 	pub native_rows: i64,
-	/// entries computed natively because a row of `op(A)` or a column of `op(B)` holds NaN or an
-	/// infinity
+	/// entries computed natively for NaN or infinities in their row of `op(A)` or column of `op(B)`
 	pub nonfinite_entries: i64,
-	/// why the whole product is native, as text (NUL-terminated, empty where it is not): "faster
+	/// why the whole product is native, as NUL-terminated text (empty where it is not).
+	/// One of "faster
 	/// natively", "below the native size", "none certified and faster" (the bound certified no
 	/// plan, or none predicted faster than the native product), "screen", "not emulated"
 	pub native_reason: [u8; 32],
@@ -107,8 +108,8 @@ impl From<&emugemm::Report> for EmugemmReport {
 	}
 }
 
-/// writes the calling thread's last report into `*out`: `InvalidValue` where `out` is null or
-/// the thread has made no product yet
+/// writes the calling thread's last report into `*out`.
+/// `InvalidValue` where `out` is null or the thread has made no product yet
 ///
 /// # Safety
 /// `out` is null or points to writable memory for one `emugemm_report`

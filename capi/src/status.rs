@@ -14,15 +14,23 @@ use std::ffi::{CString, c_char};
 pub enum EmugemmStatus {
 	/// the product is enqueued on the stream (or computed)
 	Success = 0,
-	/// an argument is out of range: an op or a fill mode the routine does not take, a negative
-	/// dimension, a leading dimension below the rows, a null pointer where one is read, a
-	/// misaligned address, an invalid precision
+	/// an argument breaks cuBLAS's contract; nothing was read or written.
+	/// An op, a fill mode, a pointer mode or a precision kind that is none of its enumeration's values, a negative
+	/// dimension or count, a leading dimension below the rows, a null pointer where one is read or
+	/// written, a misaligned address, a matrix past the end of the address space, a precision the
+	/// element type does not take
 	InvalidValue = 1,
-	/// the GPU ran out of memory for the product's workspace
+	/// the workspace does not fit, or a batch's host arrays; nothing was read or written.
+	/// The product's workspace does not fit the device memory it may take (see
+	/// `limit_device_memory`) or the memory the program leaves free, or the host cannot hold a
+	/// batch's arrays; nothing was read or written
 	OutOfMemory = 2,
-	/// no GPU backend here: no CUDA driver, no GPU, or a library built without kernels
+	/// the call cannot run on the GPU of its stream; nothing was read or written.
+	/// No CUDA driver or GPU, a library built without kernels, a stream of a context that is not its GPU's
+	/// primary context (or the legacy default stream on a thread with no current context), or a
+	/// stream being captured into a CUDA graph
 	NotAvailable = 3,
-	/// a CUDA driver or library call failed, or the stream is not of a GPU's primary context
+	/// a CUDA driver or library call failed once work was enqueued (`C` may be partly written)
 	GpuError = 4,
 	/// the library failed inside (a panic, caught at the boundary): a bug, please report it
 	Internal = 5,
@@ -39,22 +47,19 @@ pub(crate) fn record(status: EmugemmStatus, message: &str) -> EmugemmStatus {
 	status
 }
 
-/// the status of `e`, recorded with its message
-pub(crate) fn failed(e: &emugemm::Error) -> EmugemmStatus {
-	use emugemm::Error;
-	let status = match e {
-		Error::ShapeMismatch { .. } | Error::BatchLengths { .. } | Error::InvalidPrecision { .. } | Error::InvalidLayout { .. } => {
-			EmugemmStatus::InvalidValue
-		},
-		Error::OutOfMemory { .. } => EmugemmStatus::OutOfMemory,
-		Error::NoKernels | Error::BackendUnavailable { .. } | Error::Environment { .. } => EmugemmStatus::NotAvailable,
-		_ => EmugemmStatus::GpuError,
-	};
-	record(status, &e.to_string())
+/// runs `call` through [`crate::execute`], its status returned and recorded with its message
+///
+/// # Safety
+/// as [`crate::execute`]
+pub(crate) unsafe fn run<T: crate::Element>(call: crate::Call<T>) -> EmugemmStatus {
+	// SAFETY: the caller's promise, handed on
+	let outcome = unsafe { crate::execute(&call) };
+	let (status, message) = outcome.status();
+	record(status, message)
 }
 
-/// the message of the calling thread's last failed call (empty after a success): a
-/// NUL-terminated string owned by the library, valid until the thread's next call
+/// the message of the calling thread's last failed call (empty after a success).
+/// A NUL-terminated string owned by the library, valid until the thread's next call
 ///
 /// # example
 /// ```

@@ -1,6 +1,7 @@
 //! the C program of tests/c/abi.c (compiled by build.rs against the checked-in header) on a GPU:
 //! a double and a complex product through the C ABI against a long double reference, the
-//! `beta = 0` rule, a bad call's status and message
+//! `beta = 0` rule, bad calls' statuses and messages (integers outside their enumerations among
+//! them), cuBLAS's quick return
 //!
 //! this test needs an NVIDIA GPU: it is ignored otherwise (run it with `--include-ignored`;
 //! without a GPU it then fails, never passes)

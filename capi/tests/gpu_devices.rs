@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::last_error;
+use common::{HOST, N, last_error, precision};
 use cudarc::driver::{CudaContext, DevicePtr, DevicePtrMut, sys};
 use emugemm_c::*;
 use std::ptr::null_mut;
@@ -35,12 +35,11 @@ fn dgemm_on(ordinal: usize, n: usize, values: &[f64], precision: EmugemmPrecisio
 	let (pa, pb, pc) = (a.device_ptr(&stream).0, b.device_ptr(&stream).0, c.device_ptr_mut(&stream).0);
 	gpu.bind_to_thread().unwrap();
 	let (alpha, beta, size) = (1.0f64, 0.0f64, n as i64);
-	let (op, host) = (EmugemmOperation::N, EmugemmPointerMode::Host);
 	// SAFETY: n x n matrices in buffers of GPU `ordinal`, the legacy default stream of its context
 	let status = unsafe {
 		emugemm_dgemm(
-			op,
-			op,
+			N,
+			N,
 			size,
 			size,
 			size,
@@ -52,7 +51,7 @@ fn dgemm_on(ordinal: usize, n: usize, values: &[f64], precision: EmugemmPrecisio
 			&beta,
 			pc as *mut f64,
 			size,
-			host,
+			HOST,
 			null_mut(),
 			precision,
 		)
@@ -78,7 +77,7 @@ fn the_first_call_runs_on_the_callers_gpu() {
 	let values: Vec<f64> = (0..n * n).map(|i| ((i * 7919 % 1009) as f64 - 504.0) / 97.0).collect();
 	// the target precision (its plan may be native) first, then an emulated plan
 	for (kind, parameter) in [(EmugemmPrecisionKind::F64, 0), (EmugemmPrecisionKind::SchemeII, 14)] {
-		let precision = EmugemmPrecision { kind, parameter };
+		let precision = precision(kind, parameter);
 		let (got, on1, kept) = dgemm_on(1, n, &values, precision);
 		assert!(kept, "{kind:?}: GPU 1's context is current after the call");
 		let (expected, on0, _) = dgemm_on(0, n, &values, precision);

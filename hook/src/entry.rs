@@ -2,12 +2,14 @@
 //! strided batches (`cublas?gemmBatched`, `cublas?gemmStridedBatched`, and `_64`), `cublasGemmEx`,
 //! `cublasGemmBatchedEx` and `cublasGemmStridedBatchedEx` (and `_64`), and the rank-k updates
 //! `cublas{S,D}syrk` and `cublas{C,Z}herk` (`_v2` and `_64`), each with cuBLAS's own signature,
-//! emulated or forwarded by [`crate::call::intercept`]
+//! emulated or forwarded by [`crate::call::intercept`]. Each builds the C ABI's [`Call`]'s routine
+//! from its arguments as given: the C ABI checks them, in one place for both doors
 
-use crate::call::{self, Args, BatchedArgs, Call, Element, Matrices, RankKArgs, intercept};
-use crate::real::{self, Handle, Status};
-use emugemm_c::{EmugemmComplex32, EmugemmComplex64};
+use crate::call::{self, Summary, intercept};
+use crate::real::{self, Handle, INTERNAL_ERROR, Status};
+use emugemm_c::{Batch, Element, EmugemmComplex32, EmugemmComplex64, Gemm, Matrices, RankK, Routine};
 use std::ffi::c_void;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 
 /// the NUL-terminated name of a symbol
 macro_rules! concat_cstr {
@@ -23,7 +25,8 @@ macro_rules! concat_cstr {
 
 /// defines the exported `$name` with cuBLAS's arguments `$arg: $ty` after the handle; `$body`
 /// computes its status with the handle bound to `$handle` and, bound to `$forward`, the real
-/// function called with the caller's own arguments (`None` where no libcublas defines it)
+/// function of a given libcublas called with the caller's own arguments (`None` where it defines
+/// no such symbol). No panic leaves it: one is answered `CUBLAS_STATUS_INTERNAL_ERROR`
 macro_rules! export {
 	($name:ident, $what:literal, ($($arg:ident: $ty:ty),+ $(,)?), |$handle:ident, $forward:ident| $body:block) => {
 		#[doc = concat!("cuBLAS's `", stringify!($name), "`: ", $what)]
@@ -40,11 +43,11 @@ macro_rules! export {
 		#[allow(clippy::too_many_arguments)] // cuBLAS's own argument list
 		pub unsafe extern "C" fn $name($handle: Handle, $($arg: $ty),+) -> Status {
 			type Real = unsafe extern "C" fn(Handle, $($ty),+) -> Status;
-			let $forward = || {
+			let $forward = |library| {
 				// SAFETY: cuBLAS's signature of this symbol, called with the caller's own arguments
-				unsafe { real::function::<Real>(concat_cstr!($name)).map(|f| f($handle, $($arg),+)) }
+				unsafe { real::function::<Real>(library, concat_cstr!($name)).map(|f| f($handle, $($arg),+)) }
 			};
-			$body
+			catch_unwind(AssertUnwindSafe(|| $body)).unwrap_or(INTERNAL_ERROR)
 		}
 	};
 }
@@ -57,9 +60,9 @@ macro_rules! gemm_symbol {
 			beta: *const $t, c: *mut $t, ldc: $int,
 		), |handle, forward| {
 			let shape = (m as i64, n as i64, k as i64);
-			let args = Args { ops: (transa, transb), shape, alpha, a: (a, lda as i64), b: (b, ldb as i64), beta, c: (c, ldc as i64) };
+			let gemm = Gemm { ops: (transa, transb), shape, alpha, a: (a, lda as i64), b: (b, ldb as i64), beta, c: (c, ldc as i64) };
 			// SAFETY: the caller's promise, handed on
-			unsafe { intercept(stringify!($name), handle, args, forward) }
+			unsafe { intercept(stringify!($name), handle, Routine::<$t>::Gemm(gemm), forward) }
 		});
 	};
 }
@@ -83,9 +86,9 @@ macro_rules! batched_symbol {
 		), |handle, forward| {
 			let (shape, lds) = ((m as i64, n as i64, k as i64), (lda as i64, ldb as i64, ldc as i64));
 			let matrices = Matrices::Pointers(a, b, c);
-			let args = BatchedArgs { ops: (transa, transb), shape, alpha, beta, lds, matrices, batch_count: batch_count as i64 };
+			let batch = Batch { ops: (transa, transb), shape, alpha, beta, lds, matrices, count: batch_count as i64 };
 			// SAFETY: the caller's promise, handed on
-			unsafe { intercept(stringify!($name), handle, args, forward) }
+			unsafe { intercept(stringify!($name), handle, Routine::<$t>::Batch(batch), forward) }
 		});
 	};
 }
@@ -109,9 +112,9 @@ macro_rules! strided_symbol {
 		), |handle, forward| {
 			let (shape, lds) = ((m as i64, n as i64, k as i64), (lda as i64, ldb as i64, ldc as i64));
 			let matrices = Matrices::Strided((a, stride_a), (b, stride_b), (c, stride_c));
-			let args = BatchedArgs { ops: (transa, transb), shape, alpha, beta, lds, matrices, batch_count: batch_count as i64 };
+			let batch = Batch { ops: (transa, transb), shape, alpha, beta, lds, matrices, count: batch_count as i64 };
 			// SAFETY: the caller's promise, handed on
-			unsafe { intercept(stringify!($name), handle, args, forward) }
+			unsafe { intercept(stringify!($name), handle, Routine::<$t>::Batch(batch), forward) }
 		});
 	};
 }
@@ -134,9 +137,9 @@ macro_rules! rank_k_symbol {
 			ldc: $int,
 		), |handle, forward| {
 			let shape = (n as i64, k as i64);
-			let args = RankKArgs::<$t> { uplo, trans, shape, alpha, a: (a, lda as i64), beta, c: (c, ldc as i64) };
+			let update = RankK::<$t> { uplo, trans, shape, alpha, a: (a, lda as i64), beta, c: (c, ldc as i64) };
 			// SAFETY: the caller's promise, handed on
-			unsafe { intercept(stringify!($name), handle, args, forward) }
+			unsafe { intercept(stringify!($name), handle, Routine::RankK(update), forward) }
 		});
 	};
 }
@@ -159,40 +162,50 @@ const C_64F: i32 = 5;
 const COMPUTE_32F: [i32; 2] = [68, 69];
 const COMPUTE_64F: [i32; 2] = [70, 71];
 
-/// the arguments of a `cublasGemm*Ex` call, its pointers untyped (`c_void`) until its data types
-/// name an element type
-trait Untyped {
-	/// the arguments with pointers to `T`
-	type Typed<T: Element>: Call;
+/// a `cublasGemm*Ex` call's routine, its pointers untyped (`c_void`) until its data types name
+/// an element type
+trait Untyped: Copy {
+	/// the routine with pointers to `T`
+	fn typed<T: Element>(self) -> Routine<T>;
 
-	/// the arguments with pointers to `T`
-	fn typed<T: Element>(&self) -> Self::Typed<T>;
-
-	/// the shape, the ops and the batch's count, as the log writes them
-	fn summary(&self) -> ((i64, i64, i64), (i32, i32), Option<i64>);
-}
-
-impl Untyped for Args<c_void> {
-	type Typed<T: Element> = Args<T>;
-
-	fn typed<T: Element>(&self) -> Args<T> {
-		Args::typed(self)
-	}
-
-	fn summary(&self) -> ((i64, i64, i64), (i32, i32), Option<i64>) {
-		(self.shape, self.ops, None)
+	/// the summary of the call, of no type the interposer emulates
+	fn summary(self, name: &'static str) -> Summary {
+		Summary {
+			kind: None,
+			..Summary::of(name, &self.typed::<f64>())
+		}
 	}
 }
 
-impl Untyped for BatchedArgs<c_void> {
-	type Typed<T: Element> = BatchedArgs<T>;
-
-	fn typed<T: Element>(&self) -> BatchedArgs<T> {
-		BatchedArgs::typed(self)
+impl Untyped for Gemm<c_void> {
+	fn typed<T: Element>(self) -> Routine<T> {
+		Routine::Gemm(Gemm {
+			ops: self.ops,
+			shape: self.shape,
+			alpha: self.alpha.cast(),
+			a: (self.a.0.cast(), self.a.1),
+			b: (self.b.0.cast(), self.b.1),
+			beta: self.beta.cast(),
+			c: (self.c.0.cast(), self.c.1),
+		})
 	}
+}
 
-	fn summary(&self) -> ((i64, i64, i64), (i32, i32), Option<i64>) {
-		(self.shape, self.ops, Some(self.batch_count))
+impl Untyped for Batch<c_void> {
+	fn typed<T: Element>(self) -> Routine<T> {
+		let matrices = match self.matrices {
+			Matrices::Pointers(a, b, c) => Matrices::Pointers(a.cast(), b.cast(), c.cast()),
+			Matrices::Strided((a, sa), (b, sb), (c, sc)) => Matrices::Strided((a.cast(), sa), (b.cast(), sb), (c.cast(), sc)),
+		};
+		Routine::Batch(Batch {
+			ops: self.ops,
+			shape: self.shape,
+			alpha: self.alpha.cast(),
+			beta: self.beta.cast(),
+			lds: self.lds,
+			matrices,
+			count: self.count,
+		})
 	}
 }
 
@@ -200,22 +213,22 @@ impl Untyped for BatchedArgs<c_void> {
 /// and `compute` is that type's plain or pedantic compute type; otherwise `forward`
 ///
 /// # Safety
-/// as cuBLAS's function `routine`
+/// as cuBLAS's function `name`
 unsafe fn gemm_ex<U: Untyped>(
-	routine: &'static str,
+	name: &'static str,
 	handle: Handle,
-	(args, (a, b, c), compute): (U, (i32, i32, i32), i32),
-	forward: impl FnOnce() -> Option<Status>,
+	(routine, (a, b, c), compute): (U, (i32, i32, i32), i32),
+	forward: impl FnOnce(Option<crate::libraries::Library>) -> Option<Status>,
 ) -> Status {
 	let same = a == b && b == c;
 	// SAFETY: the caller's promise, handed on with the element type its data types name
 	unsafe {
 		match a {
-			R_64F if same && COMPUTE_64F.contains(&compute) => intercept(routine, handle, args.typed::<f64>(), forward),
-			C_64F if same && COMPUTE_64F.contains(&compute) => intercept(routine, handle, args.typed::<EmugemmComplex64>(), forward),
-			R_32F if same && COMPUTE_32F.contains(&compute) => intercept(routine, handle, args.typed::<f32>(), forward),
-			C_32F if same && COMPUTE_32F.contains(&compute) => intercept(routine, handle, args.typed::<EmugemmComplex32>(), forward),
-			_ => call::unemulated(routine, args.summary(), forward),
+			R_64F if same && COMPUTE_64F.contains(&compute) => intercept(name, handle, routine.typed::<f64>(), forward),
+			C_64F if same && COMPUTE_64F.contains(&compute) => intercept(name, handle, routine.typed::<EmugemmComplex64>(), forward),
+			R_32F if same && COMPUTE_32F.contains(&compute) => intercept(name, handle, routine.typed::<f32>(), forward),
+			C_32F if same && COMPUTE_32F.contains(&compute) => intercept(name, handle, routine.typed::<EmugemmComplex32>(), forward),
+			_ => call::unemulated(routine.summary(name), forward),
 		}
 	}
 }
@@ -229,9 +242,9 @@ macro_rules! gemm_ex_symbol {
 			algo: i32,
 		), |handle, forward| {
 			let shape = (m as i64, n as i64, k as i64);
-			let args = Args { ops: (transa, transb), shape, alpha, a: (a, lda as i64), b: (b, ldb as i64), beta, c: (c, ldc as i64) };
+			let gemm = Gemm { ops: (transa, transb), shape, alpha, a: (a, lda as i64), b: (b, ldb as i64), beta, c: (c, ldc as i64) };
 			// SAFETY: the caller's promise, handed on
-			unsafe { gemm_ex(stringify!($name), handle, (args, (a_type, b_type, c_type), compute), forward) }
+			unsafe { gemm_ex(stringify!($name), handle, (gemm, (a_type, b_type, c_type), compute), forward) }
 		});
 	};
 }
@@ -249,9 +262,9 @@ macro_rules! batched_ex_symbol {
 		), |handle, forward| {
 			let (shape, lds) = ((m as i64, n as i64, k as i64), (lda as i64, ldb as i64, ldc as i64));
 			let matrices = Matrices::Pointers(a, b, c);
-			let args = BatchedArgs { ops: (transa, transb), shape, alpha, beta, lds, matrices, batch_count: batch_count as i64 };
+			let batch = Batch { ops: (transa, transb), shape, alpha, beta, lds, matrices, count: batch_count as i64 };
 			// SAFETY: the caller's promise, handed on
-			unsafe { gemm_ex(stringify!($name), handle, (args, (a_type, b_type, c_type), compute), forward) }
+			unsafe { gemm_ex(stringify!($name), handle, (batch, (a_type, b_type, c_type), compute), forward) }
 		});
 	};
 }
@@ -270,9 +283,9 @@ macro_rules! strided_ex_symbol {
 		), |handle, forward| {
 			let (shape, lds) = ((m as i64, n as i64, k as i64), (lda as i64, ldb as i64, ldc as i64));
 			let matrices = Matrices::Strided((a, stride_a), (b, stride_b), (c, stride_c));
-			let args = BatchedArgs { ops: (transa, transb), shape, alpha, beta, lds, matrices, batch_count: batch_count as i64 };
+			let batch = Batch { ops: (transa, transb), shape, alpha, beta, lds, matrices, count: batch_count as i64 };
 			// SAFETY: the caller's promise, handed on
-			unsafe { gemm_ex(stringify!($name), handle, (args, (a_type, b_type, c_type), compute), forward) }
+			unsafe { gemm_ex(stringify!($name), handle, (batch, (a_type, b_type, c_type), compute), forward) }
 		});
 	};
 }

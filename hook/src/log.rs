@@ -1,16 +1,18 @@
 //! one JSON line per intercepted call, where `EMUGEMM_HOOK_LOG` names a file
 
-use crate::config::{Config, Kind};
+use crate::config::Config;
+use emugemm_c::ElementType;
 use serde::Serialize;
 use std::fs::File;
 use std::io::Write;
-use std::sync::{Mutex, OnceLock};
+use std::os::unix::fs::OpenOptionsExt;
+use std::sync::OnceLock;
 
 /// what one call did
 pub(crate) struct Entry {
 	pub routine: &'static str,
 	/// the element type, where the call's types are one the interposer emulates
-	pub kind: Option<Kind>,
+	pub kind: Option<ElementType>,
 	/// `m`, `n`, `k` of the product (`n`, `n`, `k` for a rank-k update)
 	pub shape: (i64, i64, i64),
 	/// the ops of the product's operands (for a rank-k update, `trans` and the op that makes the
@@ -33,23 +35,37 @@ pub(crate) struct Entry {
 	pub micros: f64,
 }
 
-/// appends `entry` to the log, where there is one
+/// writes `line` and a newline to standard error, ignoring a failure (a closed or full stderr
+/// must not stop the program): the interposer's messages, each prefixed `emugemm-cublas: `
+pub(crate) fn say(line: &str) {
+	let _ = std::io::stderr().write_all(format!("emugemm-cublas: {line}\n").as_bytes());
+}
+
+/// appends `entry` to the log, where there is one: one `write` of the whole line to a file opened
+/// for appending, so that the lines of threads and of processes sharing the file never
+/// interleave. The file is opened once, not through a symbolic link (a link there is refused, and
+/// said so on standard error)
 pub(crate) fn write(entry: &Entry) {
-	static FILE: OnceLock<Option<Mutex<File>>> = OnceLock::new();
+	static FILE: OnceLock<Option<File>> = OnceLock::new();
 	let file = FILE.get_or_init(|| {
 		let path = Config::get().log.as_ref()?;
 		File::options()
 			.create(true)
 			.append(true)
+			.custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
 			.open(path)
-			.map_err(|e| eprintln!("emugemm-cublas: EMUGEMM_HOOK_LOG={path:?}: {e}"))
+			.map_err(|e| {
+				say(&format!(
+					"EMUGEMM_HOOK_LOG={path:?}: {e} (a symbolic link is not followed); no log is written"
+				))
+			})
 			.ok()
-			.map(Mutex::new)
 	});
-	let Some(file) = file else { return };
-	let line = json(entry);
-	let mut file = file.lock().unwrap_or_else(|e| e.into_inner());
-	let _ = writeln!(file, "{line}");
+	let Some(mut file) = file.as_ref() else { return };
+	let mut line = json(entry).into_bytes();
+	line.push(b'\n');
+	// one call: an append of a line this short is not split by the kernel
+	let _ = file.write(&line);
 }
 
 /// an emulated call's report, as the log writes it
@@ -140,7 +156,7 @@ mod tests {
 	fn a_line_is_one_json_object() {
 		let entry = Entry {
 			routine: "cublasDgemm_v2",
-			kind: Some(Kind::D),
+			kind: Some(ElementType::D),
 			shape: (8, 9, 10),
 			ops: (0, 2),
 			uplo: None,
@@ -166,7 +182,7 @@ mod tests {
 	fn a_rank_k_line_names_its_triangle() {
 		let entry = Entry {
 			routine: "cublasZherk_v2_64",
-			kind: Some(Kind::Z),
+			kind: Some(ElementType::Z),
 			shape: (300, 300, 280),
 			ops: (2, 0),
 			uplo: Some(1),
@@ -190,7 +206,7 @@ mod tests {
 	fn a_batch_line_counts_its_products() {
 		let entry = Entry {
 			routine: "cublasGemmStridedBatchedEx",
-			kind: Some(Kind::C),
+			kind: Some(ElementType::C),
 			shape: (300, 290, 280),
 			ops: (1, 2),
 			uplo: None,

@@ -6,7 +6,7 @@ use super::parts::PartOperands;
 use super::{Parts, Timer};
 use crate::balance;
 use crate::bound::{Bound, PartBounds};
-use crate::fp::combine;
+use crate::fp::{Sum, combine};
 use crate::native::{HostRequest, native_at, nonfinite_entries};
 use crate::operand::Operand;
 use crate::policy::{Choice, Decided, Evidence, PolicyInput};
@@ -198,7 +198,7 @@ pub(crate) fn emulate<T: Scalar>(mut dst: MatMut<'_, T>, request: &HostRequest<'
 		for i in (0..m).filter(|&i| !bad_rows[i]) {
 			let c = (parts.re[i + j * m], parts.im.get(i + j * m).copied().unwrap_or(0.0));
 			let old = (accum == Accum::Add).then(|| dst[(i, j)]);
-			dst[(i, j)] = combine(c, alpha, old);
+			dst[(i, j)] = combine(c, alpha, old, Sum::Emulated);
 		}
 	}
 	let uncertified: Vec<usize> = choice

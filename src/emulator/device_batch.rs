@@ -65,7 +65,7 @@ impl Emulator {
 		}
 		let precision = self.precision_for(precision);
 		self.refused()?;
-		crate::precision::validate(precision).map_err(|reason| Error::InvalidPrecision { precision, reason })?;
+		crate::precision::validate(precision, T::MANTISSA_BITS).map_err(|reason| Error::InvalidPrecision { precision, reason })?;
 		for ((c, a), b) in c.iter().zip(a).zip(b) {
 			check_shapes((a.nrows(), a.ncols()), (b.nrows(), b.ncols()), Some((c.nrows(), c.ncols())))?;
 		}

@@ -64,7 +64,7 @@ impl Emulator {
 		let accum = accumulation(beta);
 		let request = self.request(accum, (lhs, rhs), alpha, (self.precision_for(precision), self.par));
 		let dims = [lhs.dims(), rhs.dims(), dst.dims()];
-		self.run(dims, request.precision, || crate::gpu::view_product(dst, request, beta, stream))
+		self.run::<T>(dims, request.precision, || crate::gpu::view_product(dst, request, beta, stream))
 	}
 
 	/// the rank-k update `c = alpha op(a) op(a)ᴴ + beta c` (`op(a)ᵀ` for real types: cuBLAS's
@@ -119,7 +119,7 @@ impl Emulator {
 			..self.request(accum, (lhs, rhs), alpha, (self.precision_for(precision), self.par))
 		};
 		let dims = [lhs.dims(), rhs.dims(), dst.dims()];
-		self.run(dims, request.precision, || crate::gpu::view_product(dst, request, beta, stream))
+		self.run::<T>(dims, request.precision, || crate::gpu::view_product(dst, request, beta, stream))
 	}
 }
 

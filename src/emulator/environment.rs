@@ -41,11 +41,12 @@ fn parse_backend(value: &str) -> Result<Backend, String> {
 	}
 }
 
-/// a [`Precision`] the products can run at (`bits=n` up to 52, then clamped per type as
-/// [`Precision::Bits`] says)
+/// a [`Precision`] the products can run at (`bits=n` up to 52, what `f64` outputs hold; a product
+/// whose output type holds fewer, `f32` or `c32` above 23, is then an
+/// [`Error::InvalidPrecision`])
 fn parse_precision(value: &str) -> Result<Precision, String> {
 	let precision = value.parse::<Precision>().map_err(|e| e.to_string())?;
-	validate(precision).map_err(str::to_owned)?;
+	validate(precision, <f64 as crate::Scalar>::MANTISSA_BITS).map_err(str::to_owned)?;
 	Ok(precision)
 }
 

@@ -60,7 +60,7 @@ impl Emulator {
 		);
 		self.refused()?;
 		check_shapes(request.lhs.shape(), request.rhs.shape(), None)?;
-		validate(request.precision).map_err(|reason| Error::InvalidPrecision { precision, reason })?;
+		validate(request.precision, T::MANTISSA_BITS).map_err(|reason| Error::InvalidPrecision { precision, reason })?;
 		Ok(request)
 	}
 
@@ -194,7 +194,7 @@ impl Emulator {
 				..oracle::report::<T>(Choice::native(shape.m, reason), shape, 0, PhaseTimes::default())
 			})
 		};
-		self.run(dims, precision, || {
+		self.run::<T>(dims, precision, || {
 			parallel::within(par, || match self.backend {
 				// an empty product is native on every backend, for one reason
 				_ if shape.is_empty() => on_host(dst, None, NativeReason::NotEmulated),
@@ -240,7 +240,7 @@ impl Emulator {
 		self.require_gpu()?;
 		let request = self.request(accum, (lhs, rhs), alpha, (self.precision_for(precision), self.par));
 		let dims = [lhs.shape(), rhs.shape(), dst.shape()];
-		self.run(dims, request.precision, || crate::gpu::device_product(dst, request))
+		self.run::<T>(dims, request.precision, || crate::gpu::device_product(dst, request))
 	}
 
 	/// where a GPU context routes a host product of `shape` at a target `precision` to the host's
@@ -308,9 +308,10 @@ impl Emulator {
 		given
 	}
 
-	/// the one way a product runs: `dims` (of `lhs`, `rhs` and `dst`) and `precision` checked,
-	/// then `product`, timed whole, its report published as this context's and this thread's last
-	pub(super) fn run(
+	/// the one way a product runs: `dims` (of `lhs`, `rhs` and `dst`) and `precision` checked
+	/// (for outputs of `T`), then `product`, timed whole, its report published as this context's
+	/// and this thread's last
+	pub(super) fn run<T: Scalar>(
 		&self,
 		[lhs, rhs, dst]: [(usize, usize); 3],
 		precision: Precision,
@@ -318,7 +319,7 @@ impl Emulator {
 	) -> Result<(), Error> {
 		self.refused()?;
 		check_shapes(lhs, rhs, Some(dst))?;
-		validate(precision).map_err(|reason| Error::InvalidPrecision { precision, reason })?;
+		validate(precision, T::MANTISSA_BITS).map_err(|reason| Error::InvalidPrecision { precision, reason })?;
 		let start = Instant::now();
 		let report = product()?;
 		self.publish(Report {

@@ -49,6 +49,11 @@ pub(crate) fn current_context() -> KeptContext {
 	runtime::current::Kept::now()
 }
 
+/// the ordinal of the GPU of the raw stream `stream` (see [`Stream::ordinal`])
+pub(crate) fn stream_ordinal(stream: cudarc::driver::sys::CUstream) -> Result<usize, Error> {
+	orchestration::borrowed::stream_device(stream).map(|(_, ordinal)| ordinal)
+}
+
 /// a product on device views on `stream` (see [`orchestration::borrowed::view_product`])
 pub(crate) fn view_product<T: Scalar>(dst: Borrowed<T>, request: ViewRequest<T>, beta: T, stream: Stream<'_>) -> Result<Report, Error> {
 	keeping_current(stream.cudarc(), || {

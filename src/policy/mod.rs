@@ -498,7 +498,7 @@ mod tests {
 		assert_eq!(native_arithmetic(Precision::Tf32, 53), NativeArithmetic::Own);
 		assert_eq!(native_arithmetic(Precision::F32, 24), NativeArithmetic::Own);
 		assert_eq!(native_arithmetic(Precision::F64, 24), NativeArithmetic::Wide);
-		assert_eq!(native_arithmetic(Precision::Bits(40), 24), NativeArithmetic::Wide);
+		assert_eq!(native_arithmetic(Precision::Bits(23), 24), NativeArithmetic::Wide);
 		assert_eq!(native_arithmetic(Precision::F64, 53), NativeArithmetic::Own);
 	}
 

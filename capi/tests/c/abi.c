@@ -1,7 +1,8 @@
 /* emugemm's C ABI from C: the checked-in header compiled by a C compiler, a double and a complex
- * product on device memory against a long double reference on the host, the beta = 0 rule, and
- * the status, message and report of a bad call. The CUDA driver is opened at run time, so the
- * program links without it; the test that runs it (tests/c_program.rs) needs a GPU. */
+ * product on device memory against a long double reference on the host, the beta = 0 rule, the
+ * status, message and report of a bad call (enumerations outside their range among them), and
+ * cuBLAS's quick return. The CUDA driver is opened at run time, so the program links without it;
+ * the test that runs it (tests/c_program.rs) needs a GPU. */
 #include "../../include/emugemm.h"
 
 #include <dlfcn.h>
@@ -125,7 +126,22 @@ int emugemm_c_abi_check(void) {
 	/* a leading dimension below the rows: a status and a message */
 	s = emugemm_dgemm(EMUGEMM_OPERATION_N, EMUGEMM_OPERATION_N, M, N, K, &alpha, (const double *)da, M - 1, (const double *)db, K,
 	                  &beta, (double *)dc, M, EMUGEMM_POINTER_MODE_HOST, 0, f64);
-	if (s != EMUGEMM_STATUS_INVALID_VALUE || strstr(emugemm_last_error(), "leading dimension") == 0) return 7;
+	if (s != EMUGEMM_STATUS_INVALID_VALUE || strstr(emugemm_last_error(), "the leading dimension is below") == 0) return 7;
+	/* integers outside their enumerations (the entry points take int32_t): a status and a
+	 * message, never undefined behaviour */
+	s = emugemm_dgemm(3 /* CUBLAS_OP_CONJG */, EMUGEMM_OPERATION_N, M, N, K, &alpha, (const double *)da, K + 1, (const double *)db,
+	                  K, &beta, (double *)dc, M, EMUGEMM_POINTER_MODE_HOST, 0, f64);
+	if (s != EMUGEMM_STATUS_INVALID_VALUE || strstr(emugemm_last_error(), "CUBLAS_OP_CONJG") == 0) return 8;
+	const emugemm_precision unknown = {6, 0};
+	s = emugemm_dgemm(EMUGEMM_OPERATION_T, EMUGEMM_OPERATION_N, M, N, K, &alpha, (const double *)da, K + 1, (const double *)db, K,
+	                  &beta, (double *)dc, M, EMUGEMM_POINTER_MODE_HOST, 0, unknown);
+	if (s != EMUGEMM_STATUS_INVALID_VALUE || strstr(emugemm_last_error(), "precision kind = 6") == 0) return 9;
+	s = emugemm_dsyrk(EMUGEMM_FILL_MODE_FULL, EMUGEMM_OPERATION_N, N, K, &alpha, (const double *)db, N, &beta, (double *)dc, N,
+	                  EMUGEMM_POINTER_MODE_HOST, 0, f64);
+	if (s != EMUGEMM_STATUS_INVALID_VALUE || strstr(emugemm_last_error(), "uplo = FULL") == 0) return 10;
+	/* an empty product: cuBLAS's quick return, which reads no pointer and clears the message */
+	s = emugemm_dgemm(EMUGEMM_OPERATION_N, EMUGEMM_OPERATION_N, 0, N, K, &alpha, 0, 1, 0, K, &beta, 0, 1, EMUGEMM_POINTER_MODE_HOST, 0, f64);
+	if (s != EMUGEMM_STATUS_SUCCESS || emugemm_last_error()[0] != 0) return 11;
 	cu.free(da), cu.free(db), cu.free(dc), cu.free(dza), cu.free(dzb), cu.free(dzc);
 	return 0;
 }

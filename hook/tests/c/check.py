@@ -8,8 +8,12 @@
 Each run must pass its own checks (accuracy, padding, quick returns, bits equal to the C ABI's).
 Across runs: every hash of the off run equals the unhooked run's (forwarding is bit for bit
 cuBLAS); in the default run, so do the products the interposer forwards (during stream capture,
-below the threshold, empty). The logs must name every intercepted entry point, emulated in the
-forced run. Prints a summary; exits 1 on any failure.
+below the threshold, empty, rank-k updates and batches); in the forced run, those during stream
+capture, the empty ones and a HERK's trans = T (cuBLAS's own status). The logs must name every
+intercepted entry point, emulated in the forced run; a call during stream capture is forwarded
+on the C ABI's refusal (reason "not available: the stream is being captured ..."), and so is a
+HERK's trans = T where rank-k updates are on (reason "invalid arguments: ..."), once per call.
+Prints a summary; exits 1 on any failure.
 
 usage: python3 check.py LIBEMUGEMM_CUBLAS.so HOOKED_EXECUTABLE LOGDIR"""
 import collections
@@ -51,10 +55,16 @@ problems += [f"forwarded bits differ: {k}" for k in differ]
 below = ("40x30x20", "40x40x20")  # the GEMMs' and the rank-k updates' shapes below the threshold
 # forwarded by default too: rank-k updates and batched calls
 off_by_default = ("syrk", "herk", "Batched")
-forwarded = [k for k in base if "captured" in k or any(s in k for s in below + off_by_default) or "m=0" in k or "n=0" in k or "k=0" in k or "trans=T" in k]
-differ = [k for k in forwarded if hashes["default"].get(k) != base[k]]
-print(f"default against unhooked, the {len(forwarded)} forwarded products: {len(forwarded) - len(differ)} equal")
-problems += [f"forwarded (default) bits differ: {k}" for k in differ]
+# forwarded in every run: during stream capture, empty, and a HERK's trans = T
+always = ("captured", "m=0", "n=0", "k=0", "trans=T")
+forwarded = {
+    "default": [k for k in base if any(s in k for s in always + below + off_by_default)],
+    "forced": [k for k in base if any(s in k for s in always)],
+}
+for name, keys in forwarded.items():
+    differ = [k for k in keys if hashes[name].get(k) != base[k]]
+    print(f"{name} against unhooked, the {len(keys)} forwarded products: {len(keys) - len(differ)} equal")
+    problems += [f"forwarded ({name}) bits differ: {k}" for k in differ]
 for name in ("default", "forced"):
     plans = collections.Counter(line.split(" plan ")[1].rsplit(" ", 1)[0] for line in abi[name])
     unequal = [line for line in abi[name] if not line.endswith(" equal")]
@@ -68,9 +78,20 @@ entries |= {f"cublas{t}{r}_v2{s}" for t, r in (("S", "syrk"), ("D", "syrk"), ("C
 batches = ("Batched", "StridedBatched")
 entries |= {f"cublas{t}gemm{b}{s}" for t in "SDCZ" for b in batches for s in ("", "_64")}
 entries |= {f"cublasGemm{b}Ex{s}:{t}" for t in "SDCZ" for b in batches for s in ("", "_64")}
+# the calls the C ABI refuses, forwarded once each: the reason's start, and per run the hashes of
+# the calls that must be logged with it (rank-k updates reach the C ABI only where they are on)
+refusals = {
+    "not available: the stream is being captured": {
+        "off": [],
+        "default": [k for k in base if "captured" in k and not any(s in k for s in off_by_default)],
+        "forced": [k for k in base if "captured" in k],
+    },
+    "invalid arguments:": {"off": [], "default": [], "forced": [k for k in base if "trans=T" in k]},
+}
 for name in ("off", "default", "forced"):
     actions = collections.Counter()
     reasons = collections.Counter()
+    refused = collections.Counter()
     emulated = set()
     path = f"{logdir}/{name}.jsonl"
     lines = open(path).read().splitlines() if os.path.exists(path) else []
@@ -83,6 +104,9 @@ for name in ("off", "default", "forced"):
         actions[e["action"]] += 1
         if e["reason"]:
             reasons[e["reason"]] += 1
+        for start in refusals:
+            if e["reason"].startswith(start):
+                refused[start] += e["action"] == "forwarded"
         if e["action"] == "emugemm" and e.get("scheme") != "native":
             emulated.add(routine)
     print(f"log {name}: {dict(actions)}; reasons {dict(reasons)}; entry points emulated {len(emulated)} of {len(entries)}")
@@ -90,6 +114,9 @@ for name in ("off", "default", "forced"):
         problems.append(f"forced: not emulated: {sorted(entries - emulated)}")
     if name == "off" and emulated:
         problems.append(f"off: emulated {sorted(emulated)}")
+    for start, calls in refusals.items():
+        if refused[start] != len(calls[name]):
+            problems.append(f"{name}: {refused[start]} calls forwarded with a reason starting {start!r}, {len(calls[name])} expected")
 
 for p in problems:
     print(f"PROBLEM: {p}")

@@ -9,12 +9,12 @@
  * both triangles and A as stored and (conjugate-)transposed, in the same turns; and every batch
  * entry point (cublas{S,D,C,Z}gemmBatched and gemmStridedBatched, cublasGemmBatchedEx and
  * cublasGemmStridedBatchedEx, each and its _64) with three products, op pairs N/N and T/C, host
- * scalars and beta = 0 over NaN; then, per entry
- * point, alpha = 0 over NaN operands and m, n, k = 0 (and a HERK's trans = T, which cuBLAS
- * refuses); then two threads with a handle and a stream each, products during stream capture, and
- * products below the interposer's size threshold. Each result is checked against a long double
- * product on the host (a sample of its entries), its padding rows and a rank-k update's other
- * triangle against being written, and a HERK's diagonal against an imaginary part.
+ * scalars and beta = 0 over NaN; then, per entry point, alpha = 0 over NaN operands and m, n,
+ * k = 0 (and a HERK's trans = T, which the C ABI refuses and the interposer forwards: cuBLAS's
+ * status is printed); then two threads with a handle and a stream each, products during stream
+ * capture, and products below the interposer's size threshold. Each result is checked against a
+ * long double product on the host (a sample of its entries), its padding rows and a rank-k
+ * update's other triangle against being written, and a HERK's diagonal against an imaginary part.
  *
  * Each result's bits are printed as a hash ("hash <case> <fnv>"), so that a run with every call
  * forwarded can be compared with the unhooked run. Under the interposer, each product of a type
@@ -22,319 +22,14 @@
  * library) at the precision the interposer's environment gives that type, on the same operands
  * and a fresh C, and must match it bit for bit ("abi <case> <plan> equal"); a rank-k update, through
  * `emugemm_{s,d}syrk` or `emugemm_{c,z}herk`; a batch, through one `emugemm_?gemm` per product.
- * Build: gcc -O2 hooked.c -I$CUDA/include -L$CUDA/lib64 -lcublas -lcudart -lpthread -lm -ldl */
-#define _GNU_SOURCE
-#include <complex.h>
-#include <cublas_v2.h>
-#include <cuda_runtime.h>
-#include <dlfcn.h>
+ * Its parts are named in hooked.h.
+ * Build: gcc -O2 hooked.c hooked_common.c hooked_cublas.c hooked_abi.c -I$CUDA/include -L$CUDA/lib64 -lcublas -lcudart
+ *        -lpthread -lm -ldl */
+#include "hooked.h"
+
 #include <math.h>
 #include <pthread.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-
-#include "../../../capi/include/emugemm.h"
-
-#define CHECK(x)                                                                                    \
-	do {                                                                                            \
-		if ((x) != 0) {                                                                             \
-			fprintf(stderr, "%s:%d: %s failed\n", __FILE__, __LINE__, #x);                          \
-			exit(2);                                                                                \
-		}                                                                                           \
-	} while (0)
-
-static int failures = 0;
-static pthread_mutex_t failures_lock = PTHREAD_MUTEX_INITIALIZER;
-static void expect(int ok, const char *what) {
-	if (ok) return;
-	pthread_mutex_lock(&failures_lock);
-	fprintf(stderr, "FAILED: %s\n", what);
-	failures++;
-	pthread_mutex_unlock(&failures_lock);
-}
-
-/* ---- the four element types ---- */
-
-enum { TS, TD, TC, TZ };
-struct kind {
-	const char *name; /* s, d, c, z */
-	int is_complex, dbl;
-	cudaDataType type;
-	cublasComputeType_t compute;
-	const char *env; /* the interposer's variable for this type */
-	emugemm_precision_kind dflt;
-	int bits; /* accuracy checked: 2^-bits of the sum of the terms' magnitudes */
-};
-static const struct kind kinds[4] = {
-    {"s", 0, 0, CUDA_R_32F, CUBLAS_COMPUTE_32F, "EMUGEMM_HOOK_S", EMUGEMM_PRECISION_KIND_F32, 16},
-    {"d", 0, 1, CUDA_R_64F, CUBLAS_COMPUTE_64F, "EMUGEMM_HOOK_D", EMUGEMM_PRECISION_KIND_F64, 40},
-    {"c", 1, 0, CUDA_C_32F, CUBLAS_COMPUTE_32F, "EMUGEMM_HOOK_C", EMUGEMM_PRECISION_KIND_F32, 16},
-    {"z", 1, 1, CUDA_C_64F, CUBLAS_COMPUTE_64F, "EMUGEMM_HOOK_Z", EMUGEMM_PRECISION_KIND_F64, 40},
-};
-static size_t parts(const struct kind *t) { return t->is_complex ? 2 : 1; }
-static size_t bytes_of(const struct kind *t, size_t elements) { return elements * parts(t) * (t->dbl ? 8 : 4); }
-
-/* the entry points, in the order they are named; a rank-k update's are V2 and V2_64 */
-enum { V2, V2_64, EX, EX_64, ENTRIES };
-
-/* one call: a product, or a rank-k update (op(A) n x k, m = n, opb unused) */
-struct gemm {
-	int type, entry, opa, opb;
-	long m, n, k;
-	int device_scalars, beta_zero;
-	int captured; /* called during a stream capture, and run as a graph */
-	char update;  /* 0: a GEMM; 'L' or 'U': a rank-k update of that triangle of C */
-};
-
-static void entry_name(char *out, size_t size, const struct gemm *g) {
-	static const char *ex[2] = {"GemmEx", "GemmEx_64"};
-	const struct kind *t = &kinds[g->type];
-	const char *routine = !g->update ? "gemm" : t->is_complex ? "herk" : "syrk";
-	if (g->entry >= EX)
-		snprintf(out, size, "%s(%s)", ex[g->entry - EX], t->name);
-	else
-		snprintf(out, size, "%s%s_v2%s", t->name, routine, g->entry == V2_64 ? "_64" : "");
-}
-
-/* whether g computes C's entry (i, j): every one of a GEMM's, a rank-k update's triangle */
-static int named(const struct gemm *g, long i, long j) { return !g->update || (g->update == 'L' ? i >= j : i <= j); }
-
-/* a deterministic value, spread over 2^-4 .. 2^4 so that the plan is not trivial */
-static double value(long i, int seed) {
-	unsigned x = (unsigned)(i * 2654435761u + seed * 40503u);
-	x ^= x >> 13;
-	x *= 0x5bd1e995u;
-	x ^= x >> 15;
-	return ((double)(x % 20011) / 20011.0 - 0.5) * ldexp(1.0, (int)(x % 9) - 4);
-}
-
-/* FNV-1a of the bytes at `p` */
-static uint64_t fnv(const void *p, size_t bytes) {
-	uint64_t h = 1469598103934665603ull;
-	for (size_t i = 0; i < bytes; i++) h = (h ^ ((const unsigned char *)p)[i]) * 1099511628211ull;
-	return h;
-}
-
-/* `elements` of t as doubles (both parts of a complex one), rounded to t's precision */
-static double *values(const struct kind *t, size_t elements, int seed) {
-	size_t n = elements * parts(t);
-	double *x = malloc(sizeof(double) * (n ? n : 1));
-	for (size_t i = 0; i < n; i++) x[i] = t->dbl ? value((long)i, seed) : (double)(float)value((long)i, seed);
-	return x;
-}
-
-/* x (as `values` holds it) in t's memory format, host side */
-static void *packed(const struct kind *t, const double *x, size_t elements) {
-	size_t n = elements * parts(t);
-	void *p = malloc(bytes_of(t, elements ? elements : 1));
-	for (size_t i = 0; i < n; i++) {
-		if (t->dbl)
-			((double *)p)[i] = x[i];
-		else
-			((float *)p)[i] = (float)x[i];
-	}
-	return p;
-}
-
-static void *device(const struct kind *t, const double *x, size_t elements) {
-	void *host = packed(t, x, elements), *d;
-	CHECK(cudaMalloc(&d, bytes_of(t, elements ? elements : 1)));
-	CHECK(cudaMemcpy(d, host, bytes_of(t, elements), cudaMemcpyHostToDevice));
-	free(host);
-	return d;
-}
-
-/* the element at `index` of x (t's raw memory format) */
-static long double complex raw_at(const struct kind *t, const void *x, long index) {
-	long i = index * (long)parts(t);
-	long double re = t->dbl ? ((const double *)x)[i] : ((const float *)x)[i];
-	long double im = !t->is_complex ? 0 : t->dbl ? ((const double *)x)[i + 1] : ((const float *)x)[i + 1];
-	return re + I * im;
-}
-
-/* op(X)[i][h] of a column-major matrix (doubles, as `values` holds it) with leading dimension ld */
-static long double complex op_at(const struct kind *t, const double *x, long ld, int op, long i, long h) {
-	long index = op == 0 ? i + h * ld : h + i * ld;
-	long double complex v = x[index * (long)parts(t)];
-	if (t->is_complex) v += I * (long double)x[index * 2 + 1];
-	return op == 2 ? conjl(v) : v;
-}
-
-/* ---- the calls ---- */
-
-static const cublasOperation_t cublas_ops[3] = {CUBLAS_OP_N, CUBLAS_OP_T, CUBLAS_OP_C};
-static const emugemm_operation abi_ops[3] = {EMUGEMM_OPERATION_N, EMUGEMM_OPERATION_T, EMUGEMM_OPERATION_C};
-
-struct operands {
-	const void *alpha, *a, *b, *beta;
-	void *c;
-	long lda, ldb, ldc;
-};
-
-/* the cuBLAS entry point `entry` of type t */
-static cublasStatus_t call(cublasHandle_t h, const struct kind *t, int entry, int opa, int opb, long m, long n, long k,
-                           const struct operands *o) {
-	cublasOperation_t oa = cublas_ops[opa], ob = cublas_ops[opb];
-	switch (entry) {
-	case EX:
-		return cublasGemmEx(h, oa, ob, (int)m, (int)n, (int)k, o->alpha, o->a, t->type, (int)o->lda, o->b, t->type, (int)o->ldb, o->beta,
-		                    o->c, t->type, (int)o->ldc, t->compute, CUBLAS_GEMM_DEFAULT);
-	case EX_64:
-		return cublasGemmEx_64(h, oa, ob, m, n, k, o->alpha, o->a, t->type, o->lda, o->b, t->type, o->ldb, o->beta, o->c, t->type, o->ldc,
-		                       t->compute, CUBLAS_GEMM_DEFAULT);
-	case V2:
-		switch (t - kinds) {
-		case TS:
-			return cublasSgemm_v2(h, oa, ob, (int)m, (int)n, (int)k, o->alpha, o->a, (int)o->lda, o->b, (int)o->ldb, o->beta, o->c,
-			                      (int)o->ldc);
-		case TD:
-			return cublasDgemm_v2(h, oa, ob, (int)m, (int)n, (int)k, o->alpha, o->a, (int)o->lda, o->b, (int)o->ldb, o->beta, o->c,
-			                      (int)o->ldc);
-		case TC:
-			return cublasCgemm_v2(h, oa, ob, (int)m, (int)n, (int)k, o->alpha, o->a, (int)o->lda, o->b, (int)o->ldb, o->beta, o->c,
-			                      (int)o->ldc);
-		default:
-			return cublasZgemm_v2(h, oa, ob, (int)m, (int)n, (int)k, o->alpha, o->a, (int)o->lda, o->b, (int)o->ldb, o->beta, o->c,
-			                      (int)o->ldc);
-		}
-	default:
-		switch (t - kinds) {
-		case TS:
-			return cublasSgemm_v2_64(h, oa, ob, m, n, k, o->alpha, o->a, o->lda, o->b, o->ldb, o->beta, o->c, o->ldc);
-		case TD:
-			return cublasDgemm_v2_64(h, oa, ob, m, n, k, o->alpha, o->a, o->lda, o->b, o->ldb, o->beta, o->c, o->ldc);
-		case TC:
-			return cublasCgemm_v2_64(h, oa, ob, m, n, k, o->alpha, o->a, o->lda, o->b, o->ldb, o->beta, o->c, o->ldc);
-		default:
-			return cublasZgemm_v2_64(h, oa, ob, m, n, k, o->alpha, o->a, o->lda, o->b, o->ldb, o->beta, o->c, o->ldc);
-		}
-	}
-}
-
-/* the cuBLAS rank-k update `entry` (V2 or V2_64) of type t: SYRK of a real type, HERK of a
- * complex one */
-static cublasStatus_t rank_k_call(cublasHandle_t h, const struct kind *t, int entry, char update, int op, long n, long k,
-                                  const struct operands *o) {
-	cublasFillMode_t uplo = update == 'U' ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
-	cublasOperation_t trans = cublas_ops[op];
-	int lda = (int)o->lda, ldc = (int)o->ldc;
-	if (entry == V2) {
-		switch (t - kinds) {
-		case TS:
-			return cublasSsyrk_v2(h, uplo, trans, (int)n, (int)k, o->alpha, o->a, lda, o->beta, o->c, ldc);
-		case TD:
-			return cublasDsyrk_v2(h, uplo, trans, (int)n, (int)k, o->alpha, o->a, lda, o->beta, o->c, ldc);
-		case TC:
-			return cublasCherk_v2(h, uplo, trans, (int)n, (int)k, o->alpha, o->a, lda, o->beta, o->c, ldc);
-		default:
-			return cublasZherk_v2(h, uplo, trans, (int)n, (int)k, o->alpha, o->a, lda, o->beta, o->c, ldc);
-		}
-	}
-	switch (t - kinds) {
-	case TS:
-		return cublasSsyrk_v2_64(h, uplo, trans, n, k, o->alpha, o->a, o->lda, o->beta, o->c, o->ldc);
-	case TD:
-		return cublasDsyrk_v2_64(h, uplo, trans, n, k, o->alpha, o->a, o->lda, o->beta, o->c, o->ldc);
-	case TC:
-		return cublasCherk_v2_64(h, uplo, trans, n, k, o->alpha, o->a, o->lda, o->beta, o->c, o->ldc);
-	default:
-		return cublasZherk_v2_64(h, uplo, trans, n, k, o->alpha, o->a, o->lda, o->beta, o->c, o->ldc);
-	}
-}
-
-/* the cuBLAS call g */
-static cublasStatus_t dispatch(cublasHandle_t h, const struct gemm *g, const struct operands *o) {
-	const struct kind *t = &kinds[g->type];
-	if (g->update) return rank_k_call(h, t, g->entry, g->update, g->opa, g->n, g->k, o);
-	return call(h, t, g->entry, g->opa, g->opb, g->m, g->n, g->k, o);
-}
-
-/* the C ABI's function for g's type and routine, where the interposer (which exports it) is
- * preloaded */
-static emugemm_status abi_call(const struct gemm *g, const struct operands *o, emugemm_pointer_mode mode, void *stream,
-                               emugemm_precision p) {
-	static const char *names[4] = {"emugemm_sgemm", "emugemm_dgemm", "emugemm_cgemm", "emugemm_zgemm"};
-	static const char *updates[4] = {"emugemm_ssyrk", "emugemm_dsyrk", "emugemm_cherk", "emugemm_zherk"};
-	if (g->update) {
-		/* the four functions differ only in their pointee types: one signature serves */
-		__typeof__(emugemm_dsyrk) *f = (__typeof__(emugemm_dsyrk) *)dlsym(RTLD_DEFAULT, updates[g->type]);
-		emugemm_fill_mode uplo = g->update == 'U' ? EMUGEMM_FILL_MODE_UPPER : EMUGEMM_FILL_MODE_LOWER;
-		return f(uplo, abi_ops[g->opa], g->n, g->k, o->alpha, o->a, o->lda, o->beta, o->c, o->ldc, mode, stream, p);
-	}
-	/* the four functions differ only in their pointee types: one signature serves */
-	__typeof__(emugemm_dgemm) *f = (__typeof__(emugemm_dgemm) *)dlsym(RTLD_DEFAULT, names[g->type]);
-	return f(abi_ops[g->opa], abi_ops[g->opb], g->m, g->n, g->k, o->alpha, o->a, o->lda, o->b, o->ldb, o->beta, o->c, o->ldc, mode, stream,
-	         p);
-}
-
-static int preloaded(void) { return dlsym(RTLD_DEFAULT, "emugemm_dgemm") != 0; }
-
-/* the calling thread's last report of the C ABI (the preloaded library's) */
-static void last_report(emugemm_report *r) {
-	__typeof__(emugemm_last_report) *f = (__typeof__(emugemm_last_report) *)dlsym(RTLD_DEFAULT, "emugemm_last_report");
-	CHECK(f == 0 || f(r));
-}
-
-/* a hooked call's result `got` and the C ABI's, just enqueued into `dc` on `stream` (`bytes`
- * each; `again` receives it): expected equal, and the C ABI's plan printed for check.py */
-struct result {
-	const void *got;
-	void *again, *dc;
-	size_t bytes;
-};
-
-static void same_as_abi(const char *what, const char *claim, struct result x, cudaStream_t stream) {
-	char message[160];
-	emugemm_report r;
-	last_report(&r);
-	CHECK(cudaStreamSynchronize(stream));
-	CHECK(cudaMemcpy(x.again, x.dc, x.bytes, cudaMemcpyDeviceToHost));
-	int equal = memcmp(x.again, x.got, x.bytes) == 0;
-	snprintf(message, sizeof message, "%s: %s", what, claim);
-	expect(equal, message);
-	printf("abi %s plan %s%u%s%s %s\n", what, r.scheme == EMUGEMM_SCHEME_SCHEME_II ? "scheme2=" : r.scheme ? "scheme1=" : "native",
-	       r.parameter, r.native_reason[0] ? " " : "", (const char *)r.native_reason, equal ? "equal" : "DIFFERENT");
-}
-
-/* whether the environment variable `name` says on (EMUGEMM_HOOK_BATCHED, EMUGEMM_HOOK_RANK_K: the
- * interposer emulates batched calls, rank-k updates; both off by default) */
-static int on(const char *name) {
-	const char *v = getenv(name);
-	return v && !strcasecmp(v, "on");
-}
-
-/* the precision the interposer gives t's calls, as its environment says; 0 where they are off */
-static int configured(const struct kind *t, emugemm_precision *p) {
-	const char *v = getenv(t->env);
-	p->kind = t->dflt;
-	p->parameter = 0;
-	if (!v) return 1;
-	if (!strcasecmp(v, "off")) return 0;
-	const char *number = strpbrk(v, "=:");
-	p->parameter = number ? (uint32_t)strtoul(number + 1, 0, 10) : 0;
-	static const struct {
-		const char *name;
-		emugemm_precision_kind kind;
-	} names[] = {{"f64", EMUGEMM_PRECISION_KIND_F64},        {"f32", EMUGEMM_PRECISION_KIND_F32},
-	             {"tf32", EMUGEMM_PRECISION_KIND_TF32},      {"bits", EMUGEMM_PRECISION_KIND_BITS},
-	             {"scheme1", EMUGEMM_PRECISION_KIND_SCHEME_I}, {"scheme2", EMUGEMM_PRECISION_KIND_SCHEME_II}};
-	size_t len = number ? (size_t)(number - v) : strlen(v);
-	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-		if (strlen(names[i].name) == len && !strncasecmp(v, names[i].name, len)) {
-			p->kind = names[i].kind;
-			return 1;
-		}
-	fprintf(stderr, "%s=%s: not a precision this program reads\n", t->env, v);
-	exit(2);
-}
-
-static long min_size(void) {
-	const char *v = getenv("EMUGEMM_HOOK_MIN");
-	return v ? atol(v) : 256;
-}
 
 /* ---- one product ---- */
 
@@ -441,7 +136,7 @@ static void product(cublasHandle_t h, const struct gemm *g) {
 	if (preloaded() && configured(t, &precision) && least >= min_size() && !g->captured && (!g->update || on("EMUGEMM_HOOK_RANK_K"))) {
 		void *fresh = packed(t, c0, ldc * g->n);
 		CHECK(cudaMemcpy(dc, fresh, cbytes, cudaMemcpyHostToDevice));
-		emugemm_pointer_mode mode = g->device_scalars ? EMUGEMM_POINTER_MODE_DEVICE : EMUGEMM_POINTER_MODE_HOST;
+		int32_t mode = g->device_scalars ? EMUGEMM_POINTER_MODE_DEVICE : EMUGEMM_POINTER_MODE_HOST;
 		expect(abi_call(g, &o, mode, stream, precision) == EMUGEMM_STATUS_SUCCESS, what);
 		same_as_abi(what, "bit for bit the C ABI's", (struct result){got, again, dc, cbytes}, stream);
 		free(fresh);
@@ -451,65 +146,6 @@ static void product(cublasHandle_t h, const struct gemm *g) {
 }
 
 /* ---- batches ---- */
-
-/* the batch entry points, in the order they are named: pointer arrays, then strided, each typed and
- * Ex, each with 32- and 64-bit dimensions */
-enum { BATCHED, BATCHED_64, STRIDED, STRIDED_64, BATCHED_EX, BATCHED_EX_64, STRIDED_EX, STRIDED_EX_64, BATCH_ENTRIES };
-static const char *batch_names[BATCH_ENTRIES] = {"gemmBatched",   "gemmBatched_64",   "gemmStridedBatched",   "gemmStridedBatched_64",
-                                                 "GemmBatchedEx", "GemmBatchedEx_64", "GemmStridedBatchedEx", "GemmStridedBatchedEx_64"};
-static int strided_entry(int entry) { return entry == STRIDED || entry == STRIDED_64 || entry == STRIDED_EX || entry == STRIDED_EX_64; }
-
-/* the typed batch entry points of the cuBLAS type prefix P and element type T, as cases of a switch */
-#define TYPED_BATCHES(P, T)                                                                                                            \
-	case BATCHED:                                                                                                                      \
-		return cublas##P##gemmBatched(h, oa, ob, (int)m, (int)n, (int)k, (const T *)o->alpha, (const T *const *)arrays[0], (int)o->lda, \
-		                              (const T *const *)arrays[1], (int)o->ldb, (const T *)o->beta, (T *const *)arrays[2], (int)o->ldc,  \
-		                              (int)count);                                                                                     \
-	case BATCHED_64:                                                                                                                   \
-		return cublas##P##gemmBatched_64(h, oa, ob, m, n, k, (const T *)o->alpha, (const T *const *)arrays[0], o->lda,                  \
-		                                 (const T *const *)arrays[1], o->ldb, (const T *)o->beta, (T *const *)arrays[2], o->ldc, count); \
-	case STRIDED:                                                                                                                      \
-		return cublas##P##gemmStridedBatched(h, oa, ob, (int)m, (int)n, (int)k, (const T *)o->alpha, (const T *)o->a, (int)o->lda,     \
-		                                     s[0], (const T *)o->b, (int)o->ldb, s[1], (const T *)o->beta, (T *)o->c, (int)o->ldc, s[2], \
-		                                     (int)count);                                                                              \
-	default:                                                                                                                           \
-		return cublas##P##gemmStridedBatched_64(h, oa, ob, m, n, k, (const T *)o->alpha, (const T *)o->a, o->lda, s[0],                 \
-		                                        (const T *)o->b, o->ldb, s[1], (const T *)o->beta, (T *)o->c, o->ldc, s[2], count)
-
-/* the cuBLAS batch entry point `entry` of type t on `count` products: the device arrays of A's,
- * B's and C's pointers `arrays`, or o's matrices and the strides `s` (elements) to the next ones */
-static cublasStatus_t batch_call(cublasHandle_t h, const struct kind *t, int entry, const int ops[2], const long shape[3],
-                                 const struct operands *o, void *const arrays[3], const long long s[3], long count) {
-	cublasOperation_t oa = cublas_ops[ops[0]], ob = cublas_ops[ops[1]];
-	long m = shape[0], n = shape[1], k = shape[2];
-	switch (entry) {
-	case BATCHED_EX:
-		return cublasGemmBatchedEx(h, oa, ob, (int)m, (int)n, (int)k, o->alpha, (const void *const *)arrays[0], t->type, (int)o->lda,
-		                           (const void *const *)arrays[1], t->type, (int)o->ldb, o->beta, (void *const *)arrays[2], t->type,
-		                           (int)o->ldc, (int)count, t->compute, CUBLAS_GEMM_DEFAULT);
-	case BATCHED_EX_64:
-		return cublasGemmBatchedEx_64(h, oa, ob, m, n, k, o->alpha, (const void *const *)arrays[0], t->type, o->lda,
-		                              (const void *const *)arrays[1], t->type, o->ldb, o->beta, (void *const *)arrays[2], t->type, o->ldc,
-		                              count, t->compute, CUBLAS_GEMM_DEFAULT);
-	case STRIDED_EX:
-		return cublasGemmStridedBatchedEx(h, oa, ob, (int)m, (int)n, (int)k, o->alpha, o->a, t->type, (int)o->lda, s[0], o->b, t->type,
-		                                  (int)o->ldb, s[1], o->beta, o->c, t->type, (int)o->ldc, s[2], (int)count, t->compute,
-		                                  CUBLAS_GEMM_DEFAULT);
-	case STRIDED_EX_64:
-		return cublasGemmStridedBatchedEx_64(h, oa, ob, m, n, k, o->alpha, o->a, t->type, o->lda, s[0], o->b, t->type, o->ldb, s[1], o->beta,
-		                                     o->c, t->type, o->ldc, s[2], count, t->compute, CUBLAS_GEMM_DEFAULT);
-	}
-	switch (t - kinds) {
-	case TS:
-		switch (entry) { TYPED_BATCHES(S, float); }
-	case TD:
-		switch (entry) { TYPED_BATCHES(D, double); }
-	case TC:
-		switch (entry) { TYPED_BATCHES(C, cuComplex); }
-	default:
-		switch (entry) { TYPED_BATCHES(Z, cuDoubleComplex); }
-	}
-}
 
 /* three m x n x k products of op pair `ops` through the batch entry point `entry` of `type`, on h's
  * stream: host scalars, beta = 0 over a NaN C; each product's matrices a stride past the previous
@@ -725,6 +361,6 @@ int main(void) {
 	cudaStreamDestroy(own);
 	printf("%s: %d failures, %d products of every entry point and op pair, %d rank-k updates of every entry point, triangle and op, "
 	       "%d batches of every entry point\n",
-	       failures ? "FAILED" : "ok", failures, index, updates, batches);
-	return failures != 0;
+	       failures() ? "FAILED" : "ok", failures(), index, updates, batches);
+	return failures() != 0;
 }

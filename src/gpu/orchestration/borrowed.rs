@@ -31,11 +31,22 @@ pub(crate) fn view_product<T: Scalar>(dst: Borrowed<T>, request: ViewRequest<T>,
 	let ordinal = caller_ordinal(caller)?;
 	// `for_gpus` and `device_budget` take the GPU's lock themselves: both before this call takes it
 	let settings = for_gpus(request.settings, &[(ordinal, 0)])?;
-	fits(&dst, &request, device_budget(&settings, &[(ordinal, 0)])?)?;
+	let budget = device_budget(&settings, &[(ordinal, 0)])?;
+	fits(&dst, &request, budget)?;
 	let g = gpu_on(ordinal)?;
+	// the memory the program leaves free, and what this crate already holds there, bounds the
+	// workspace too: a product that cannot have it fails here, before anything is enqueued
+	fits(&dst, &request, available(&g)?)?;
 	let _code = g.using(&settings);
 	let outcome = joined(&g, caller, || enqueued(&g, dst, request, beta, settings))?;
 	Ok(reported::<T>(outcome, request.shape, settings))
+}
+
+/// the device memory a product on `gpu` can take now: what the driver reports free and the
+/// scratch this crate keeps there between products
+fn available(gpu: &Gpu) -> Result<usize, Error> {
+	let (free, _) = gpu.ctx.mem_get_info().map_err(driver)?;
+	Ok(free.saturating_add(gpu.kept_scratch_bytes()))
 }
 
 /// the report of a product on views that ran with `settings`
@@ -116,11 +127,23 @@ pub(crate) fn enqueued<T: Scalar>(
 		gram: matches!(request.routine, Routine::RankK(_)),
 		..Terms::plain(request.precision, settings)
 	};
-	let outcome = product(gpu, (a, b), out, request.alpha, terms, (None, None))?;
+	let outcome = product(gpu, (a, b), out, request.alpha, terms, (None, None)).map_err(written)?;
 	if let Routine::RankK(structure) = request.routine {
 		copy_named(gpu, (&target, &dst), structure, T::IS_COMPLEX)?;
 	}
 	Ok(outcome)
+}
+
+/// `e`, where it comes after the destination may have been written: running out of memory there
+/// is a failure of the GPU, not [`Error::OutOfMemory`], whose product leaves its destination as it
+/// was (a caller may then compute it another way)
+fn written(e: Error) -> Error {
+	match e {
+		Error::OutOfMemory { what } => Error::Gpu {
+			reason: format!("out of memory with the destination partly computed: {what}"),
+		},
+		other => other,
+	}
 }
 
 /// the workspace a rank-k update on `dst` computes its whole output in: where the update adds,
@@ -218,6 +241,20 @@ pub(crate) fn joined<R>(gpu: &Gpu, caller: sys::CUstream, work: impl FnOnce() ->
 /// the stream's context is not its GPU's primary context, the one this crate and the CUDA
 /// runtime run in
 fn caller_ordinal(caller: sys::CUstream) -> Result<usize, Error> {
+	let (ctx, ordinal) = stream_device(caller)?;
+	let primary = gpu_on(ordinal)?.ctx.cu_ctx();
+	if primary != ctx {
+		return Err(Error::Placement {
+			reason: format!("the stream belongs to a context of GPU {ordinal} that is not its primary context"),
+		});
+	}
+	Ok(ordinal)
+}
+
+/// the context of the stream `caller` and the ordinal of its GPU, asked of the driver alone (no
+/// context is made); [`Error::Placement`] for a default stream on a thread with no current
+/// context
+pub(crate) fn stream_device(caller: sys::CUstream) -> Result<(sys::CUcontext, usize), Error> {
 	let mut ctx: sys::CUcontext = null_mut();
 	let default = [0usize, 1, 2].contains(&(caller as usize));
 	// SAFETY: `ctx` is written by the driver; `caller` is a live stream or a default one
@@ -243,13 +280,7 @@ fn caller_ordinal(caller: sys::CUstream) -> Result<usize, Error> {
 		asked.map_err(driver)?;
 	}
 	let ordinal = usize::try_from(device).map_err(|_| Error::gpu(format!("the stream's device {device}")))?;
-	let primary = gpu_on(ordinal)?.ctx.cu_ctx();
-	if primary != ctx {
-		return Err(Error::Placement {
-			reason: format!("the stream belongs to a context of GPU {ordinal} that is not its primary context"),
-		});
-	}
-	Ok(ordinal)
+	Ok((ctx, ordinal))
 }
 
 /// the triangle of a whole output whose tiles alone `routine` needs computed (a rank-k update's)

@@ -226,6 +226,11 @@ impl Gpu {
 		})
 	}
 
+	/// the bytes of the scratch buffers kept on this GPU between products
+	pub fn kept_scratch_bytes(&self) -> usize {
+		self.scratch.borrow().iter().flatten().map(CudaSlice::len).sum()
+	}
+
 	/// frees the buffers of the scratch slots not in use by the lock's holder (the work enqueued
 	/// before still completes: the frees are stream-ordered)
 	pub fn free_kept_scratch(&self) {
