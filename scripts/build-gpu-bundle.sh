@@ -12,6 +12,7 @@
 #   <name>             each example (examples/<name>.rs; an example named `bench` is the benchmark driver)
 #   bench-<name>       each cargo bench target (benches/<name>.rs)
 #   lib<name>.so       the C ABI (libemugemm_c.so) and the cuBLAS interposer (libemugemm_cublas.so)
+#   standin/           the stand-in libcublas of the interposer's tests (test-hook-standin)
 #   interop/           the interposer's C test and checker (hook/tests/c/), the C ABI's header and the
 #                      client programs (scripts/clients/), compiled and run there by run.sh
 #   run.sh             scripts/gpu-run.sh: run `OUTDIR/run.sh RESULTS` on the GPU machine
@@ -101,6 +102,11 @@ for file in hook/tests/c/*.[ch] hook/tests/c/check.py capi/include/emugemm.h scr
 	mkdir -p "$out/interop/$(dirname "$file")"
 	cp "$file" "$out/interop/$file"
 done
+# the stand-in libcublas, its callers and its driver (the hook's build script made them), for the
+# interposer's stand-in tests (test-hook-standin), which find them through EMUGEMM_STANDIN_DIR
+standin="$(ls -td target/release/build/emugemm-cublas-hook-*/out/standin 2>/dev/null | head -1)"
+[ -n "$standin" ] || { echo "the stand-in folder of the hook's build script is missing" >&2; exit 1; }
+cp -r "$standin" "$out/standin"
 cp scripts/gpu-run.sh "$out/run.sh"
 chmod +x "$out/run.sh"
 

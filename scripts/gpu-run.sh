@@ -35,6 +35,10 @@ if compgen -G "*.xz" >/dev/null; then
 fi
 
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# the interposer's stand-in tests load the bundle's copy of their stand-in libcublas
+if [ -d standin ]; then
+	export EMUGEMM_STANDIN_DIR="$PWD/standin" EMUGEMM_STANDIN_SCRATCH="$results/standin"
+fi
 read -ra test_args <<<"${TEST_ARGS:-}"
 read -ra bench_args <<<"${BENCH_ARGS:-}"
 : >"$results/tests.log"

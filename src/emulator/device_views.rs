@@ -28,9 +28,10 @@ impl Emulator {
 	/// A left operand read transposed or conjugated, and a complex right operand read conjugated,
 	/// is first copied compact in the crate's workspace, within the context's device memory
 	/// ([`Emulator::with_device_memory`]); a right operand read transposed alone is read where it
-	/// lies. A product whose workspace does not fit is an [`Error::OutOfMemory`], not computed in
-	/// tiles. Addresses must be aligned to the element's size (16 bytes for complex `f64`),
-	/// otherwise [`Error::InvalidLayout`].
+	/// lies. A product whose workspace does not fit the context's device memory, or the memory the
+	/// program leaves free, is an [`Error::OutOfMemory`] returned before anything is enqueued (the
+	/// destination as it was), not computed in tiles. Addresses must be aligned to the element's
+	/// size (16 bytes for complex `f64`), otherwise [`Error::InvalidLayout`].
 	///
 	/// # example
 	/// ```no_run

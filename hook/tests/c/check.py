@@ -1,10 +1,12 @@
-"""Runs the test program hooked.c (built) four times and checks what the runs must share:
+"""Runs the test program hooked.c (built) five times and checks what the runs must share:
   unhooked  the program as it is: cuBLAS alone;
   off       under the interposer with every type off: every call forwarded;
   default   under the interposer as it ships (D/Z at F64, S/C at F32, threshold 256);
   forced    under the interposer with explicit schemes for every type and a threshold of 1, so
             that every product, rank-k update and batch of the program that has no empty dimension
-            is emulated.
+            is emulated;
+  bounded   the forced run with a workspace bound of one byte (EMUGEMM_HOOK_MEMORY=1): every call
+            is refused for its workspace before anything is written, and forwarded.
 Each run must pass its own checks (accuracy, padding, quick returns, bits equal to the C ABI's).
 Across runs: every hash of the off run equals the unhooked run's (forwarding is bit for bit
 cuBLAS); in the default run, so do the products the interposer forwards (during stream capture,
@@ -13,7 +15,8 @@ capture, the empty ones and a HERK's trans = T (cuBLAS's own status). The logs m
 intercepted entry point, emulated in the forced run; a call during stream capture is forwarded
 on the C ABI's refusal (reason "not available: the stream is being captured ..."), and so is a
 HERK's trans = T where rank-k updates are on (reason "invalid arguments: ..."), once per call.
-Prints a summary; exits 1 on any failure.
+In the bounded run every hash equals the unhooked run's, no call is emulated, and every call the
+forced run emulated is logged "out of memory: ...". Prints a summary; exits 1 on any failure.
 
 usage: python3 check.py LIBEMUGEMM_CUBLAS.so HOOKED_EXECUTABLE LOGDIR"""
 import collections
@@ -27,7 +30,8 @@ os.makedirs(logdir, exist_ok=True)
 off = {f"EMUGEMM_HOOK_{t}": "off" for t in "DZSC"}
 forced = {"EMUGEMM_HOOK_D": "scheme2=14", "EMUGEMM_HOOK_Z": "scheme2=14", "EMUGEMM_HOOK_S": "scheme2=8", "EMUGEMM_HOOK_C": "scheme1=4",
           "EMUGEMM_HOOK_MIN": "1", "EMUGEMM_HOOK_BATCHED": "on", "EMUGEMM_HOOK_RANK_K": "on"}
-runs = {"unhooked": None, "off": off, "default": {}, "forced": forced}
+bounded = dict(forced, EMUGEMM_HOOK_MEMORY="1")
+runs = {"unhooked": None, "off": off, "default": {}, "forced": forced, "bounded": bounded}
 problems = []
 hashes, abi = {}, {}
 for name, env in runs.items():
@@ -60,6 +64,7 @@ always = ("captured", "m=0", "n=0", "k=0", "trans=T")
 forwarded = {
     "default": [k for k in base if any(s in k for s in always + below + off_by_default)],
     "forced": [k for k in base if any(s in k for s in always)],
+    "bounded": list(base),
 }
 for name, keys in forwarded.items():
     differ = [k for k in keys if hashes[name].get(k) != base[k]]
@@ -88,7 +93,10 @@ refusals = {
     },
     "invalid arguments:": {"off": [], "default": [], "forced": [k for k in base if "trans=T" in k]},
 }
-for name in ("off", "default", "forced"):
+for start in refusals:
+    refusals[start]["bounded"] = refusals[start]["forced"]
+emulated_by = {}
+for name in ("off", "default", "forced", "bounded"):
     actions = collections.Counter()
     reasons = collections.Counter()
     refused = collections.Counter()
@@ -110,6 +118,7 @@ for name in ("off", "default", "forced"):
         if e["action"] == "emugemm" and e.get("scheme") != "native":
             emulated.add(routine)
     print(f"log {name}: {dict(actions)}; reasons {dict(reasons)}; entry points emulated {len(emulated)} of {len(entries)}")
+    emulated_by[name] = (actions["emugemm"], sum(n for r, n in reasons.items() if r.startswith("out of memory:")))
     if name == "forced" and emulated != entries:
         problems.append(f"forced: not emulated: {sorted(entries - emulated)}")
     if name == "off" and emulated:
@@ -117,6 +126,13 @@ for name in ("off", "default", "forced"):
     for start, calls in refusals.items():
         if refused[start] != len(calls[name]):
             problems.append(f"{name}: {refused[start]} calls forwarded with a reason starting {start!r}, {len(calls[name])} expected")
+
+# every call the forced run ran through the C ABI, the bounded run forwards for its workspace
+ran, _ = emulated_by["forced"]
+bounded_ran, out_of_memory = emulated_by["bounded"]
+print(f"bounded: {out_of_memory} calls forwarded for their workspace, {bounded_ran} run by the C ABI (forced: {ran})")
+if bounded_ran or out_of_memory != ran:
+    problems.append(f"bounded: {bounded_ran} calls run by the C ABI and {out_of_memory} forwarded for their workspace, {ran} expected")
 
 for p in problems:
     print(f"PROBLEM: {p}")

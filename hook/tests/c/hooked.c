@@ -132,8 +132,9 @@ static void product(cublasHandle_t h, const struct gemm *g) {
 	emugemm_precision precision;
 	long least = g->m < g->n ? g->m : g->n;
 	least = least < g->k ? least : g->k;
-	/* a captured call is forwarded: its hash is compared with the unhooked run's instead */
-	if (preloaded() && configured(t, &precision) && least >= min_size() && !g->captured && (!g->update || on("EMUGEMM_HOOK_RANK_K"))) {
+	/* a captured call is forwarded, and so is every call under a workspace bound (check.py's
+	 * bounded run): their hashes are compared with the unhooked run's instead */
+	if (emulating() && configured(t, &precision) && least >= min_size() && !g->captured && (!g->update || on("EMUGEMM_HOOK_RANK_K"))) {
 		void *fresh = packed(t, c0, ldc * g->n);
 		CHECK(cudaMemcpy(dc, fresh, cbytes, cudaMemcpyHostToDevice));
 		int32_t mode = g->device_scalars ? EMUGEMM_POINTER_MODE_DEVICE : EMUGEMM_POINTER_MODE_HOST;
@@ -200,7 +201,7 @@ static void batch(cublasHandle_t h, int type, int entry, const int ops[2], const
 	emugemm_precision precision;
 	long least = g.m < g.n ? g.m : g.n;
 	least = least < g.k ? least : g.k;
-	if (preloaded() && configured(t, &precision) && on("EMUGEMM_HOOK_BATCHED") && least >= min_size()) {
+	if (emulating() && configured(t, &precision) && on("EMUGEMM_HOOK_BATCHED") && least >= min_size()) {
 		CHECK(cudaMemcpy(dc, fresh, cbytes, cudaMemcpyHostToDevice));
 		for (long p = 0; p < COUNT; p++) {
 			struct operands single = {o.alpha, pointers[0][p], pointers[1][p], o.beta, pointers[2][p], lda, ldb, ldc};

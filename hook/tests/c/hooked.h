@@ -104,6 +104,8 @@ cublasStatus_t batch_call(cublasHandle_t h, const struct kind *t, int entry, con
 
 /* whether the interposer (which exports the C ABI) is preloaded */
 int preloaded(void);
+/* whether the interposer may emulate: preloaded, and no workspace bound */
+int emulating(void);
 /* whether the environment variable `name` says on (EMUGEMM_HOOK_BATCHED, EMUGEMM_HOOK_RANK_K) */
 int on(const char *name);
 /* the precision the interposer gives t's calls, as its environment says; 0 where they are off */

@@ -26,6 +26,10 @@ emugemm_status abi_call(const struct gemm *g, const struct operands *o, int32_t 
 
 int preloaded(void) { return dlsym(RTLD_DEFAULT, "emugemm_dgemm") != 0; }
 
+/* whether the interposer may emulate: it is preloaded, and no workspace bound (EMUGEMM_HOOK_MEMORY)
+ * makes it forward every call */
+int emulating(void) { return preloaded() && !getenv("EMUGEMM_HOOK_MEMORY"); }
+
 /* the calling thread's last report of the C ABI (the preloaded library's) */
 static void last_report(emugemm_report *r) {
 	__typeof__(emugemm_last_report) *f = (__typeof__(emugemm_last_report) *)dlsym(RTLD_DEFAULT, "emugemm_last_report");

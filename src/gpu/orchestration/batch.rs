@@ -8,7 +8,9 @@
 use crate::cost::NativeArithmetic;
 use crate::device_view::Borrowed;
 use crate::gpu::kernels::layout::scale;
-use crate::gpu::orchestration::borrowed::{ViewRequest, enqueued, fits, joined, on_caller, reported, view_product, workspace};
+use crate::gpu::orchestration::borrowed::{
+	ViewRequest, available, enqueued, fits, joined, on_caller, reported, view_product, workspace, written,
+};
 use crate::gpu::orchestration::engine::{device_budget, for_gpus, named};
 use crate::gpu::orchestration::shared_launches::{shared, shares_launches};
 use crate::gpu::product::job::Outcome;
@@ -24,7 +26,9 @@ use cudarc::driver::{result, sys};
 use std::collections::HashSet;
 
 /// every product `(dst, request)` of a batch (`dst = alpha lhs rhs`, or `+ beta dst` where it
-/// adds), its report in the batch's order; shapes and precisions checked by the caller
+/// adds), its report in the batch's order; shapes and precisions checked by the caller. Every
+/// product's workspace is checked against the context's budget and the memory free before any
+/// runs: an [`Error::OutOfMemory`] leaves every destination as it was
 pub(crate) fn view_batch<T: Scalar>(
 	products: &[(Borrowed<T>, ViewRequest<T>)],
 	beta: T,
@@ -35,6 +39,21 @@ pub(crate) fn view_batch<T: Scalar>(
 	};
 	// the products of one call share the context's settings and the caller's stream
 	let (ordinal, settings) = on_caller(first.settings, caller)?;
+	let free = available(&*gpu_on(ordinal)?)?;
+	let budget = device_budget(&settings, &[(ordinal, 0)])?.min(free);
+	for (dst, request) in products {
+		fits(dst, request, budget)?;
+	}
+	ordered(products, beta, (ordinal, settings), caller).map_err(written)
+}
+
+/// [`view_batch`]'s products, checked, run on GPU `ordinal` with `settings`
+fn ordered<T: Scalar>(
+	products: &[(Borrowed<T>, ViewRequest<T>)],
+	beta: T,
+	(ordinal, settings): (usize, Settings),
+	caller: sys::CUstream,
+) -> Result<Vec<Report>, Error> {
 	// a destination met twice makes the products' order matter: they run one by one, in order,
 	// each checked before the first runs
 	let mut destinations = HashSet::with_capacity(products.len());

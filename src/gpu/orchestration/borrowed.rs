@@ -44,7 +44,7 @@ pub(crate) fn view_product<T: Scalar>(dst: Borrowed<T>, request: ViewRequest<T>,
 
 /// the device memory a product on `gpu` can take now: what the driver reports free and the
 /// scratch this crate keeps there between products
-fn available(gpu: &Gpu) -> Result<usize, Error> {
+pub(crate) fn available(gpu: &Gpu) -> Result<usize, Error> {
 	let (free, _) = gpu.ctx.mem_get_info().map_err(driver)?;
 	Ok(free.saturating_add(gpu.kept_scratch_bytes()))
 }
@@ -137,7 +137,7 @@ pub(crate) fn enqueued<T: Scalar>(
 /// `e`, where it comes after the destination may have been written: running out of memory there
 /// is a failure of the GPU, not [`Error::OutOfMemory`], whose product leaves its destination as it
 /// was (a caller may then compute it another way)
-fn written(e: Error) -> Error {
+pub(crate) fn written(e: Error) -> Error {
 	match e {
 		Error::OutOfMemory { what } => Error::Gpu {
 			reason: format!("out of memory with the destination partly computed: {what}"),
