@@ -44,6 +44,28 @@ pub(crate) unsafe fn product<'a, T: Element>(checked: &Checked, inner: usize, (a
 	}
 }
 
+/// the host memory one product of a batch takes, at most, beside its matrices: its addresses,
+/// views, request and report, here and in the library
+const HOST_BYTES_PER_PRODUCT: usize = 1024;
+
+/// `Ok` where the host arrays of a batch of `count` products take at most a quarter of the host's
+/// physical memory: a reservation alone proves nothing where the system overcommits memory
+/// (filling it would exhaust the host)
+fn host_fits(count: usize) -> Result<(), String> {
+	// SAFETY: plain queries of the system's configuration
+	let (pages, page) = unsafe { (libc::sysconf(libc::_SC_PHYS_PAGES), libc::sysconf(libc::_SC_PAGESIZE)) };
+	let physical = usize::try_from(pages)
+		.unwrap_or(0)
+		.saturating_mul(usize::try_from(page).unwrap_or(0));
+	let needed = count.saturating_mul(HOST_BYTES_PER_PRODUCT);
+	if physical == 0 || needed <= physical / 4 {
+		return Ok(());
+	}
+	Err(format!(
+		"a batch of {count} products needs about {needed} bytes of host memory for its arrays, above a quarter of the host's {physical}"
+	))
+}
+
 /// an empty vector that holds `count` values, or the allocator's refusal (a batch's count is the
 /// caller's, however large)
 pub(crate) fn vec_for<V>(count: usize) -> Result<Vec<V>, TryReserveError> {
@@ -66,6 +88,7 @@ pub(crate) unsafe fn batch_addresses<T: Element>(
 	stream: *mut c_void,
 ) -> Result<Vec<(u64, u64, u64)>, Failure> {
 	let count = checked.count;
+	host_fits(count).map_err(Failure::Memory)?;
 	let too_many = |e: TryReserveError| Failure::Memory(format!("the host arrays of a batch of {count} products: {e}"));
 	match matrices {
 		Matrices::Pointers(a, b, c) => {
