@@ -41,8 +41,11 @@ fn main() {
 			format!("-L{}", folder.display()),
 			format!("-l:{library}"),
 			// relative to the caller's own folder, so that the folder can be moved whole (a GPU
-			// machine runs the tests from a copy)
+			// machine runs the tests from a copy), and a run path the loader searches before
+			// LD_LIBRARY_PATH (DT_RPATH, not DT_RUNPATH): on a machine whose LD_LIBRARY_PATH holds
+			// the real libcublas.so.13, the caller still loads its stand-in
 			format!("-Wl,-rpath,$ORIGIN/{version}"),
+			"-Wl,--disable-new-dtags".to_string(),
 		];
 		let linked: Vec<&str> = linked.iter().map(String::as_str).collect();
 		compile(&sources.join("caller.c"), &out.join(format!("libcaller{version}.so")), &linked);
