@@ -474,20 +474,6 @@ impl Stream<'static> {
 }
 
 impl<'a> Stream<'a> {
-	/// the ordinal of the stream's GPU, asked of the CUDA driver alone: no context is made on any
-	/// GPU; [`Error::Placement`] for a default stream on a thread with no current context (a
-	/// product on a stream checks besides that its context is its GPU's primary context)
-	///
-	/// # example
-	/// ```no_run
-	/// let stream = cudarc::driver::CudaContext::new(1)?.new_stream()?;
-	/// assert_eq!(emugemm::Stream::from(&stream).ordinal()?, 1);
-	/// # Ok::<(), Box<dyn std::error::Error>>(())
-	/// ```
-	pub fn ordinal(&self) -> Result<usize, Error> {
-		crate::gpu::stream_ordinal(self.raw)
-	}
-
 	/// the raw handle
 	pub(crate) fn raw(&self) -> sys::CUstream {
 		self.raw

@@ -5,8 +5,9 @@
 
 use crate::config::Config;
 use crate::libraries::{self, Library};
-use crate::log::{self, Entry, say};
+use crate::log::{self, Entry};
 use crate::real::{self, EXECUTION_FAILED, Handle, INTERNAL_ERROR, NOT_INITIALIZED, SUCCESS, Status};
+use crate::stderr::say;
 use emugemm_c::{Call, Element, ElementType, EmugemmStatus, Outcome, Routine};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Instant;

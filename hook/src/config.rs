@@ -1,7 +1,7 @@
 //! the interposer's configuration, from the environment, read and checked once: a value it cannot
 //! use is named on standard error at the first call, with what is done instead
 
-use crate::log::say;
+use crate::stderr::say;
 use emugemm::Precision;
 use emugemm_c::ElementType;
 use emugemm_c::{Element, EmugemmComplex32, EmugemmComplex64};

@@ -46,6 +46,7 @@ mod entry;
 mod libraries;
 mod log;
 mod real;
+mod stderr;
 
 pub use config::Config;
 pub use entry::*;

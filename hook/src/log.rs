@@ -1,6 +1,7 @@
 //! one JSON line per intercepted call, where `EMUGEMM_HOOK_LOG` names a file
 
 use crate::config::Config;
+use crate::stderr::say;
 use emugemm_c::ElementType;
 use serde::Serialize;
 use std::fs::File;
@@ -33,12 +34,6 @@ pub(crate) struct Entry {
 	/// why the call went native or failed
 	pub reason: String,
 	pub micros: f64,
-}
-
-/// writes `line` and a newline to standard error, ignoring a failure (a closed or full stderr
-/// must not stop the program): the interposer's messages, each prefixed `emugemm-cublas: `
-pub(crate) fn say(line: &str) {
-	let _ = std::io::stderr().write_all(format!("emugemm-cublas: {line}\n").as_bytes());
 }
 
 /// appends `entry` to the log, where there is one: one `write` of the whole line to a file opened

@@ -49,9 +49,22 @@ pub(crate) fn current_context() -> KeptContext {
 	runtime::current::Kept::now()
 }
 
-/// the ordinal of the GPU of the raw stream `stream` (see [`Stream::ordinal`])
-pub(crate) fn stream_ordinal(stream: cudarc::driver::sys::CUstream) -> Result<usize, Error> {
-	orchestration::borrowed::stream_device(stream).map(|(_, ordinal)| ordinal)
+// the doors' view of the GPU a stream belongs to, kept here beside the other doors so that the
+// views' module needs nothing of the GPU's
+impl Stream<'_> {
+	/// the ordinal of the stream's GPU, asked of the CUDA driver alone: no context is made on any
+	/// GPU; [`Error::Placement`] for a default stream on a thread with no current context (a
+	/// product on a stream checks besides that its context is its GPU's primary context)
+	///
+	/// # example
+	/// ```no_run
+	/// let stream = cudarc::driver::CudaContext::new(1)?.new_stream()?;
+	/// assert_eq!(emugemm::Stream::from(&stream).ordinal()?, 1);
+	/// # Ok::<(), Box<dyn std::error::Error>>(())
+	/// ```
+	pub fn ordinal(&self) -> Result<usize, Error> {
+		orchestration::borrowed::stream_device(self.raw()).map(|(_, ordinal)| ordinal)
+	}
 }
 
 /// a product on device views on `stream` (see [`orchestration::borrowed::view_product`])
