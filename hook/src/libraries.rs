@@ -3,7 +3,7 @@
 //! it; the library's own, loaded by cudarc): a call is forwarded to the libcublas that its caller
 //! was linked with, the one that made its handle. With one libcublas loaded, of any version, that
 //! one; with several, the one among the dependencies of the object that called (found from the
-//! call's return address); where that cannot be told, the first in the global scope, and the
+//! call's return address); where that cannot be told, the first loaded, and the
 //! call is not emulated
 
 use std::collections::HashMap;
