@@ -8,6 +8,9 @@
 //            column-major): (i, j) with i > j where `lower`, i < j where `upper`, i == j where
 //            `diagonal`; the diagonal's imaginary parts written zero where `real_diagonal` (a
 //            Hermitian rank-k update's)
+//   copy_flagged  the entries (i, j) of an m x n matrix whose row flag or column flag is set, from
+//            src into dst (both column-major): a destination's entries that a native product's
+//            fix-up recomputes, kept aside from the GEMM that would otherwise add to them
 #include "common.cuh"
 
 namespace {
@@ -63,6 +66,15 @@ __device__ void copy_named(const T* src, long long lds, long long n, T* dst, lon
 	}
 }
 
+template <typename T>
+__device__ void copy_flagged(const T* src, long long lds, long long m, long long n, T* dst, long long ldd, const int* rows,
+                             const int* cols) {
+	for (long long idx = blockIdx.x * 256ll + threadIdx.x; idx < m * n; idx += (long long)gridDim.x * 256) {
+		const long long i = idx % m, j = idx / m;
+		if (rows[i] || cols[j]) dst[i + j * ldd] = src[i + j * lds];
+	}
+}
+
 }  // namespace
 
 #define EMU_LAYOUT(NAME, T)                                                                                            \
@@ -78,5 +90,10 @@ __device__ void copy_named(const T* src, long long lds, long long n, T* dst, lon
 	                                                                    long long ldd, int lower, int upper,            \
 	                                                                    int diagonal, int real_diagonal) {              \
 		copy_named<T>(src, lds, n, dst, ldd, lower, upper, diagonal, real_diagonal);                                 \
+	}                                                                                                                  \
+	extern "C" __global__ void __launch_bounds__(256) copy_flagged_##NAME(const T* src, long long lds, long long m,        \
+	                                                                      long long n, T* dst, long long ldd,           \
+	                                                                      const int* rows, const int* cols) {           \
+		copy_flagged<T>(src, lds, m, n, dst, ldd, rows, cols);                                                       \
 	}
 EMU_FOR_EACH_TYPE(EMU_LAYOUT)

@@ -73,8 +73,12 @@ use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+#[path = "bench/grid.rs"]
+mod grid;
 #[path = "bench/plot.rs"]
 mod plot;
+#[path = "common/timing.rs"]
+mod timing;
 
 fn env_list(name: &str, default: &str) -> Vec<usize> {
 	std::env::var(name)
@@ -582,10 +586,11 @@ impl Bench {
 	/// contains `chassis` or `policy`)
 	fn sections_only(&self) -> bool {
 		!self.only.is_empty()
-			&& self
-				.only
-				.iter()
-				.all(|p| ["chassis", "policy", "bound", "host", "routing"].iter().any(|s| p.contains(s)))
+			&& self.only.iter().all(|p| {
+				["chassis", "policy", "bound", "host", "routing", "grid"]
+					.iter()
+					.any(|s| p.contains(s))
+			})
 	}
 
 	/// the chassis variants alone (plain INT8 GEMM, fused scheme II of 15 moduli) against cuBLASLt
@@ -1098,6 +1103,11 @@ fn main() {
 			.collect();
 		let emu = Emulator::with_backend(Backend::Gpu).unwrap();
 		routing(&emu, &shapes, &mut |row| bench.row(row));
+	}
+	if bench.selected("grid") {
+		let only = bench.only.clone();
+		let selected = |label: &str| only.is_empty() || only.iter().any(|p| label.contains(p.as_str()) || p == "grid");
+		grid::grid(&selected, &mut |row| bench.row(row));
 	}
 	let rates = profile::transfer_rates(&bench.emu).unwrap();
 	bench.row(format!(

@@ -384,13 +384,21 @@ impl<T> Borrowed<T> {
 		}
 	}
 
-	/// the column-major `rows x cols` matrix at `addr` with leading dimension `ld`, read
-	/// transposed (an operand of the engine's read where it lies)
-	pub fn transposed(addr: u64, (rows, cols): (usize, usize), ld: usize) -> Self {
+	/// the column-major `rows x cols` matrix at `addr` with leading dimension `ld`, read as stored
+	/// (an output of the engine's)
+	pub fn strided(addr: u64, (rows, cols): (usize, usize), ld: usize) -> Self {
 		Borrowed {
 			layout: Layout { rows, cols, ld },
-			transposed: true,
 			..Borrowed::compact(addr, (rows, cols))
+		}
+	}
+
+	/// the column-major `rows x cols` matrix at `addr` with leading dimension `ld`, read
+	/// transposed (an operand of the engine's read where it lies)
+	pub fn transposed(addr: u64, dims: (usize, usize), ld: usize) -> Self {
+		Borrowed {
+			transposed: true,
+			..Borrowed::strided(addr, dims, ld)
 		}
 	}
 

@@ -154,6 +154,6 @@ pub use interop::{EmuTrMul, emu_gemm};
 #[cfg(feature = "faer")]
 pub use interop::{matmul, rank_k_update};
 pub use precision::{Plan, Precision, Scaling, Scheme};
-pub use report::{NativeReason, PhaseTimes, Report, Route, last_report};
+pub use report::{NativeReason, PhaseTimes, Report, Route, Tier, last_report};
 pub use routing::HostRouting;
 pub use scalar::Scalar;

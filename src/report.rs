@@ -96,8 +96,10 @@ pub enum NativeReason {
 	/// the error bound certified no emulated plan on all but an eighth of the rows, or the native
 	/// product was predicted faster than every plan it certified
 	NoPlanCertifies,
-	/// the native product was predicted no slower than any emulation plus its bound, which was
-	/// skipped (small products, `Tf32` of `f32` against a TF32 GEMM)
+	/// the native product was predicted no slower than any plan that could certify the target on
+	/// dense operands of the product's `K`, with that plan's certificate: decided from the shape,
+	/// no operand read (small products, `Tf32` of `f32` against a TF32 GEMM, an inner dimension
+	/// that needs more moduli than the native product's time pays for)
 	FasterNatively,
 	/// a dimension is below the context's native size ([`crate::Emulator::with_native_below`])
 	BelowNativeSize,
@@ -128,11 +130,54 @@ impl fmt::Display for NativeReason {
 				}
 			},
 			NativeReason::NoPlanCertifies => write!(f, "the bound certified no plan (or none faster than the native product)"),
-			NativeReason::FasterNatively => write!(f, "predicted faster natively than any emulation with its bound"),
+			NativeReason::FasterNatively => write!(
+				f,
+				"predicted no slower natively than any plan that could certify the target, with its certificate"
+			),
 			NativeReason::BelowNativeSize => write!(f, "below the context's native size"),
 			NativeReason::HostRouting => write!(f, "routed to the host's cores"),
 			NativeReason::NotEmulated => write!(f, "the context does not emulate it"),
 		}
+	}
+}
+
+/// which tier of the decision settled a product's plan: each reads more than the one before it,
+/// and runs only where the one before it left the plan open
+///
+/// # example
+/// ```
+/// use emugemm::{Backend, EmuMatMul, Emulator, Precision, Tier};
+/// let a = emugemm::testing::random_matrix::<f64>(8, 8, 1.0, 1);
+/// let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap().with_native_candidate(true);
+/// let mut c = faer::Mat::<f64>::zeros(8, 8);
+/// emu.matmul(c.as_mut(), faer::Accum::Replace, (a.as_ref(), a.as_ref()), 1.0, (faer::Par::Seq, Precision::F64)).unwrap();
+/// // so small a product is native from its shape alone: no operand was read to decide it
+/// assert_eq!(emu.last_report().unwrap().tier(), Tier::Shape);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Tier {
+	/// the shape, the type, the target and the GPU alone, no operand read: the native product
+	/// (predicted no slower than any plan that could certify the target, with its certificate;
+	/// below the native size; routed to the host; not emulated)
+	Shape,
+	/// the operands' row statistics: the screen found that no plan certifies the product
+	Screen,
+	/// the error bound: the plan it certifies, or the native product where it certifies none
+	/// faster
+	Bound,
+	/// an explicit plan ([`crate::Precision::SchemeI`], [`crate::Precision::SchemeII`]), run as
+	/// given
+	Explicit,
+}
+
+impl fmt::Display for Tier {
+	fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+		f.write_str(match self {
+			Tier::Shape => "shape",
+			Tier::Screen => "screen",
+			Tier::Bound => "bound",
+			Tier::Explicit => "explicit",
+		})
 	}
 }
 
@@ -184,6 +229,28 @@ pub struct Report {
 	pub native_reason: Option<NativeReason>,
 }
 
+impl Report {
+	/// the tier of the decision that settled this product's plan, from its plan and its reason
+	/// for going native
+	///
+	/// # example
+	/// ```
+	/// use emugemm::{EmuMatMul, Precision, Tier};
+	/// let a = faer::Mat::<f64>::identity(8, 8);
+	/// let _ = a.emu_mul(&a, Precision::SchemeII { moduli: 8 });
+	/// assert_eq!(emugemm::last_report().unwrap().tier(), Tier::Explicit);
+	/// ```
+	pub fn tier(&self) -> Tier {
+		match self.native_reason {
+			Some(NativeReason::Screen { .. }) => Tier::Screen,
+			Some(NativeReason::NoPlanCertifies) => Tier::Bound,
+			Some(_) => Tier::Shape,
+			None if self.plan.predicted_bits.is_nan() => Tier::Explicit,
+			None => Tier::Bound,
+		}
+	}
+}
+
 impl fmt::Display for Report {
 	fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
 		let (m, n, k) = self.shape;
@@ -209,7 +276,7 @@ impl fmt::Display for Report {
 			write!(f, " | {} non-finite entries computed natively", self.nonfinite_entries)?;
 		}
 		if let Some(reason) = self.native_reason {
-			write!(f, " | native: {reason}")?;
+			write!(f, " | native: {reason} (decided by the {})", self.tier())?;
 		}
 		if let Some((rows, cols)) = self.tiles {
 			write!(f, " | in {rows} x {cols} tiles")?;

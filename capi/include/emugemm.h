@@ -119,6 +119,8 @@ typedef struct emugemm_report {
   int64_t nonfinite_entries;
   // why the whole product is native, as NUL-terminated text (empty where it is not).
   uint8_t native_reason[32];
+  // which tier of the decision settled the plan, as NUL-terminated text: "shape" (from the
+  uint8_t tier[16];
 } emugemm_report;
 
 #ifdef __cplusplus

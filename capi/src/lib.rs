@@ -47,6 +47,7 @@ mod rank_k_entry;
 mod report;
 mod request;
 mod status;
+mod tier;
 mod views;
 
 /// a complex `f32` as C and cuBLAS (`cuComplex`) lay it out: real part, then imaginary part
@@ -93,6 +94,7 @@ pub use rank_k_entry::{emugemm_cherk, emugemm_dsyrk, emugemm_ssyrk, emugemm_zher
 pub use report::{EmugemmReport, EmugemmScheme, emugemm_last_report};
 pub use request::{Batch, Call, Gemm, Matrices, RankK, Routine};
 pub use status::{EmugemmStatus, emugemm_last_error};
+pub use tier::native_from_shape;
 
 /// how a matrix argument is read (`transa`, `transb`, `trans`: an integer of these values).
 /// As stored, transposed, or conjugate-transposed: the values of cuBLAS's `cublasOperation_t`; any

@@ -52,6 +52,10 @@ pub struct EmugemmReport {
 	/// natively", "below the native size", "none certified and faster" (the bound certified no
 	/// plan, or none predicted faster than the native product), "screen", "not emulated"
 	pub native_reason: [u8; 32],
+	/// which tier of the decision settled the plan, as NUL-terminated text: "shape" (from the
+	/// shape, the type, the precision and the GPU alone, no operand read), "screen" (the
+	/// operands' row statistics), "bound" (the error bound) or "explicit" (an explicit plan)
+	pub tier: [u8; 16],
 }
 
 impl Default for EmugemmReport {
@@ -66,6 +70,7 @@ impl Default for EmugemmReport {
 			native_rows: 0,
 			nonfinite_entries: 0,
 			native_reason: [0; 32],
+			tier: [0; 16],
 		}
 	}
 }
@@ -89,6 +94,9 @@ impl From<&emugemm::Report> for EmugemmReport {
 		};
 		let mut native_reason = [0; 32];
 		native_reason[..reason.len()].copy_from_slice(reason.as_bytes());
+		let decided = r.tier().to_string();
+		let mut tier = [0; 16];
+		tier[..decided.len()].copy_from_slice(decided.as_bytes());
 		let count = |x: usize| i64::try_from(x).unwrap_or(i64::MAX);
 		EmugemmReport {
 			scheme,
@@ -104,6 +112,7 @@ impl From<&emugemm::Report> for EmugemmReport {
 			native_rows: count(r.native_rows.len()),
 			nonfinite_entries: count(r.nonfinite_entries),
 			native_reason,
+			tier,
 		}
 	}
 }

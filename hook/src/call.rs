@@ -37,13 +37,13 @@ impl Summary {
 	}
 }
 
+/// what the log says a call became: its action, the precision asked, the report of an emulated
+/// call, why it went native or failed, and the tier of the decision that settled it
+type Became = (&'static str, String, Option<emugemm_c::EmugemmReport>, String, Option<&'static str>);
+
 /// writes the log line of a call that `summary` describes, at `precision`, that `action` took
 /// `start` on
-fn logged(
-	summary: Summary,
-	(action, precision, report, reason): (&'static str, String, Option<emugemm_c::EmugemmReport>, String),
-	start: Instant,
-) {
+fn logged(summary: Summary, (action, precision, report, reason, tier): Became, start: Instant) {
 	// a failure to log (a panic in formatting) must not reach the program
 	let _ = catch_unwind(AssertUnwindSafe(|| {
 		log::write(&Entry {
@@ -57,6 +57,7 @@ fn logged(
 			precision,
 			report,
 			reason,
+			tier,
 			micros: start.elapsed().as_secs_f64() * 1e6,
 		})
 	}));
@@ -80,7 +81,13 @@ pub(crate) fn unemulated(summary: Summary, forward: impl FnOnce(Option<Library>)
 	let status = forwarded(libraries::choose().library, forward);
 	logged(
 		summary,
-		("forwarded", "off".into(), None, "data or compute types it does not emulate".into()),
+		(
+			"forwarded",
+			"off".into(),
+			None,
+			"data or compute types it does not emulate".into(),
+			None,
+		),
 		start,
 	);
 	status
@@ -129,9 +136,9 @@ pub(crate) unsafe fn intercept<T: Element>(
 	let decided = catch_unwind(AssertUnwindSafe(|| decide(handle, &routine)));
 	let (choice, call) = match decided {
 		Ok(Ok(ready)) => ready,
-		Ok(Err((library, precision, reason))) => {
+		Ok(Err((library, precision, reason, tier))) => {
 			let status = forwarded(library, forward);
-			logged(summary, ("forwarded", precision, None, reason), start);
+			logged(summary, ("forwarded", precision, None, reason, tier), start);
 			return status;
 		},
 		Err(_) => {
@@ -143,6 +150,7 @@ pub(crate) unsafe fn intercept<T: Element>(
 					"?".into(),
 					None,
 					"the interposer panicked deciding: please report it".into(),
+					None,
 				),
 				start,
 			);
@@ -156,7 +164,8 @@ pub(crate) unsafe fn intercept<T: Element>(
 			let mut report = emugemm_c::EmugemmReport::default();
 			// SAFETY: a writable report; a quick return leaves none, logged as the default
 			let _ = unsafe { emugemm_c::emugemm_last_report(&mut report) };
-			logged(summary, ("emugemm", precision, Some(report), String::new()), start);
+			let tier = tier_of(&report);
+			logged(summary, ("emugemm", precision, Some(report), String::new(), tier), start);
 			SUCCESS
 		},
 		Outcome::Refused(status, message) => {
@@ -166,12 +175,12 @@ pub(crate) unsafe fn intercept<T: Element>(
 				_ => "not available",
 			};
 			let result = forwarded(choice, forward);
-			logged(summary, ("forwarded", precision, None, format!("{why}: {message}")), start);
+			logged(summary, ("forwarded", precision, None, format!("{why}: {message}"), None), start);
 			result
 		},
 		Outcome::Failed(status, message) => {
 			say(&format!("{name}: {message}"));
-			logged(summary, ("failed", precision, None, message), start);
+			logged(summary, ("failed", precision, None, message, None), start);
 			if status == EmugemmStatus::Internal {
 				INTERNAL_ERROR
 			} else {
@@ -184,17 +193,27 @@ pub(crate) unsafe fn intercept<T: Element>(
 /// a call the interposer may try: the library it is forwarded to otherwise, and the call whole
 type Ready<T> = (Option<Library>, Call<T>);
 
-/// why a call is forwarded untried: the library, the precision asked and the reason
-type Declined = (Option<Library>, String, String);
+/// why a call is forwarded untried: the library, the precision asked, the reason, and the tier of
+/// the decision where the library's decided it
+type Declined = (Option<Library>, String, String, Option<&'static str>);
+
+/// the tier named in an emulated call's report, as the log writes it
+fn tier_of(report: &emugemm_c::EmugemmReport) -> Option<&'static str> {
+	let named = String::from_utf8_lossy(&report.tier);
+	["shape", "screen", "bound", "explicit"]
+		.into_iter()
+		.find(|tier| named.trim_end_matches('\0') == *tier)
+}
 
 /// `routine` ready to try, with the handle's stream and pointer mode, or why it is forwarded:
-/// switched off, bad arguments (cuBLAS answers them), too small, or a caller whose libcublas
-/// cannot be told
+/// switched off, bad arguments (cuBLAS answers them), too small, a caller whose libcublas cannot
+/// be told, or a call the library computes natively from its shape alone (cuBLAS computes it as
+/// unhooked, bits and all, and the interposer reads nothing and waits for nothing)
 fn decide<T: Element>(handle: Handle, routine: &Routine<T>) -> Result<Ready<T>, Declined> {
 	let config = Config::get();
 	let asked = config.precision(T::TYPE).map_or("off".into(), |p| p.to_string());
 	let choice = libraries::choose();
-	let declined = |reason: String| Err((choice.library, asked.clone(), reason));
+	let declined = |reason: String| Err((choice.library, asked.clone(), reason, None));
 	if let Some(reason) = switched_off(config, routine) {
 		return declined(reason.into());
 	}
@@ -216,6 +235,9 @@ fn decide<T: Element>(handle: Handle, routine: &Routine<T>) -> Result<Ready<T>, 
 	}
 	if !choice.certain {
 		return declined("several libcublas are loaded and the caller's cannot be told".into());
+	}
+	if let Some(reason) = emugemm_c::native_from_shape(&call) {
+		return Err((choice.library, asked, format!("native from the shape: {reason}"), Some("shape")));
 	}
 	Ok((choice.library, call))
 }

@@ -33,6 +33,10 @@ pub(crate) struct Entry {
 	pub report: Option<emugemm_c::EmugemmReport>,
 	/// why the call went native or failed
 	pub reason: String,
+	/// the tier of the decision that settled the call, where one did: "shape" for a call forwarded
+	/// because the library computes it natively from its shape alone, the report's for an
+	/// emulated call
+	pub tier: Option<&'static str>,
 	pub micros: f64,
 }
 
@@ -95,6 +99,9 @@ struct Line<'a> {
 	precision: &'a str,
 	#[serde(flatten)]
 	plan: Option<Plan>,
+	/// absent where no tier of the decision ran (switched off, too small, bad arguments)
+	#[serde(skip_serializing_if = "Option::is_none")]
+	tier: Option<&'a str>,
 	reason: &'a str,
 	us: f64,
 	pid: u32,
@@ -136,6 +143,7 @@ fn json(e: &Entry) -> String {
 		action: e.action,
 		precision: &e.precision,
 		plan,
+		tier: e.tier,
 		reason: &e.reason,
 		us: (e.micros * 10.0).round() / 10.0,
 		pid: std::process::id(),
@@ -160,6 +168,7 @@ mod tests {
 			precision: "f64".into(),
 			report: None,
 			reason: "a \"quoted\"\nreason\\".into(),
+			tier: None,
 			micros: 12.25,
 		};
 		let line = json(&entry);
@@ -186,6 +195,7 @@ mod tests {
 			precision: "f64".into(),
 			report: None,
 			reason: "below EMUGEMM_HOOK_MIN".into(),
+			tier: None,
 			micros: 1.0,
 		};
 		let line = json(&entry);
@@ -210,6 +220,7 @@ mod tests {
 			precision: "f32".into(),
 			report: Some(emugemm_c::EmugemmReport::default()),
 			reason: String::new(),
+			tier: Some("explicit"),
 			micros: 1.0,
 		};
 		let line = json(&entry);

@@ -43,7 +43,7 @@ impl Emulator {
 		precision: Precision,
 	) -> Result<Plan, Error> {
 		let request = self.query((View::of(lhs), View::of(rhs)), precision)?;
-		if self.goes_native::<T>(request.shape, request.precision).is_some() {
+		if self.goes_native::<T>(request.shape, 1, request.precision).is_some() {
 			return Ok(Plan::native(request.shape.m));
 		}
 		Ok(oracle::prepare(&request).choice.plan)
@@ -116,7 +116,7 @@ impl Emulator {
 		if !self.emulates(shape.k) {
 			return Ok(Vec::new());
 		}
-		if self.goes_native::<T>(shape, precision).is_some() && precision.target_bits(T::MANTISSA_BITS, shape.k).is_some() {
+		if self.goes_native::<T>(shape, 1, precision).is_some() && precision.target_bits(T::MANTISSA_BITS, shape.k).is_some() {
 			return Ok(vec![Plan::native(shape.m)]);
 		}
 		Ok(oracle::candidates(&request))
@@ -198,7 +198,7 @@ impl Emulator {
 			parallel::within(par, || match self.backend {
 				// an empty product is native on every backend, for one reason
 				_ if shape.is_empty() => on_host(dst, None, NativeReason::NotEmulated),
-				Backend::CpuEmulation => match self.goes_native::<T>(shape, precision) {
+				Backend::CpuEmulation => match self.goes_native::<T>(shape, 1, precision) {
 					Some(reason) => on_host(dst, None, reason),
 					None => Ok(oracle::emulate(dst, &request)),
 				},
@@ -259,17 +259,45 @@ impl Emulator {
 		routing.on_host().then_some(routing)
 	}
 
-	/// why a product of `shape` at `precision` is computed natively before any bound, where it is:
-	/// this context does not emulate it or it is empty, it is below the native size, or the native
-	/// product is predicted faster than any emulation plus the bound ([`PolicyInput::skips_bound`])
-	fn goes_native<T: Scalar>(&self, shape: Shape, precision: Precision) -> Option<NativeReason> {
+	/// why this context computes a product of `T` of `shape` `(m, n, k)` at `precision` natively
+	/// from its shape alone (the first tier of the decision, [`crate::Tier::Shape`]), before
+	/// reading any operand; `None` where the operands decide. For a batch of `count` products of
+	/// that shape (1 for a single product), against one batched GEMM. A caller that forwards such
+	/// products to its own native routine (a cuBLAS interposer) asks this first and pays nothing
+	/// else; [`Emulator::matmul`] and the device doors ask it too. Where [`Precision`] is explicit,
+	/// or the context does not compete the native product, never
+	///
+	/// # example
+	/// ```
+	/// use emugemm::{Emulator, NativeReason, Precision};
+	/// let emu = Emulator::new()?;
+	/// // a small product is native on every GPU the crate knows, and where none is
+	/// assert!(emu.native_from_shape::<f64>((64, 64, 64), 1, Precision::F64).is_some());
+	/// // an explicit plan runs as given
+	/// assert_eq!(emu.native_from_shape::<f64>((64, 64, 64), 1, Precision::SchemeII { moduli: 8 }), None);
+	/// # Ok::<(), emugemm::Error>(())
+	/// ```
+	pub fn native_from_shape<T: Scalar>(
+		&self,
+		(m, n, k): (usize, usize, usize),
+		count: usize,
+		precision: Precision,
+	) -> Option<NativeReason> {
+		self.goes_native::<T>(Shape::new(m, n, k), count, self.precision_for(precision))
+	}
+
+	/// why `count` products of `shape` at `precision` are computed natively before any bound,
+	/// where they are: this context does not emulate them or they are empty, they are below the
+	/// native size, or the native routine is predicted no slower than any plan that could certify
+	/// them with its certificate ([`PolicyInput::batch_native_from_shape`])
+	fn goes_native<T: Scalar>(&self, shape: Shape, count: usize, precision: Precision) -> Option<NativeReason> {
 		if !self.emulates(shape.k) || shape.is_empty() {
 			Some(NativeReason::NotEmulated)
 		} else if self.below_native_size(shape) {
 			Some(NativeReason::BelowNativeSize)
 		} else {
 			PolicyInput::in_context::<T>(shape, &self.settings)
-				.skips_bound(precision)
+				.batch_native_from_shape(precision, count)
 				.then_some(NativeReason::FasterNatively)
 		}
 	}

@@ -6,6 +6,7 @@
 //! how it chooses, and why, is the policy section of [`crate::accuracy`]. every backend runs the
 //! same policy on the same bound, so that the CPU oracle picks the plan the GPU picks
 
+mod reach;
 mod sequence;
 
 pub(crate) use sequence::{Decided, Evidence, decide};
@@ -127,18 +128,30 @@ impl<'a> PolicyInput<'a> {
 		first.unwrap_or_else(|| Choice::native(self.shape.m, NativeReason::NoPlanCertifies))
 	}
 
-	/// whether a target `precision` goes native without its bound: the native product is a
-	/// candidate and predicted no slower than the cheapest emulated plan plus the bound's own cost
-	/// (small products, and `Tf32` against a TF32 GEMM)
-	pub fn skips_bound(&self, precision: Precision) -> bool {
+	/// whether a target `precision` goes native from the shape alone, before any operand is read
+	/// (the first of the decision's tiers: [`crate::Tier::Shape`]): the native product competes
+	/// and is predicted no slower than the cheapest plan that could certify the target on any
+	/// dense operands of this `K` ([`reach`]) plus the certificate's own cost; so also wherever no
+	/// plan could. Small products, `Tf32` of `f32` against a TF32 GEMM, and products whose `K`
+	/// needs more moduli than the native product's time pays for
+	pub fn native_from_shape(&self, precision: Precision) -> bool {
+		self.batch_native_from_shape(precision, 1)
+	}
+
+	/// [`PolicyInput::native_from_shape`] for a batch of `count` products of this shape, whose
+	/// native routine is one batched GEMM (one launch for all) and whose emulation runs each
+	/// product with its certificate
+	pub fn batch_native_from_shape(&self, precision: Precision, count: usize) -> bool {
 		if !self.native_candidate || precision.target_bits(self.mantissa, self.shape.k).is_none() {
 			return false;
 		}
-		let cheapest = self
-			.schemes()
+		let cheapest = reach::reachable(self, precision)
+			.into_iter()
 			.map(|s| self.model.seconds(s, self.shape, self.complex))
 			.fold(f64::INFINITY, f64::min);
-		self.native_seconds(precision) <= cheapest + self.model.bound(self.shape, self.complex)
+		let native = self.native_seconds(precision);
+		let batch = native + (count.max(1) - 1) as f64 * (native - self.model.native.launch);
+		batch <= count.max(1) as f64 * (cheapest + self.model.bound(self.shape, self.complex))
 	}
 
 	/// the native choice for a target `precision` where the screen ([`crate::screen`]) finds, from
@@ -444,7 +457,7 @@ mod tests {
 		let model = GpuModel::named(gpu).unwrap_or_else(|| panic!("{gpu} in the table"));
 		PolicyInput::of::<f64>(Shape::new(n, n, n), (Scaling::Fast, true), None)
 			.on(model)
-			.skips_bound(Precision::F64)
+			.native_from_shape(Precision::F64)
 	}
 
 	/// on a GPU whose FP64 is weak the emulation pays from small products; on a Hopper GPU only
@@ -479,16 +492,16 @@ mod tests {
 	fn skips_the_bound_where_native_wins_anyway() {
 		for complex in [false, true] {
 			for mantissa in [24, 53] {
-				assert!(input((96, 96, 96), complex, mantissa, true).skips_bound(Precision::F64));
-				assert!(!input((96, 96, 96), complex, mantissa, false).skips_bound(Precision::F64));
+				assert!(input((96, 96, 96), complex, mantissa, true).native_from_shape(Precision::F64));
+				assert!(!input((96, 96, 96), complex, mantissa, false).native_from_shape(Precision::F64));
 			}
-			assert!(input(N8192, complex, 24, true).skips_bound(Precision::Tf32));
-			assert!(!input(N8192, complex, 53, true).skips_bound(Precision::F64));
-			assert!(!input(N8192, complex, 24, true).skips_bound(Precision::F32));
-			assert!(!input(N8192, complex, 24, true).skips_bound(Precision::F64));
+			assert!(input(N8192, complex, 24, true).native_from_shape(Precision::Tf32));
+			assert!(!input(N8192, complex, 53, true).native_from_shape(Precision::F64));
+			assert!(!input(N8192, complex, 24, true).native_from_shape(Precision::F32));
+			assert!(!input(N8192, complex, 24, true).native_from_shape(Precision::F64));
 		}
 		// explicit plans never weigh the native product
-		assert!(!input((96, 96, 96), false, 53, true).skips_bound(Precision::SchemeII { moduli: 4 }));
+		assert!(!input((96, 96, 96), false, 53, true).native_from_shape(Precision::SchemeII { moduli: 4 }));
 	}
 
 	/// the native product's arithmetic per precision and output

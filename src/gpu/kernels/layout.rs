@@ -2,7 +2,8 @@
 //! transposed or conjugated view as the compact column-major matrix the pipeline reads (and
 //! `k_major` a right operand read in place as the column-major `B` cuBLAS reads), `scale`
 //! multiplies a destination by `beta` in place, `copy_named` copies the entries a structure names
-//! between a rank-k update's destination and its workspace
+//! between a rank-k update's destination and its workspace, `copy_flagged` the entries of flagged
+//! rows and columns between a destination and a copy kept aside
 
 use crate::device_view::Borrowed;
 use crate::gpu::product::job::DeviceOperand;
@@ -82,6 +83,24 @@ pub(crate) fn copy_named<T: Scalar>(
 	unsafe {
 		over_matrix(gpu, "copy_named", (to, to.stored()), |(dst, ldd, n, _)| {
 			(src, lds, n, dst, ldd, flags.0, flags.1, flags.2, flags.3)
+		})
+	}
+}
+
+/// the entries of `from` whose row flag (`rows`, one per row) or column flag (`cols`, one per
+/// column) is nonzero, into `to` (of the same dimensions); the flags are read on the device, in
+/// the stream's order
+pub(crate) fn copy_flagged<T: Scalar>(
+	gpu: &Gpu,
+	(from, to): (&Borrowed<T>, &Borrowed<T>),
+	(rows, cols): (DevPtr<i32>, DevPtr<i32>),
+) -> Result<(), Error> {
+	let (src, lds) = (DevPtr::<T>::new(from.addr), from.ld() as i64);
+	// SAFETY: `copy_flagged_*` takes the source, its leading dimension, the dimensions, the
+	// destination, its leading dimension and the two flag arrays (as many as rows and columns)
+	unsafe {
+		over_matrix(gpu, "copy_flagged", (to, to.stored()), |(dst, ldd, m, n)| {
+			(src, lds, m, n, dst, ldd, rows, cols)
 		})
 	}
 }

@@ -2,13 +2,15 @@
 //! rows and columns take
 
 use crate::cost::NativeArithmetic;
-use crate::gpu::kernels::layout::k_major;
+use crate::device_view::Borrowed;
+use crate::gpu::kernels::layout::{copy_flagged, k_major};
 use crate::gpu::kernels::rows::native_rows;
-use crate::gpu::kernels::stats::{OperandStats, download_stats, launch_stats};
+use crate::gpu::kernels::stats::{OperandStats, launch_stats};
 use crate::gpu::product::job::{DeviceOperand, Job, Output};
 use crate::gpu::runtime::blas::{NativeMath, native_gemm};
 use crate::gpu::runtime::context::Gpu;
 use crate::gpu::runtime::launch::{elementwise, ptr, to_device};
+use crate::gpu::runtime::slot::Slot;
 use crate::policy::native_arithmetic;
 use crate::shape::Shape;
 use crate::{Error, Precision, Scalar};
@@ -17,12 +19,13 @@ use crate::{Error, Precision, Scalar};
 /// FP32 level (which an FP32 GEMM does not keep) through the native entries' kernel, which
 /// accumulates in `f64`, over every row.
 ///
-/// A complex product whose rows of `A` or columns of `B` hold NaN or infinities (read from the
-/// operands' statistics `stats`, or computed here) takes its finite rows from cuBLAS and the
-/// entries of those rows and columns from the native entries' kernel, as an emulated product
-/// does: where an infinity meets `alpha`'s zero imaginary part, cuBLAS's kernels for the smallest
-/// shapes, which scale `A` by `alpha` first, give infinities where the sum scaled by `alpha` (the
-/// CPU's native product, and cuBLAS's other kernels) gives NaN
+/// A complex product's entries in rows of `A` or columns of `B` that hold NaN or infinities are
+/// the native entries' kernel's, as an emulated product's are: where an infinity meets `alpha`'s
+/// zero imaginary part, cuBLAS's kernels for the smallest shapes, which scale `A` by `alpha`
+/// first, give infinities where the sum scaled by `alpha` (the CPU's native product, and cuBLAS's
+/// other kernels) gives NaN. Where the operands' statistics `stats` are on the host already,
+/// cuBLAS computes the finite rows alone; otherwise the host waits for nothing: cuBLAS computes
+/// every entry, and the kernel recomputes the flagged ones from flags it reads on the device
 pub(crate) fn whole_native<T: Scalar>(
 	gpu: &Gpu,
 	(a, b): (DeviceOperand<T>, DeviceOperand<T>),
@@ -35,13 +38,8 @@ pub(crate) fn whole_native<T: Scalar>(
 		if !T::IS_COMPLEX {
 			return native::<T>(gpu, &a, &b, &out, alpha, precision);
 		}
-		let computed;
-		let (sa, sb) = match stats {
-			Some(stats) => stats,
-			None => {
-				computed = download_stats(gpu, &launch_stats::<T>(gpu, &[&a, &b])?)?;
-				(&computed[0], &computed[1])
-			},
+		let Some((sa, sb)) = stats else {
+			return flagged_on_device(gpu, (a, b), out, alpha, precision);
 		};
 		let finite = |s: &OperandStats| s.nonfinite.iter().all(|&x| x == 0);
 		if finite(sa) && finite(sb) {
@@ -72,6 +70,41 @@ pub(crate) fn whole_native<T: Scalar>(
 		alpha,
 		bad_rows: ptr(gpu, &rows),
 		bad_cols: ptr(gpu, &cols),
+	})
+}
+
+/// a complex product by cuBLAS with the entries of non-finite rows and columns recomputed by the
+/// native entries' kernel, all in the stream's order: the operands' statistics computed on the
+/// device for their flags, which the kernel reads there. Where the product adds to the
+/// destination, its flagged entries are kept aside before cuBLAS adds to them and put back
+/// after, so that the kernel adds to the destination as it was
+fn flagged_on_device<T: Scalar>(
+	gpu: &Gpu,
+	(a, b): (DeviceOperand<T>, DeviceOperand<T>),
+	out: Output<T>,
+	alpha: T,
+	precision: Precision,
+) -> Result<(), Error> {
+	let regions = launch_stats::<T>(gpu, &[&a, &b])?;
+	let flags = (regions[0].nonfinite(), regions[1].nonfinite());
+	let dims = (a.rows, b.rows);
+	if out.accumulate {
+		let dst = Borrowed::<T>::strided(out.ptr.addr(), dims, out.ld);
+		let kept = Borrowed::<T>::compact(gpu.scratch(Slot::ResiduesRe, dims.0 * dims.1 * size_of::<T>())?.addr(), dims);
+		copy_flagged(gpu, (&dst, &kept), flags)?;
+		native::<T>(gpu, &a, &b, &out, alpha, precision)?;
+		copy_flagged(gpu, (&kept, &dst), flags)?;
+	} else {
+		native::<T>(gpu, &a, &b, &out, alpha, precision)?;
+	}
+	fixup(&Job {
+		gpu,
+		a,
+		b,
+		out,
+		alpha,
+		bad_rows: flags.0,
+		bad_cols: flags.1,
 	})
 }
 

@@ -77,7 +77,7 @@ fn ordered<T: Scalar>(
 		let skip = match skips.iter().find(|(k, _)| *k == key) {
 			Some(&(_, skip)) => skip,
 			None => {
-				let skip = PolicyInput::in_context::<T>(request.shape, &settings).skips_bound(request.precision);
+				let skip = PolicyInput::in_context::<T>(request.shape, &settings).native_from_shape(request.precision);
 				skips.push((key, skip));
 				skip
 			},
@@ -236,7 +236,7 @@ fn spread<T: Scalar>(
 }
 
 /// whether the single call of this product, of a shape the policy sends native before reading
-/// the operands ([`PolicyInput::skips_bound`]), would be one cuBLAS GEMM on the views as they
+/// the operands ([`PolicyInput::native_from_shape`]), would be one cuBLAS GEMM on the views as they
 /// are: a real type at its own or TF32 arithmetic, operands read as stored at aligned addresses,
 /// not empty
 fn runs_natively_unread<T: Scalar>(dst: &Borrowed<T>, request: &ViewRequest<T>) -> bool {
