@@ -22,7 +22,6 @@ fn main() {
 
 #[cfg(feature = "cuda")]
 #[path = "common/timing.rs"]
-#[allow(dead_code)] // the host timing serves the batch example
 mod timing;
 
 #[cfg(feature = "cuda")]

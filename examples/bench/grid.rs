@@ -9,6 +9,7 @@
 //! - `chosen`: the call on the default context (the plan its tiers choose), and its host time;
 //! - `emulated`: the same call with the native product off the candidates (the plan the bound
 //!   certifies, with its certificate), and `alone`: that plan given explicitly (no bound);
+//!
 //! then the faster of `native` and `emulated`, and `chosen / faster`. Then `grid screened` rows:
 //! the call at 4096³ and 8192³ on operands of spread phi = 4, which the screen sends native
 //! (`chosen / native`, the price of the statistics and the screen). The rows are what the cost
@@ -157,33 +158,10 @@ fn run<T: Gemm>(stream: &Arc<CudaStream>, precision: Precision, rows: &mut dyn F
 	let chosen = Emulator::new().expect("a GPU context");
 	let forced = Emulator::new().expect("a GPU context").with_native_candidate(false);
 	for (m, n, k) in shapes {
-		// SAFETY: the buffers hold at least the largest shape's operands and output
-		let views = || unsafe {
-			(
-				DeviceView::<T>::from_raw(pa, (m, k), m).unwrap(),
-				DeviceView::<T>::from_raw(pb, (k, n), k).unwrap(),
-				DeviceViewMut::<T>::from_raw(pc, (m, n), m).unwrap(),
-			)
-		};
-		let product = |emu: &Emulator, precision: Precision| {
-			let (va, vb, vc) = views();
-			emu.gemm_on_stream(
-				vc,
-				T::from_parts(1.0, 0.0),
-				(va, vb),
-				T::from_parts(0.0, 0.0),
-				(precision, stream.into()),
-			)
-			.expect("the product");
-		};
-		// SAFETY: as above
+		let at = (pa, pb, pc);
+		let product = |emu: &Emulator, precision: Precision| multiply::<T>(emu, stream, ((m, n, k), at), precision);
 		let work = m * n * k * if T::IS_COMPLEX { 4 } else { 1 };
-		let (native, _) = timed(stream, work, || {
-			assert_eq!(
-				unsafe { T::gemm(*handle.handle(), (m, n, k), (pa, pb, pc)) },
-				blas::cublasStatus_t::CUBLAS_STATUS_SUCCESS
-			)
-		});
+		let (native, _) = timed(stream, work, || gemm::<T>(&handle, (m, n, k), at));
 		let (chosen_ms, chosen_host) = timed(stream, work, || product(&chosen, precision));
 		let report = chosen.last_report().expect("a report");
 		let (emulated_ms, _) = timed(stream, work, || product(&forced, precision));
@@ -238,32 +216,9 @@ fn screened<T: Gemm>(stream: &Arc<CudaStream>, (precision, handle): (Precision, 
 		let addr = |x: &CudaSlice<u8>| x.device_ptr(stream).0;
 		let (pa, pb, pc) = (addr(&a), addr(&b), addr(&c));
 		let work = n * n * n * if T::IS_COMPLEX { 4 } else { 1 };
-		// SAFETY: the buffers hold n x n matrices of T
-		let (native, _) = timed(stream, work, || {
-			assert_eq!(
-				unsafe { T::gemm(*handle.handle(), (n, n, n), (pa, pb, pc)) },
-				blas::cublasStatus_t::CUBLAS_STATUS_SUCCESS
-			)
-		});
-		let (chosen_ms, chosen_host) = timed(stream, work, || {
-			// SAFETY: as above
-			let (va, vb, vc) = unsafe {
-				(
-					DeviceView::<T>::from_raw(pa, (n, n), n).unwrap(),
-					DeviceView::<T>::from_raw(pb, (n, n), n).unwrap(),
-					DeviceViewMut::<T>::from_raw(pc, (n, n), n).unwrap(),
-				)
-			};
-			chosen
-				.gemm_on_stream(
-					vc,
-					T::from_parts(1.0, 0.0),
-					(va, vb),
-					T::from_parts(0.0, 0.0),
-					(precision, stream.into()),
-				)
-				.expect("the product");
-		});
+		let at = (pa, pb, pc);
+		let (native, _) = timed(stream, work, || gemm::<T>(handle, (n, n, n), at));
+		let (chosen_ms, chosen_host) = timed(stream, work, || multiply::<T>(&chosen, stream, ((n, n, n), at), precision));
 		let report = chosen.last_report().expect("a report");
 		rows(format!(
 			"| grid screened | {} | {n} | {n} | {n} | {} | {} | {chosen_ms:.4} | {chosen_host:.1} | {native:.4} | - | - | - | native | {:.3} |",
@@ -273,4 +228,38 @@ fn screened<T: Gemm>(stream: &Arc<CudaStream>, (precision, handle): (Precision, 
 			chosen_ms / native
 		));
 	}
+}
+
+/// `C = A B` by the type's cuBLAS GEMM on `handle`'s stream, of the compact `m x k`, `k x n` and
+/// `m x n` matrices at `at`
+fn gemm<T: Gemm>(handle: &CudaBlas, shape: (usize, usize, usize), at: (u64, u64, u64)) {
+	// SAFETY: the grid's buffers hold the matrices of every shape it runs
+	let status = unsafe { T::gemm(*handle.handle(), shape, at) };
+	assert_eq!(status, blas::cublasStatus_t::CUBLAS_STATUS_SUCCESS);
+}
+
+/// `C = A B` at `precision` on `emu`, on device views of the compact `m x k`, `k x n` and `m x n`
+/// matrices at `(a, b, c)`, on `stream`
+fn multiply<T: Scalar>(
+	emu: &Emulator,
+	stream: &Arc<CudaStream>,
+	((m, n, k), (a, b, c)): ((usize, usize, usize), (u64, u64, u64)),
+	precision: Precision,
+) {
+	// SAFETY: the grid's buffers hold the matrices of every shape it runs
+	let (va, vb, vc) = unsafe {
+		(
+			DeviceView::<T>::from_raw(a, (m, k), m).unwrap(),
+			DeviceView::<T>::from_raw(b, (k, n), k).unwrap(),
+			DeviceViewMut::<T>::from_raw(c, (m, n), m).unwrap(),
+		)
+	};
+	emu.gemm_on_stream(
+		vc,
+		T::from_parts(1.0, 0.0),
+		(va, vb),
+		T::from_parts(0.0, 0.0),
+		(precision, stream.into()),
+	)
+	.expect("the product");
 }

@@ -8,7 +8,8 @@
 # A run that fails or passes SUITE_TIMEOUT seconds (default 900) is noted and the others go on; the
 # exit status is 1 where any did. --batched and --rank-k set EMUGEMM_HOOK_BATCHED=1 and
 # EMUGEMM_HOOK_RANK_K=1 in the hooked runs; the other arguments go to suite.py. SUITE_LIBS (default
-# "torch cupy") and PYTHON (default python3) name the libraries and the interpreter.
+# "torch cupy") and PYTHON (default python3) name the libraries and the interpreter, SUITE_ROUNDS
+# (default 2) the rounds.
 # usage: scripts/clients/run_suite.sh HOOK_SO OUTDIR [--batched] [--rank-k] [suite.py args...]
 set -uo pipefail
 if [ $# -lt 2 ] || [ ! -f "$1" ]; then
@@ -37,7 +38,7 @@ for lib in ${SUITE_LIBS:-torch cupy}; do
   log="$out/$lib.hooked.jsonl"
   # suite.py's log_lines count the log's lines from its start: a log of an earlier suite would shift them
   rm -f "$log"
-  for round in 1 2; do
+  for round in $(seq 1 "${SUITE_ROUNDS:-2}"); do
     for mode in unhooked hooked; do
       preload=()
       if [ "$mode" = hooked ]; then

@@ -289,7 +289,7 @@ impl Emulator {
 	/// why `count` products of `shape` at `precision` are computed natively before any bound,
 	/// where they are: this context does not emulate them or they are empty, they are below the
 	/// native size, or the native routine is predicted no slower than any plan that could certify
-	/// them with its certificate ([`PolicyInput::batch_native_from_shape`])
+	/// them with its certificate ([`PolicyInput::native_from_shape`])
 	fn goes_native<T: Scalar>(&self, shape: Shape, count: usize, precision: Precision) -> Option<NativeReason> {
 		if !self.emulates(shape.k) || shape.is_empty() {
 			Some(NativeReason::NotEmulated)
@@ -297,7 +297,7 @@ impl Emulator {
 			Some(NativeReason::BelowNativeSize)
 		} else {
 			PolicyInput::in_context::<T>(shape, &self.settings)
-				.batch_native_from_shape(precision, count)
+				.native_from_shape(precision, count)
 				.then_some(NativeReason::FasterNatively)
 		}
 	}

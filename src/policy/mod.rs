@@ -128,20 +128,15 @@ impl<'a> PolicyInput<'a> {
 		first.unwrap_or_else(|| Choice::native(self.shape.m, NativeReason::NoPlanCertifies))
 	}
 
-	/// whether a target `precision` goes native from the shape alone, before any operand is read
-	/// (the first of the decision's tiers: [`crate::Tier::Shape`]): the native product competes
-	/// and is predicted no slower than the cheapest plan that could certify the target on any
-	/// dense operands of this `K` ([`reach`]) plus the certificate's own cost; so also wherever no
-	/// plan could. Small products, `Tf32` of `f32` against a TF32 GEMM, and products whose `K`
-	/// needs more moduli than the native product's time pays for
-	pub fn native_from_shape(&self, precision: Precision) -> bool {
-		self.batch_native_from_shape(precision, 1)
-	}
-
-	/// [`PolicyInput::native_from_shape`] for a batch of `count` products of this shape, whose
-	/// native routine is one batched GEMM (one launch for all) and whose emulation runs each
-	/// product with its certificate
-	pub fn batch_native_from_shape(&self, precision: Precision, count: usize) -> bool {
+	/// whether `count` products of this shape at a target `precision` go native from the shape
+	/// alone, before any operand is read (the first of the decision's tiers:
+	/// [`crate::Tier::Shape`]): the native routine competes and is predicted no slower than the
+	/// cheapest plan that could certify the target on any dense operands of this `K` ([`reach`])
+	/// plus the certificate's own cost; so also wherever no plan could. Small products, `Tf32` of
+	/// `f32` against a TF32 GEMM, and products whose `K` needs more moduli than the native
+	/// product's time pays for. A batch (`count` > 1) is weighed against one batched GEMM, each of
+	/// its products emulated with its certificate
+	pub fn native_from_shape(&self, precision: Precision, count: usize) -> bool {
 		if !self.native_candidate || precision.target_bits(self.mantissa, self.shape.k).is_none() {
 			return false;
 		}
@@ -457,7 +452,7 @@ mod tests {
 		let model = GpuModel::named(gpu).unwrap_or_else(|| panic!("{gpu} in the table"));
 		PolicyInput::of::<f64>(Shape::new(n, n, n), (Scaling::Fast, true), None)
 			.on(model)
-			.native_from_shape(Precision::F64)
+			.native_from_shape(Precision::F64, 1)
 	}
 
 	/// on a GPU whose FP64 is weak the emulation pays from small products; on a Hopper GPU only
@@ -492,16 +487,16 @@ mod tests {
 	fn skips_the_bound_where_native_wins_anyway() {
 		for complex in [false, true] {
 			for mantissa in [24, 53] {
-				assert!(input((96, 96, 96), complex, mantissa, true).native_from_shape(Precision::F64));
-				assert!(!input((96, 96, 96), complex, mantissa, false).native_from_shape(Precision::F64));
+				assert!(input((96, 96, 96), complex, mantissa, true).native_from_shape(Precision::F64, 1));
+				assert!(!input((96, 96, 96), complex, mantissa, false).native_from_shape(Precision::F64, 1));
 			}
-			assert!(input(N8192, complex, 24, true).native_from_shape(Precision::Tf32));
-			assert!(!input(N8192, complex, 53, true).native_from_shape(Precision::F64));
-			assert!(!input(N8192, complex, 24, true).native_from_shape(Precision::F32));
-			assert!(!input(N8192, complex, 24, true).native_from_shape(Precision::F64));
+			assert!(input(N8192, complex, 24, true).native_from_shape(Precision::Tf32, 1));
+			assert!(!input(N8192, complex, 53, true).native_from_shape(Precision::F64, 1));
+			assert!(!input(N8192, complex, 24, true).native_from_shape(Precision::F32, 1));
+			assert!(!input(N8192, complex, 24, true).native_from_shape(Precision::F64, 1));
 		}
 		// explicit plans never weigh the native product
-		assert!(!input((96, 96, 96), false, 53, true).native_from_shape(Precision::SchemeII { moduli: 4 }));
+		assert!(!input((96, 96, 96), false, 53, true).native_from_shape(Precision::SchemeII { moduli: 4 }, 1));
 	}
 
 	/// the native product's arithmetic per precision and output

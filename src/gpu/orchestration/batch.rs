@@ -77,7 +77,7 @@ fn ordered<T: Scalar>(
 		let skip = match skips.iter().find(|(k, _)| *k == key) {
 			Some(&(_, skip)) => skip,
 			None => {
-				let skip = PolicyInput::in_context::<T>(request.shape, &settings).native_from_shape(request.precision);
+				let skip = PolicyInput::in_context::<T>(request.shape, &settings).native_from_shape(request.precision, 1);
 				skips.push((key, skip));
 				skip
 			},

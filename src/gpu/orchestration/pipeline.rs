@@ -54,7 +54,7 @@ fn compute<T: Scalar>(
 	let mut clock = Clock::start(gpu, terms.timed)?;
 	let (m, n, k) = (a.rows, b.rows, a.k);
 	let empty = m == 0 || n == 0 || k == 0;
-	if empty || (given.is_none() && PolicyInput::in_context::<T>(Shape::new(m, n, k), &settings).native_from_shape(precision)) {
+	if empty || (given.is_none() && PolicyInput::in_context::<T>(Shape::new(m, n, k), &settings).native_from_shape(precision, 1)) {
 		let reason = if empty {
 			native::native::<T>(gpu, &a, &b, &out, alpha, precision)?;
 			NativeReason::NotEmulated

@@ -24,7 +24,7 @@ fn without_bound<T: Scalar, O>(request: &Request<T, O>) -> Result<FromWhole, Pol
 	let given = |choice| Ok(FromWhole { balance: None, choice });
 	if m == 0 || n == 0 || k == 0 {
 		given(Choice::native(m, NativeReason::NotEmulated))
-	} else if input.native_from_shape(precision) {
+	} else if input.native_from_shape(precision, 1) {
 		given(Choice::native(m, NativeReason::FasterNatively))
 	} else if precision.target_bits(T::MANTISSA_BITS, k).is_none() {
 		given(input.choose(precision))
