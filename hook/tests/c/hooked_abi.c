@@ -43,10 +43,14 @@ void same_as_abi(const char *what, const char *claim, struct result x, cudaStrea
 	CHECK(cudaStreamSynchronize(stream));
 	CHECK(cudaMemcpy(x.again, x.dc, x.bytes, cudaMemcpyDeviceToHost));
 	int equal = memcmp(x.again, x.got, x.bytes) == 0;
+	/* a call the library computes natively from its shape the interposer forwards to cuBLAS, whose
+	 * bits the C ABI's own native product need not share (the off run checks forwarding) */
+	int forwarded = strcmp((const char *)r.tier, "shape") == 0;
 	snprintf(message, sizeof message, "%s: %s", what, claim);
-	expect(equal, message);
+	expect(equal || forwarded, message);
 	printf("abi %s plan %s%u%s%s %s\n", what, r.scheme == EMUGEMM_SCHEME_SCHEME_II ? "scheme2=" : r.scheme ? "scheme1=" : "native",
-	       r.parameter, r.native_reason[0] ? " " : "", (const char *)r.native_reason, equal ? "equal" : "DIFFERENT");
+	       r.parameter, r.native_reason[0] ? " " : "", (const char *)r.native_reason,
+	       equal ? "equal" : forwarded ? "forwarded" : "DIFFERENT");
 }
 
 /* the spellings of on the interposer accepts (EMUGEMM_HOOK_BATCHED, EMUGEMM_HOOK_RANK_K: batched
