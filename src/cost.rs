@@ -163,6 +163,34 @@ pub(crate) const H200: CostModel = CostModel {
 	}),
 };
 
+/// the Hopper GPUs' model (sm_90a: H100, H200), refitted to the grid of `examples/bench.rs`
+/// (`grid`) on an NVIDIA H100 80GB HBM3 (CUDA 13.0, cuBLAS 13.1), 2026-12-06: products on a
+/// caller's stream of all four types over square, k-swept (k = 64 to 16384), skinny and
+/// blocked-factorization shapes. Scheme II's overhead, split, rate, 3M factor and CRT: a least
+/// squares fit (relative errors) of the 115 rows that ran a certified scheme II plan alone, within
+/// -40% to +23% of each (the largest errors at complex products with k <= 256, which the native
+/// product wins by far); the bound: the certificate's time (the plan with its bound less the plan
+/// alone) of those rows, whose fixed part the H100 pays at 0.45 ms (statistics, balancing, the
+/// round trip to the host); the native rates: cuBLAS's GEMM per type, fitted over the grid (it
+/// runs below them at k = 64). Scheme I keeps the H200's measured terms: no grid row certified a
+/// scheme I plan
+pub(crate) const HOPPER: CostModel = CostModel {
+	overhead: 0.10e-3,
+	split_scheme2: (1.13e-12, 1.13e-12),
+	rate_scheme2: 1960e12,
+	rate_3m: 0.737,
+	crt: (0.0, 2.09e-12),
+	bound: (0.45e-3, 300e12),
+	native: NativeRates {
+		fp64: (54.5e12, 52.4e12),
+		fp32: (48.1e12, 51.3e12),
+		tf32: 411e12,
+		wide: 1e12,
+		launch: 20e-6,
+	},
+	..H200
+};
+
 impl CostModel {
 	/// the predicted seconds of the native product of `shape` in `arithmetic`, for an output of
 	/// `mantissa` significand bits
@@ -271,22 +299,22 @@ impl CostModel {
 // the policy's weight of a scheme lives with the model that predicts it
 impl Scheme {
 	/// the time the policy minimises: the predicted seconds of this scheme for an `m x k` by
-	/// `k x n` product, `shape = (m, n, k)`, on the GPU whose measurements the cost model was fitted
-	/// to (an NVIDIA H200; see `src/cost.rs`). Every backend weighs plans by it, so that the CPU
-	/// oracle and the GPU pick the same plan. Infinite for [`Scheme::Native`]
+	/// `k x n` product, `shape = (m, n, k)`, on a Hopper GPU (the model refitted on an NVIDIA
+	/// H100; see `src/cost.rs`). Every backend weighs plans by it, so that the CPU oracle and the
+	/// GPU pick the same plan. Infinite for [`Scheme::Native`]
 	///
 	/// # example
 	/// ```
 	/// use emugemm::{Scaling, Scheme};
 	/// let shape = (8192, 8192, 8192);
 	/// let fast = |moduli| Scheme::SchemeII { moduli, scaling: Scaling::Fast };
-	/// // measured on the H200: 4 slices 9.3 ms, 10 moduli 10.6 ms; 8 slices 30.2 ms, 18 moduli 18.0 ms
-	/// assert!(Scheme::SchemeI { slices: 4 }.cost(shape, false) < fast(10).cost(shape, false));
+	/// // measured on the H100: 2 slices 4.9 ms, 8 slices 30 ms (H200); 14 moduli 12.4 ms
+	/// assert!(Scheme::SchemeI { slices: 2 }.cost(shape, false) < fast(10).cost(shape, false));
 	/// assert!(fast(18).cost(shape, false) < Scheme::SchemeI { slices: 8 }.cost(shape, false));
 	/// assert_eq!(Scheme::Native.cost(shape, false), f64::INFINITY);
 	/// ```
 	pub fn cost(self, shape: (usize, usize, usize), complex: bool) -> f64 {
-		H200.seconds(self, shape.into(), complex)
+		HOPPER.seconds(self, shape.into(), complex)
 	}
 }
 

@@ -2,9 +2,10 @@
 //! memory bandwidth), the cost model derived from them, and the model a context prices its plans
 //! with
 //!
-//! Hopper GPUs (H100, H200) run the fused sm_90a kernels and keep the model measured on an H200
-//! ([`crate::cost::H200`]). Every other GPU runs the portable path (the unfused pipeline:
-//! cuBLASLt INT8 products, separate reductions), whose model is the measured one rescaled to the
+//! Hopper GPUs (H100, H200) run the fused sm_90a kernels and keep the model refitted on an H100's
+//! grid of shapes ([`crate::cost::HOPPER`]). Every other GPU runs the portable path (the unfused
+//! pipeline: cuBLASLt INT8 products, separate reductions), whose model is the one measured on an
+//! H200 ([`crate::cost::H200`]) rescaled to the
 //! GPU's rates: its INT8 products at the share of the data-sheet rate that cuBLASLt reached on the
 //! H200 (1,537 of 1,979 TOPS), plus the INT32 planes they write and the reductions read (8.5
 //! bytes per output entry and INT8 product, at the GPU's bandwidth); its split and CRT at the
@@ -13,7 +14,7 @@
 //! These models are predictions: only the Hopper rows were measured
 
 use crate::arch::Arch;
-use crate::cost::{CostModel, H200, NativeRates};
+use crate::cost::{CostModel, H200, HOPPER, NativeRates};
 use std::sync::{OnceLock, RwLock};
 
 /// a GPU's dense (no sparsity) peak rates, in operations per second and bytes per second
@@ -178,7 +179,7 @@ impl DataSheet {
 	/// (Hopper), or the portable path's, rescaled from it
 	pub fn model(&self) -> CostModel {
 		if let Arch::Sm90a = self.arch {
-			return H200;
+			return HOPPER;
 		}
 		let ours = &MEASURED_ON;
 		let memory = ours.bandwidth / self.bandwidth;
@@ -271,7 +272,7 @@ mod tests {
 		assert_eq!(GpuModel::named("NVIDIA L4").unwrap().sheet().name, "L4");
 		assert_eq!(GpuModel::named("NVIDIA H100 80GB HBM3"), Some(GpuModel(3)));
 		assert_eq!(GpuModel::named("NVIDIA H200"), Some(GpuModel::MEASURED));
-		assert!(GpuModel::named("NVIDIA H100 80GB HBM3").unwrap().model() == &H200);
+		assert!(GpuModel::named("NVIDIA H100 80GB HBM3").unwrap().model() == &HOPPER);
 		assert!(GpuModel::named("Tesla V100").is_none());
 	}
 

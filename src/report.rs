@@ -235,10 +235,11 @@ impl Report {
 	///
 	/// # example
 	/// ```
-	/// use emugemm::{EmuMatMul, Precision, Tier};
+	/// use emugemm::{Backend, EmuMatMul, Emulator, Precision, Tier};
 	/// let a = faer::Mat::<f64>::identity(8, 8);
-	/// let _ = a.emu_mul(&a, Precision::SchemeII { moduli: 8 });
-	/// assert_eq!(emugemm::last_report().unwrap().tier(), Tier::Explicit);
+	/// let emu = Emulator::with_backend(Backend::CpuEmulation).unwrap();
+	/// let _ = a.emu_mul_with(&emu, &a, Precision::SchemeII { moduli: 8 });
+	/// assert_eq!(emu.last_report().unwrap().tier(), Tier::Explicit);
 	/// ```
 	pub fn tier(&self) -> Tier {
 		match self.native_reason {

@@ -7,7 +7,7 @@
 //! call is not emulated
 
 use std::collections::HashMap;
-use std::ffi::{CStr, CString, c_char, c_int, c_void};
+use std::ffi::{CStr, CString, c_int, c_void};
 use std::sync::Mutex;
 
 /// a loaded libcublas: a handle that keeps it loaded, and its base address
@@ -32,6 +32,8 @@ struct State {
 	/// the dynamic linker's counts of loads and unloads when this was found
 	generation: (u64, u64),
 	libraries: Vec<Library>,
+	/// the loaded objects' address ranges
+	objects: Objects,
 	/// the library of each calling object, by the object's base address
 	callers: HashMap<usize, Option<Library>>,
 	/// each symbol's address in each library, by (library base, name)
@@ -50,22 +52,56 @@ pub(crate) fn is_cublas(path: &str) -> bool {
 			.is_some_and(|v| !v.is_empty() && v.chars().all(|c| c.is_ascii_digit() || c == '.'))
 }
 
-/// the objects loaded now, as (base address, path), and the counts of loads and unloads
-fn objects() -> ((u64, u64), Vec<(usize, String)>) {
+/// the loaded objects, found from an address in them without the dynamic linker's `dladdr`, which
+/// searches the object's whole symbol table (a library of PyTorch's holds hundreds of thousands
+/// of symbols: hundreds of microseconds for a backtrace's frames)
+#[derive(Default)]
+struct Objects {
+	/// each loadable segment as (first address, end, the object's base address), by first address
+	ranges: Vec<(usize, usize, usize)>,
+	/// each object's base address and path (empty for the main program), in the order loaded
+	paths: Vec<(usize, CString)>,
+}
+
+impl Objects {
+	/// the base address of the object holding `address`
+	fn of(&self, address: usize) -> Option<usize> {
+		let at = self.ranges.partition_point(|r| r.0 <= address).checked_sub(1)?;
+		let (_, end, base) = self.ranges[at];
+		(address < end).then_some(base)
+	}
+
+	/// the path of the object at `base`
+	fn path(&self, base: usize) -> Option<&CStr> {
+		self.paths.iter().find(|o| o.0 == base).map(|o| o.1.as_c_str())
+	}
+}
+
+/// the objects loaded now and the counts of loads and unloads
+fn objects() -> ((u64, u64), Objects) {
 	unsafe extern "C" fn each(info: *mut libc::dl_phdr_info, _: usize, data: *mut c_void) -> c_int {
 		// SAFETY: the dynamic linker's record of one object, and our own collector
-		let (info, found) = unsafe { (&*info, &mut *data.cast::<((u64, u64), Vec<(usize, String)>)>()) };
+		let (info, found) = unsafe { (&*info, &mut *data.cast::<((u64, u64), Objects)>()) };
 		found.0 = (info.dlpi_adds, info.dlpi_subs);
-		if !info.dlpi_name.is_null() {
+		let base = info.dlpi_addr as usize;
+		let path = match info.dlpi_name.is_null() {
+			true => CString::default(),
 			// SAFETY: a NUL-terminated name
-			let name = unsafe { CStr::from_ptr(info.dlpi_name) }.to_string_lossy().into_owned();
-			found.1.push((info.dlpi_addr as usize, name));
+			false => unsafe { CStr::from_ptr(info.dlpi_name) }.to_owned(),
+		};
+		found.1.paths.push((base, path));
+		// SAFETY: the object's `dlpi_phnum` program headers
+		let headers = unsafe { std::slice::from_raw_parts(info.dlpi_phdr, usize::from(info.dlpi_phnum)) };
+		for h in headers.iter().filter(|h| h.p_type == libc::PT_LOAD) {
+			let start = base + h.p_vaddr as usize;
+			found.1.ranges.push((start, start + h.p_memsz as usize, base));
 		}
 		0
 	}
-	let mut found = ((0, 0), Vec::new());
+	let mut found = ((0, 0), Objects::default());
 	// SAFETY: the callback only reads the records it is given
 	unsafe { libc::dl_iterate_phdr(Some(each), (&raw mut found).cast()) };
+	found.1.ranges.sort_unstable();
 	found
 }
 
@@ -82,13 +118,6 @@ fn generation() -> (u64, u64) {
 	counts
 }
 
-/// the base address of the object holding `address`, and its path
-fn object_of(address: *const c_void) -> Option<(usize, *const c_char)> {
-	let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
-	// SAFETY: a writable record
-	(unsafe { libc::dladdr(address, &mut info) } != 0).then_some((info.dli_fbase as usize, info.dli_fname))
-}
-
 impl State {
 	/// the state of the process now, kept where nothing was loaded or unloaded since (a library
 	/// found before keeps its handle)
@@ -100,13 +129,13 @@ impl State {
 		let (generation, objects) = objects();
 		let known = std::mem::take(&mut self.libraries);
 		let libraries = objects
-			.into_iter()
-			.filter(|(_, path)| is_cublas(path))
-			.filter_map(|(base, path)| {
+			.paths
+			.iter()
+			.filter(|(_, path)| is_cublas(&path.to_string_lossy()))
+			.filter_map(|&(base, ref path)| {
 				if let Some(library) = known.iter().find(|l| l.base == base) {
 					return Some(*library);
 				}
-				let path = CString::new(path).ok()?;
 				// SAFETY: a NUL-terminated path of a loaded object; the handle keeps it loaded
 				let handle = unsafe { libc::dlopen(path.as_ptr(), libc::RTLD_NOLOAD | libc::RTLD_LAZY) };
 				(!handle.is_null()).then_some(Library {
@@ -118,15 +147,18 @@ impl State {
 		*self = State {
 			generation,
 			libraries,
+			objects,
 			..State::default()
 		};
 	}
 }
 
 /// the one of `libraries` among the dependencies of the object at `path`
-fn library_of(libraries: &[Library], path: *const c_char) -> Option<Library> {
-	// SAFETY: the path of a loaded object, from the dynamic linker
-	let handle = unsafe { libc::dlopen(path, libc::RTLD_NOLOAD | libc::RTLD_LAZY) };
+fn library_of((libraries, objects): (&[Library], &Objects), path: &CStr) -> Option<Library> {
+	// the main program's path is empty: dlopen's null name opens it
+	let name = if path.is_empty() { std::ptr::null() } else { path.as_ptr() };
+	// SAFETY: the path of a loaded object, from the dynamic linker, or null
+	let handle = unsafe { libc::dlopen(name, libc::RTLD_NOLOAD | libc::RTLD_LAZY) };
 	if handle.is_null() {
 		return None;
 	}
@@ -136,22 +168,23 @@ fn library_of(libraries: &[Library], path: *const c_char) -> Option<Library> {
 	let create = unsafe { libc::dlsym(handle, c"cublasCreate_v2".as_ptr()) };
 	// SAFETY: the handle opened above
 	unsafe { libc::dlclose(handle) };
-	let (base, _) = object_of(create.cast_const())?;
+	let base = objects.of(create as usize)?;
 	libraries.iter().copied().find(|l| l.base == base)
 }
 
-/// the object that called into this library: the first return address on the stack outside it
-fn caller() -> Option<(usize, *const c_char)> {
-	let own = object_of(caller as *const c_void)?.0;
+/// the object that called into this library, of `objects`: the first return address on the stack
+/// outside it
+fn caller(objects: &Objects) -> Option<usize> {
+	let own = objects.of(caller as *const () as usize)?;
 	// the interposer's own frames are fewer than this; each frame unwound costs about 0.1 µs
 	let mut frames = [std::ptr::null_mut(); 16];
 	// SAFETY: a writable array of as many entries as it is given
 	let depth = unsafe { libc::backtrace(frames.as_mut_ptr(), frames.len() as c_int) };
-	let unwinder = object_of(libc::backtrace as *const c_void).map(|o| o.0);
+	let unwinder = objects.of(libc::backtrace as *const () as usize);
 	frames[..usize::try_from(depth).unwrap_or(0)]
 		.iter()
-		.filter_map(|&frame| object_of(frame.cast_const()))
-		.find(|&(base, _)| base != own && Some(base) != unwinder)
+		.filter_map(|&frame| objects.of(frame as usize))
+		.find(|&base| base != own && Some(base) != unwinder)
 }
 
 /// the libcublas the calling code's call goes to (see the module's docs)
@@ -170,9 +203,9 @@ pub(crate) fn choose() -> Choice {
 		},
 		[first, ..] => {
 			let first = *first;
-			let found = caller().and_then(|(base, path)| {
-				let libraries = &state.libraries;
-				*state.callers.entry(base).or_insert_with(|| library_of(libraries, path))
+			let found = caller(&state.objects).and_then(|base| {
+				let known = (&state.libraries[..], &state.objects);
+				*state.callers.entry(base).or_insert_with(|| library_of(known, known.1.path(base)?))
 			});
 			Choice {
 				library: found.or(Some(first)),

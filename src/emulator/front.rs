@@ -269,9 +269,10 @@ impl Emulator {
 	///
 	/// # example
 	/// ```
-	/// use emugemm::{Emulator, NativeReason, Precision};
-	/// let emu = Emulator::new()?;
-	/// // a small product is native on every GPU the crate knows, and where none is
+	/// use emugemm::{Backend, Emulator, Precision};
+	/// // the CPU oracle, with the native product competing as on a GPU
+	/// let emu = Emulator::with_backend(Backend::CpuEmulation)?.with_native_candidate(true);
+	/// // a small product is native on every GPU the crate knows
 	/// assert!(emu.native_from_shape::<f64>((64, 64, 64), 1, Precision::F64).is_some());
 	/// // an explicit plan runs as given
 	/// assert_eq!(emu.native_from_shape::<f64>((64, 64, 64), 1, Precision::SchemeII { moduli: 8 }), None);

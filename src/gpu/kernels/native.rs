@@ -15,6 +15,13 @@ use crate::policy::native_arithmetic;
 use crate::shape::Shape;
 use crate::{Error, Precision, Scalar};
 
+/// the largest complex product (in multiply-adds) computed natively from its shape whose non-finite
+/// entries are recomputed as the textbook sums: cuBLAS's kernels for the smallest shapes give
+/// other non-finite parts (see [`whole_native`]), and there a pass over the operands costs what
+/// the call's launches cost; above it the pass would cost up to as much as cuBLAS's own product
+/// (on the H100, 2.2x cuBLAS's time at 65536 x 64 x 4096), and cuBLAS's values stand
+const FIXED_UP_BELOW: usize = 1 << 20;
+
 /// the whole product natively at `precision`: through cuBLAS, or for `f32`/`c32` outputs above
 /// FP32 level (which an FP32 GEMM does not keep) through the native entries' kernel, which
 /// accumulates in `f64`, over every row.
@@ -25,7 +32,8 @@ use crate::{Error, Precision, Scalar};
 /// first, give infinities where the sum scaled by `alpha` (the CPU's native product, and cuBLAS's
 /// other kernels) gives NaN. Where the operands' statistics `stats` are on the host already,
 /// cuBLAS computes the finite rows alone; otherwise the host waits for nothing: cuBLAS computes
-/// every entry, and the kernel recomputes the flagged ones from flags it reads on the device
+/// every entry, and up to [`FIXED_UP_BELOW`] multiply-adds the kernel recomputes the flagged ones
+/// from flags it reads on the device
 pub(crate) fn whole_native<T: Scalar>(
 	gpu: &Gpu,
 	(a, b): (DeviceOperand<T>, DeviceOperand<T>),
@@ -39,6 +47,9 @@ pub(crate) fn whole_native<T: Scalar>(
 			return native::<T>(gpu, &a, &b, &out, alpha, precision);
 		}
 		let Some((sa, sb)) = stats else {
+			if a.rows * b.rows * a.k > FIXED_UP_BELOW {
+				return native::<T>(gpu, &a, &b, &out, alpha, precision);
+			}
 			return flagged_on_device(gpu, (a, b), out, alpha, precision);
 		};
 		let finite = |s: &OperandStats| s.nonfinite.iter().all(|&x| x == 0);
