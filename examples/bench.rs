@@ -1104,7 +1104,8 @@ fn main() {
 		let emu = Emulator::with_backend(Backend::Gpu).unwrap();
 		routing(&emu, &shapes, &mut |row| bench.row(row));
 	}
-	if bench.selected("grid") {
+	// `grid` or `grid <type>`: the patterns name its rows by type
+	if bench.only.is_empty() || bench.only.iter().any(|p| p.contains("grid")) {
 		let only = bench.only.clone();
 		let selected = |label: &str| only.is_empty() || only.iter().any(|p| label.contains(p.as_str()) || p == "grid");
 		grid::grid(&selected, &mut |row| bench.row(row));

@@ -10,14 +10,19 @@ impl Emulator {
 	/// `c = alpha op(a) op(b) + beta c` at `precision` on device memory the crate does not own
 	/// (feature `cuda`, [`crate::Backend::Gpu`]), with cuBLAS's semantics: `beta = 0` does not
 	/// read `c`; `op` is each view's (as stored, [`DeviceView::transpose`],
-	/// [`DeviceView::adjoint`], [`DeviceView::conjugate`]). The plans and the bits are those of
-	/// [`Emulator::matmul_device`] on the same matrices, and the entries are written as
-	/// [`Emulator::matmul`] writes them after `c = beta c` (each entry `beta * c` rounded in `T`)
+	/// [`DeviceView::adjoint`], [`DeviceView::conjugate`]). The plans and the bits of emulated
+	/// products are those of [`Emulator::matmul_device`] on the same matrices, and the entries are
+	/// written as [`Emulator::matmul`] writes them after `c = beta c` (each entry `beta * c`
+	/// rounded in `T`). A product that its shape decides native ([`Emulator::native_from_shape`])
+	/// is cuBLAS's GEMM on `stream` itself, on the views as they lie, as the caller's own call
+	/// would run it (but a complex one of at most 2^20 multiply-adds, or one with an operand read
+	/// conjugated and not transposed, which the engine computes natively on its own stream)
 	///
 	/// The product runs on the GPU of `stream` (its primary context; for a null raw stream, the
 	/// calling thread's current context's GPU), in core, ordered after the work enqueued on
 	/// `stream` before the call and before the work enqueued after it. The calling thread's
-	/// current CUDA context is as it was before the call. Where the host waits:
+	/// current CUDA context is as it was before the call. A product native from its shape waits
+	/// for nothing; otherwise, where the host waits:
 	/// - for the operands' statistics, where the plan depends on them (a target precision such as
 	///   [`Precision::F64`], a complex product computed natively, non-finite values): the call
 	///   returns once the plan is chosen and the product enqueued; an explicit plan

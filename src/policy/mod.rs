@@ -512,11 +512,14 @@ mod tests {
 		assert!(!input((96, 96, 96), false, 53, true).native_from_shape(Precision::SchemeII { moduli: 4 }, 1));
 	}
 
+	/// a product's type, `(m, n, k)`, cuBLAS's time and the certified emulation's, ms
+	type Measured = (&'static str, (usize, usize, usize), f64, f64);
+
 	/// products of the benchmark's grid on an NVIDIA H100 (2026-12-06), on a caller's stream,
 	/// where cuBLAS and the certified emulation (its plan with its certificate) came within 3x of
 	/// each other: `(type, (m, n, k), cuBLAS ms, emulated ms)`, at `F64` for f64 and c64 and at
 	/// `F32` for f32 and c32
-	const GRID: &[(&str, (usize, usize, usize), f64, f64)] = &[
+	const GRID: &[Measured] = &[
 		("f64", (4096, 4096, 4096), 2.2998, 3.6351),
 		("f64", (8192, 8192, 8192), 19.2885, 19.4966),
 		("f64", (16384, 16384, 16384), 171.1229, 149.4915),

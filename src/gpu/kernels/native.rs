@@ -20,7 +20,7 @@ use crate::{Error, Precision, Scalar};
 /// other non-finite parts (see [`whole_native`]), and there a pass over the operands costs what
 /// the call's launches cost; above it the pass would cost up to as much as cuBLAS's own product
 /// (on the H100, 2.2x cuBLAS's time at 65536 x 64 x 4096), and cuBLAS's values stand
-const FIXED_UP_BELOW: usize = 1 << 20;
+pub(crate) const FIXED_UP_BELOW: usize = 1 << 20;
 
 /// the whole product natively at `precision`: through cuBLAS, or for `f32`/`c32` outputs above
 /// FP32 level (which an FP32 GEMM does not keep) through the native entries' kernel, which

@@ -1,11 +1,13 @@
 //! products on device memory the crate does not own ([`crate::DeviceView`]), on a caller's
-//! stream: the GPU is the stream's, the pipeline's stream waits for the caller's work before the
-//! product and the caller's stream waits for the product after it; the host waits only where the
-//! plan needs the operands' statistics
+//! stream: the GPU is the stream's; a product its shape decides native is cuBLAS's GEMM on the
+//! caller's stream itself (`native_views`); otherwise the pipeline's stream waits for the caller's
+//! work before the product and the caller's stream waits for the product after it; the host waits
+//! only where the plan needs the operands' statistics
 
 use crate::device_view::Borrowed;
 use crate::gpu::kernels::layout::{copy_named, op_copy, scale};
 use crate::gpu::orchestration::engine::{device_budget, for_gpus, named};
+use crate::gpu::orchestration::native_views;
 use crate::gpu::orchestration::pipeline::product;
 use crate::gpu::product::footprint;
 use crate::gpu::product::job::{DeviceOperand, Outcome, Output, OutputTriangle, Terms};
@@ -16,7 +18,7 @@ use crate::gpu::runtime::slot::Slot;
 use crate::request::{Request, Routine};
 use crate::settings::Settings;
 use crate::shape::Shape;
-use crate::{Accum, Error, Report, Scalar};
+use crate::{Accum, Error, NativeReason, Report, Scalar};
 use cudarc::driver::{result, sys};
 use faer::linalg::matmul::triangular::BlockStructure;
 use std::ptr::null_mut;
@@ -31,6 +33,11 @@ pub(crate) fn view_product<T: Scalar>(dst: Borrowed<T>, request: ViewRequest<T>,
 	let ordinal = caller_ordinal(caller)?;
 	// `for_gpus` and `device_budget` take the GPU's lock themselves: both before this call takes it
 	let settings = for_gpus(request.settings, &[(ordinal, 0)])?;
+	if let Some(ops) = native_views::direct(&dst, &request, &settings) {
+		native_views::on_caller(&*gpu_on(ordinal)?, (&dst, &request, beta), ops, caller)?;
+		let outcome = Outcome::native(request.shape.m, NativeReason::FasterNatively);
+		return Ok(reported::<T>(outcome, request.shape, settings));
+	}
 	let budget = device_budget(&settings, &[(ordinal, 0)])?;
 	fits(&dst, &request, budget)?;
 	let g = gpu_on(ordinal)?;

@@ -4,6 +4,7 @@
 pub(crate) mod batch;
 pub(crate) mod borrowed;
 pub(crate) mod engine;
+pub(crate) mod native_views;
 pub(crate) mod pipeline;
 pub(crate) mod shared_launches;
 pub(crate) mod tiled;

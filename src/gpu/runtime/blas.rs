@@ -226,7 +226,42 @@ pub(crate) type ColumnMajor<T> = (DevPtr<T>, usize);
 /// `C = alpha A B + beta C` natively, column-major operands (`A` m x k, `B` k x n)
 pub(crate) fn native_gemm<T: Scalar>(
 	handles: &Handles,
-	Shape { m, n, k }: Shape,
+	shape: Shape,
+	matrices: (ColumnMajor<T>, ColumnMajor<T>, ColumnMajor<T>),
+	scalars: (T, T),
+	math: NativeMath,
+) -> Result<(), Error> {
+	let plain = blas::cublasOperation_t::CUBLAS_OP_N;
+	gemm_ex(handles, (shape, (plain, plain)), matrices, scalars, math)
+}
+
+/// `C = alpha op(A) op(B) + beta C` natively on the stream `caller` instead of the pipeline's, as
+/// the caller's own cuBLAS call would compute it: `ops` are cuBLAS's, the matrices column-major as
+/// stored (`op(A)` m x k, `op(B)` k x n). The handle is back on the pipeline's stream after
+pub(crate) fn caller_gemm<T: Scalar>(
+	handles: &Handles,
+	caller: cudarc::driver::sys::CUstream,
+	shape_ops: (Shape, (blas::cublasOperation_t, blas::cublasOperation_t)),
+	matrices: (ColumnMajor<T>, ColumnMajor<T>, ColumnMajor<T>),
+	scalars: (T, T),
+	math: NativeMath,
+) -> Result<(), Error> {
+	let handle = *handles.blas.handle();
+	let on = |stream: cudarc::driver::sys::CUstream| {
+		// SAFETY: a live handle, used by this thread alone (the GPU's lock), and a live stream of
+		// its context
+		blas_check(unsafe { blas::cublasSetStream_v2(handle, stream.cast()) }, "SetStream")
+	};
+	on(caller)?;
+	let computed = gemm_ex(handles, shape_ops, matrices, scalars, math);
+	on(handles.stream.cu_stream())?;
+	computed
+}
+
+/// cuBLAS's `GemmEx` of `shape` with `ops` on the handle's stream, in `math`
+fn gemm_ex<T: Scalar>(
+	handles: &Handles,
+	(Shape { m, n, k }, (op_a, op_b)): (Shape, (blas::cublasOperation_t, blas::cublasOperation_t)),
 	(a, b, c): (ColumnMajor<T>, ColumnMajor<T>, ColumnMajor<T>),
 	(alpha, beta): (T, T),
 	math: NativeMath,
@@ -240,8 +275,8 @@ pub(crate) fn native_gemm<T: Scalar>(
 	let status = unsafe {
 		blas::cublasGemmEx(
 			*handles.blas.handle(),
-			blas::cublasOperation_t::CUBLAS_OP_N,
-			blas::cublasOperation_t::CUBLAS_OP_N,
+			op_a,
+			op_b,
 			dim(m)?,
 			dim(n)?,
 			dim(k)?,
