@@ -7,13 +7,14 @@ use crate::device_view::Borrowed;
 use crate::gpu::kernels::native::FIXED_UP_BELOW;
 use crate::gpu::runtime::blas::{NativeMath, caller_gemm};
 use crate::gpu::runtime::context::Gpu;
+use crate::gpu::runtime::errors::driver;
 use crate::gpu::runtime::ptr::DevPtr;
 use crate::policy::{PolicyInput, native_arithmetic};
 use crate::request::Routine;
 use crate::settings::Settings;
 use crate::{Error, Scalar};
 use cudarc::cublas::sys::cublasOperation_t as Op;
-use cudarc::driver::sys;
+use cudarc::driver::{result, sys};
 
 use super::borrowed::ViewRequest;
 
@@ -63,5 +64,24 @@ pub(crate) fn on_caller<T: Scalar>(
 	};
 	let matrix = |v: &Borrowed<T>| (DevPtr::<T>::new(v.addr), v.ld());
 	let matrices = (matrix(&request.lhs), matrix(&request.rhs), matrix(dst));
-	caller_gemm(&gpu.handles, caller, (request.shape, ops), matrices, (request.alpha, beta), math)
+	beside_the_pipeline(gpu, caller, || {
+		caller_gemm(&gpu.handles, caller, (request.shape, ops), matrices, (request.alpha, beta), math)
+	})
+}
+
+/// `work` enqueued on `caller` with the pipeline's cuBLAS handle, ordered after what the
+/// pipeline's stream holds and before what it is given next (events, no host wait): the handle's
+/// workspace is then used by one stream at a time
+fn beside_the_pipeline(gpu: &Gpu, caller: sys::CUstream, work: impl FnOnce() -> Result<(), Error>) -> Result<(), Error> {
+	let flags = Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING);
+	let before = gpu.stream.record_event(flags).map_err(driver)?;
+	// SAFETY: `caller` is a live stream of the GPU's primary context, current on this thread, and
+	// the event is that context's
+	unsafe { result::stream::wait_event(caller, before.cu_event(), sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT) }.map_err(driver)?;
+	let done = work();
+	let after = gpu.ctx.new_event(flags).map_err(driver)?;
+	// SAFETY: as above
+	unsafe { result::event::record(after.cu_event(), caller) }.map_err(driver)?;
+	gpu.stream.wait(&after).map_err(driver)?;
+	done
 }
