@@ -77,6 +77,8 @@ use std::time::{Duration, Instant};
 mod grid;
 #[path = "bench/plot.rs"]
 mod plot;
+#[path = "bench/queued.rs"]
+mod queued;
 #[path = "common/timing.rs"]
 mod timing;
 
@@ -1109,6 +1111,9 @@ fn main() {
 		let only = bench.only.clone();
 		let selected = |label: &str| only.is_empty() || only.iter().any(|p| label.contains(p.as_str()) || p == "grid");
 		grid::grid(&selected, &mut |row| bench.row(row));
+	}
+	if bench.selected("queued") {
+		queued::queued(&mut |row| bench.row(row));
 	}
 	let rates = profile::transfer_rates(&bench.emu).unwrap();
 	bench.row(format!(

@@ -118,7 +118,7 @@ mod bench {
 				let mut c = unsafe { c.transmute_mut::<T>(n * n) }.unwrap();
 				let cv = DeviceViewMut::new(&mut c, (n, n), n).unwrap();
 				emu.gemm_on_stream(cv, T::from_parts(1.0, 0.0), (av, av.adjoint()), T::from_parts(0.0, 0.0), on())
-					.unwrap()
+					.unwrap();
 			};
 			let g = median_ms(stream, runs, || product(&mut c));
 			let report = emu.last_report().unwrap();
@@ -135,7 +135,7 @@ mod bench {
 				let mut c = unsafe { c.transmute_mut::<T>(n * n) }.unwrap();
 				let cv = DeviceViewMut::new(&mut c, (n, n), n).unwrap();
 				emu.rank_k_on_stream((cv, BlockStructure::TriangularLower), one, av, zero, on())
-					.unwrap()
+					.unwrap();
 			};
 			let u = median_ms(stream, runs, || update(&mut dst));
 			let report = emu.last_report().unwrap();

@@ -4,6 +4,7 @@
 //! CPU oracle ([`crate::cpu::oracle`]) and the GPU's ([`crate::gpu`])
 
 use crate::datasheets::GpuModel;
+use crate::pending::PendingReport;
 use crate::settings::{DEFAULT_STAGING, Devices, Settings};
 use crate::{Backend, Error, Precision, Report, Scaling};
 use faer::Par;
@@ -45,7 +46,7 @@ pub struct Emulator {
 	native_below: usize,
 	/// the error every product returns: the global context's where the environment cannot be used
 	refusal: Option<Error>,
-	last: Mutex<Option<Report>>,
+	last: Mutex<Option<PendingReport>>,
 }
 
 impl Emulator {
@@ -397,10 +398,13 @@ impl Emulator {
 		self.settings.scaling
 	}
 
-	/// the report of this context's last product
+	/// the report of this context's last product; a product on device views that returned before
+	/// its plan was chosen is waited for (see [`PendingReport::wait`]), and one that failed since
+	/// gives `None`
 	pub fn last_report(&self) -> Option<Report> {
 		// a report is whole or absent, so a lock a panicking thread left behind still holds one
-		self.last.lock().unwrap_or_else(|e| e.into_inner()).clone()
+		let last = self.last.lock().unwrap_or_else(|e| e.into_inner()).clone();
+		last?.wait().ok()
 	}
 
 	/// the same context with every product at `precision`, whatever precision the call asks for
@@ -527,7 +531,7 @@ impl Clone for Emulator {
 			precision_override: self.precision_override,
 			native_below: self.native_below,
 			refusal: self.refusal.clone(),
-			last: Mutex::new(self.last_report()),
+			last: Mutex::new(self.last.lock().unwrap_or_else(|e| e.into_inner()).clone()),
 		}
 	}
 }

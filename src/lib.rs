@@ -115,6 +115,7 @@ mod kernels;
 mod native;
 mod operand;
 mod parallel;
+mod pending;
 mod policy;
 mod precision;
 mod report;
@@ -153,7 +154,8 @@ pub use interop::EmuMatMul;
 pub use interop::{EmuTrMul, emu_gemm};
 #[cfg(feature = "faer")]
 pub use interop::{matmul, rank_k_update};
+pub use pending::PendingReport;
 pub use precision::{Plan, Precision, Scaling, Scheme};
-pub use report::{NativeReason, PhaseTimes, Report, Route, Tier, last_report};
+pub use report::{NativeReason, PhaseTimes, Report, Route, Tier, last_pending_report, last_report};
 pub use routing::HostRouting;
 pub use scalar::Scalar;

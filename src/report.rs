@@ -1,6 +1,7 @@
 //! what a product reports: its backend, plan, route, shape, phase times and the rows left native;
 //! the last report of each context and of each thread
 
+use crate::pending::PendingReport;
 use crate::{Backend, Plan};
 use core::fmt;
 use std::cell::RefCell;
@@ -298,11 +299,12 @@ impl fmt::Display for Report {
 }
 
 thread_local! {
-	static LAST_REPORT: RefCell<Option<Report>> = const { RefCell::new(None) };
+	static LAST_REPORT: RefCell<Option<PendingReport>> = const { RefCell::new(None) };
 }
 
 /// the report of the last product computed on this thread (by [`crate::EmuMatMul`] or any
-/// [`crate::Emulator`])
+/// [`crate::Emulator`]); a product on device views that returned before its plan was chosen is
+/// waited for (see [`PendingReport::wait`]), and one that failed since gives `None`
 ///
 /// # example
 /// ```
@@ -312,10 +314,41 @@ thread_local! {
 /// assert_eq!(emugemm::last_report().unwrap().shape, (4, 4, 4));
 /// ```
 pub fn last_report() -> Option<Report> {
+	last_pending_report()?.wait().ok()
+}
+
+/// the report of the last product started on this thread, without waiting for it (see
+/// [`PendingReport`])
+///
+/// # example
+/// ```
+/// use emugemm::{EmuMatMul, Precision};
+/// let a = faer::Mat::<f64>::identity(4, 4);
+/// let _ = a.emu_mul(&a, Precision::F64);
+/// assert!(emugemm::last_pending_report().unwrap().try_get().is_some());
+/// ```
+pub fn last_pending_report() -> Option<PendingReport> {
 	LAST_REPORT.with(|r| r.borrow().clone())
 }
 
 /// records `report` as this thread's last
-pub(crate) fn remember_on_thread(report: Report) {
+pub(crate) fn remember_on_thread(report: PendingReport) {
 	LAST_REPORT.with(|r| *r.borrow_mut() = Some(report));
+}
+
+/// `report` logged: whole at debug level, and the rows and entries it left to the native product
+/// at info level
+pub(crate) fn logged(report: &Report) {
+	log::debug!("emugemm: {report}");
+	let uncertified = if report.plan.scheme == crate::Scheme::Native {
+		0
+	} else {
+		report.native_rows.len()
+	};
+	if uncertified > 0 || report.nonfinite_entries > 0 {
+		log::info!(
+			"emugemm: {uncertified} rows no plan certifies and {} entries with NaN or infinite operands computed natively",
+			report.nonfinite_entries
+		);
+	}
 }

@@ -390,12 +390,14 @@ fn device_bits<T: Scalar>() {
 		let view = DeviceViewMut::new(&mut y, (8, 8), 8).unwrap();
 		results.push((
 			"Emulator::gemm_on_stream",
-			emu.gemm_on_stream(view, one, (xv, xv), zero, (precision, on)),
+			emu.gemm_on_stream(view, one, (xv, xv), zero, (precision, on))
+				.and_then(|pending| pending.wait())
+				.map(|_| ()),
 		));
 		let view = DeviceViewMut::new(&mut y, (8, 8), 8).unwrap();
 		let (alpha, beta) = (T::RealPart::from_parts(1.0, 0.0), T::RealPart::from_parts(0.0, 0.0));
 		let update = emu.rank_k_on_stream((view, BlockStructure::TriangularLower), alpha, xv, beta, (precision, on));
-		results.push(("Emulator::rank_k_on_stream", update));
+		results.push(("Emulator::rank_k_on_stream", update.and_then(|pending| pending.wait()).map(|_| ())));
 		let mut views = [DeviceViewMut::new(&mut y, (8, 8), 8).unwrap()];
 		let batch = emu.gemm_batch_on_stream(&mut views, one, (&[xv], &[xv]), zero, (precision, on));
 		results.push(("Emulator::gemm_batch_on_stream", batch.map(|_| ())));

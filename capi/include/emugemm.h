@@ -423,7 +423,7 @@ enum emugemm_status emugemm_zherk(int32_t uplo,
                                   void *stream,
                                   struct emugemm_precision precision);
 
-// writes the calling thread's last report into `*out`.
+// writes the calling thread's last report into `*out`, once the last product's plan is chosen
 enum emugemm_status emugemm_last_report(struct emugemm_report *out);
 
 // the message of the calling thread's last failed call (empty after a success).

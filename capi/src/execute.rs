@@ -171,6 +171,7 @@ unsafe fn gemm<T: Element>(emu: &Emulator, g: Gemm<T>, (checked, call): (&Checke
 	// SAFETY: as above
 	let stream = unsafe { on(call.stream) };
 	emu.gemm_on_stream(c, alpha, (a, b), beta, (checked.precision, stream))
+		.map(|_| ())
 		.map_err(|e| engine(&e))
 }
 
@@ -227,5 +228,6 @@ unsafe fn rank_k<T: Element>(emu: &Emulator, r: RankK<T>, (checked, call): (&Che
 	// SAFETY: as above
 	let stream = unsafe { on(call.stream) };
 	emu.rank_k_on_stream((c, triangle), alpha, a, beta, (checked.precision, stream))
+		.map(|_| ())
 		.map_err(|e| engine(&e))
 }

@@ -117,8 +117,10 @@ impl From<&emugemm::Report> for EmugemmReport {
 	}
 }
 
-/// writes the calling thread's last report into `*out`.
-/// `InvalidValue` where `out` is null or the thread has made no product yet
+/// writes the calling thread's last report into `*out`, once the last product's plan is chosen
+/// and its work enqueued (a product on a stream returns before: this waits for that, not for the
+/// GPU to finish the product). `InvalidValue` where `out` is null or the thread has made no
+/// product yet; `GpuError` where the last product failed after its call returned
 ///
 /// # Safety
 /// `out` is null or points to writable memory for one `emugemm_report`
@@ -132,12 +134,19 @@ impl From<&emugemm::Report> for EmugemmReport {
 /// ```
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn emugemm_last_report(out: *mut EmugemmReport) -> EmugemmStatus {
-	let Some(report) = emugemm::last_report() else {
+	let Some(pending) = emugemm::last_pending_report() else {
 		return record(EmugemmStatus::InvalidValue, "no product on this thread yet");
 	};
 	if out.is_null() {
 		return record(EmugemmStatus::InvalidValue, "emugemm_last_report: `out` is null");
 	}
+	let report = match pending.wait() {
+		Ok(report) => report,
+		Err(e) => {
+			let message = format!("the thread's last product failed after its call returned: {e}");
+			return record(EmugemmStatus::GpuError, &message);
+		},
+	};
 	// SAFETY: `out` is non-null and writable (the caller's promise)
 	unsafe { out.write(EmugemmReport::from(&report)) };
 	record(EmugemmStatus::Success, "")

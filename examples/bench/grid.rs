@@ -75,7 +75,7 @@ pub fn grid(selected: &dyn Fn(&str) -> bool, rows: &mut dyn FnMut(String)) {
 }
 
 /// the type's cuBLAS GEMM, `C = A B` column-major with compact leading dimensions
-trait Gemm: Scalar {
+pub trait Gemm: Scalar {
 	/// # Safety
 	/// `a`, `b`, `c` are device addresses of `m x k`, `k x n`, `m x n` matrices of this type
 	unsafe fn gemm(handle: blas::cublasHandle_t, shape: (usize, usize, usize), matrices: (u64, u64, u64)) -> blas::cublasStatus_t;
@@ -197,7 +197,7 @@ fn run<T: Gemm>(stream: &Arc<CudaStream>, precision: Precision, rows: &mut dyn F
 }
 
 /// `elements` values of `T` filled with spread `phi` from `seed`, on the device
-fn upload<T: Scalar>(stream: &Arc<CudaStream>, elements: usize, phi_seed: (f64, u64)) -> CudaSlice<u8> {
+pub fn upload<T: Scalar>(stream: &Arc<CudaStream>, elements: usize, phi_seed: (f64, u64)) -> CudaSlice<u8> {
 	stream
 		.clone_htod(bytemuck::cast_slice::<T, u8>(&filled::<T>(elements, phi_seed)))
 		.expect("the upload")
@@ -232,7 +232,7 @@ fn screened<T: Gemm>(stream: &Arc<CudaStream>, (precision, handle): (Precision, 
 
 /// `C = A B` by the type's cuBLAS GEMM on `handle`'s stream, of the compact `m x k`, `k x n` and
 /// `m x n` matrices at `at`
-fn gemm<T: Gemm>(handle: &CudaBlas, shape: (usize, usize, usize), at: (u64, u64, u64)) {
+pub fn gemm<T: Gemm>(handle: &CudaBlas, shape: (usize, usize, usize), at: (u64, u64, u64)) {
 	// SAFETY: the grid's buffers hold the matrices of every shape it runs
 	let status = unsafe { T::gemm(*handle.handle(), shape, at) };
 	assert_eq!(status, blas::cublasStatus_t::CUBLAS_STATUS_SUCCESS);
@@ -240,7 +240,7 @@ fn gemm<T: Gemm>(handle: &CudaBlas, shape: (usize, usize, usize), at: (u64, u64,
 
 /// `C = A B` at `precision` on `emu`, on device views of the compact `m x k`, `k x n` and `m x n`
 /// matrices at `(a, b, c)`, on `stream`
-fn multiply<T: Scalar>(
+pub fn multiply<T: Scalar>(
 	emu: &Emulator,
 	stream: &Arc<CudaStream>,
 	((m, n, k), (a, b, c)): ((usize, usize, usize), (u64, u64, u64)),

@@ -43,24 +43,38 @@ type Became = (&'static str, String, Option<emugemm_c::EmugemmReport>, String, O
 
 /// writes the log line of a call that `summary` describes, at `precision`, that `action` took
 /// `start` on
-fn logged(summary: Summary, (action, precision, report, reason, tier): Became, start: Instant) {
+fn logged(summary: Summary, became: Became, start: Instant) {
 	// a failure to log (a panic in formatting) must not reach the program
 	let _ = catch_unwind(AssertUnwindSafe(|| {
-		log::write(&Entry {
-			routine: summary.routine,
-			kind: summary.kind,
-			shape: summary.shape,
-			ops: summary.ops,
-			uplo: summary.uplo,
-			batch: summary.batch,
-			action,
-			precision,
-			report,
-			reason,
-			tier,
-			micros: start.elapsed().as_secs_f64() * 1e6,
-		})
+		log::write(&entry(summary, became, start.elapsed().as_secs_f64() * 1e6))
 	}));
+}
+
+/// the log's entry of a call that `summary` describes, which became `became` in `micros` of host
+/// time
+fn entry(summary: Summary, (action, precision, report, reason, tier): Became, micros: f64) -> Entry {
+	Entry {
+		routine: summary.routine,
+		kind: summary.kind,
+		shape: summary.shape,
+		ops: summary.ops,
+		uplo: summary.uplo,
+		batch: summary.batch,
+		action,
+		precision,
+		report,
+		reason,
+		tier,
+		micros,
+	}
+}
+
+/// writes the log line of an emulated call that `summary` describes, at `precision`, once
+/// `pending` (its report) is ready: its host time is the call's, from `start` to now
+fn logged_when_ready(summary: Summary, precision: String, pending: emugemm::PendingReport, start: Instant) {
+	let micros = start.elapsed().as_secs_f64() * 1e6;
+	let entry = entry(summary, ("emugemm", precision, None, String::new(), None), micros);
+	log::write_when_ready(entry, pending);
 }
 
 /// `forward` run on `library` (the call's own arguments, to the caller's libcublas), its status:
@@ -161,11 +175,11 @@ pub(crate) unsafe fn intercept<T: Element>(
 	// SAFETY: the caller's promise, handed on
 	match unsafe { emugemm_c::execute(&call) } {
 		Outcome::Done => {
-			let mut report = emugemm_c::EmugemmReport::default();
-			// SAFETY: a writable report; a quick return leaves none, logged as the default
-			let _ = unsafe { emugemm_c::emugemm_last_report(&mut report) };
-			let tier = tier_of(&report);
-			logged(summary, ("emugemm", precision, Some(report), String::new(), tier), start);
+			// the report comes once the product is enqueued: its line is written then, by the
+			// log's own thread, and the call returns now
+			if let Some(pending) = emugemm::last_pending_report() {
+				logged_when_ready(summary, precision, pending, start);
+			}
 			SUCCESS
 		},
 		Outcome::Refused(status, message) => {
@@ -196,14 +210,6 @@ type Ready<T> = (Option<Library>, Call<T>);
 /// why a call is forwarded untried: the library, the precision asked, the reason, and the tier of
 /// the decision where the library's decided it
 type Declined = (Option<Library>, String, String, Option<&'static str>);
-
-/// the tier named in an emulated call's report, as the log writes it
-fn tier_of(report: &emugemm_c::EmugemmReport) -> Option<&'static str> {
-	let named = String::from_utf8_lossy(&report.tier);
-	["shape", "screen", "bound", "explicit"]
-		.into_iter()
-		.find(|tier| named.trim_end_matches('\0') == *tier)
-}
 
 /// `routine` ready to try, with the handle's stream and pointer mode, or why it is forwarded:
 /// switched off, bad arguments (cuBLAS answers them), too small, a caller whose libcublas cannot

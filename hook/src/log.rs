@@ -7,7 +7,8 @@ use serde::Serialize;
 use std::fs::File;
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
-use std::sync::OnceLock;
+use std::sync::mpsc::{Sender, channel};
+use std::sync::{Mutex, OnceLock};
 
 /// what one call did
 pub(crate) struct Entry {
@@ -68,6 +69,62 @@ pub(crate) fn write(entry: &Entry) {
 }
 
 /// an emulated call's report, as the log writes it
+/// `entry` written once `pending`, its call's report, is ready: by the log's thread, which waits
+/// for the reports in the order of the calls, so that no intercepted call waits for its line. A
+/// product that failed after its call returned is written as `failed`, with its error, and said on
+/// standard error (its call's status was given before the failure)
+pub(crate) fn write_when_ready(entry: Entry, pending: emugemm::PendingReport) {
+	type Waiting = Mutex<Option<Sender<(Entry, emugemm::PendingReport)>>>;
+	static WRITER: OnceLock<Waiting> = OnceLock::new();
+	let writer = WRITER.get_or_init(|| {
+		let (send, receive) = channel::<(Entry, emugemm::PendingReport)>();
+		let spawned = std::thread::Builder::new().name("emugemm-hook-log".into()).spawn(move || {
+			for (entry, pending) in receive {
+				let entry = ready(entry, &pending);
+				if entry.action == "failed" {
+					say(&format!("{}: {}", entry.routine, entry.reason));
+				}
+				write(&entry);
+			}
+		});
+		Mutex::new(spawned.ok().map(|_| send))
+	});
+	let sent = writer.lock().map(|w| w.as_ref().map(|w| w.send((entry, pending)).is_ok()));
+	if !matches!(sent, Ok(Some(true))) {
+		say("the log's thread cannot take a line: lines of emulated calls are not written");
+	}
+}
+
+/// `entry` with what `pending` gives it once ready: the report and the tier of its decision, or
+/// the failure
+fn ready(entry: Entry, pending: &emugemm::PendingReport) -> Entry {
+	match pending.wait() {
+		Ok(report) => {
+			let tier = tier_name(report.tier());
+			Entry {
+				report: Some(emugemm_c::EmugemmReport::from(&report)),
+				tier: Some(tier),
+				..entry
+			}
+		},
+		Err(e) => Entry {
+			action: "failed",
+			reason: format!("failed after the call returned: {e}"),
+			..entry
+		},
+	}
+}
+
+/// the name of `tier` as the log writes it
+fn tier_name(tier: emugemm::Tier) -> &'static str {
+	match tier {
+		emugemm::Tier::Shape => "shape",
+		emugemm::Tier::Screen => "screen",
+		emugemm::Tier::Bound => "bound",
+		emugemm::Tier::Explicit => "explicit",
+	}
+}
+
 #[derive(Serialize)]
 struct Plan {
 	scheme: &'static str,

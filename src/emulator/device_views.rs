@@ -3,7 +3,7 @@
 
 use super::Emulator;
 use crate::request::{Request, Routine};
-use crate::{Accum, DeviceView, DeviceViewMut, Error, Precision, Scalar, Stream};
+use crate::{Accum, DeviceView, DeviceViewMut, Error, PendingReport, Precision, Scalar, Stream};
 use faer::linalg::matmul::triangular::BlockStructure;
 
 impl Emulator {
@@ -21,14 +21,28 @@ impl Emulator {
 	/// The product runs on the GPU of `stream` (its primary context; for a null raw stream, the
 	/// calling thread's current context's GPU), in core, ordered after the work enqueued on
 	/// `stream` before the call and before the work enqueued after it. The calling thread's
-	/// current CUDA context is as it was before the call. A product native from its shape waits
-	/// for nothing; otherwise, where the host waits:
-	/// - for the operands' statistics, where the plan depends on them (a target precision such as
-	///   [`Precision::F64`], a complex product computed natively, non-finite values): the call
-	///   returns once the plan is chosen and the product enqueued; an explicit plan
-	///   ([`Precision::SchemeII`]) on finite operands that fits the GPU is enqueued without a wait
-	///   for the operands' values where the scheme does not read them back;
-	/// - the report's phase times are zero: timing them would wait for the product's end.
+	/// current CUDA context is as it was before the call. The call returns once that order is
+	/// enqueued, as cuBLAS's does: the host waits neither for the work before it nor for the
+	/// product.
+	/// - A product native from its shape is enqueued on `stream` by the call itself.
+	/// - Any other is handed to one of the GPU's lanes (a pipeline with a stream, a workspace and
+	///   a host thread of its own; a stream's products go to one lane, different streams' to the
+	///   lanes in turn), and `stream` waits, on the GPU, until that lane has enqueued the product
+	///   and the GPU has run it. The lane's thread orders its stream after `stream`'s work, reads
+	///   the operands' statistics where the plan depends on them (a target precision such as
+	///   [`Precision::F64`], non-finite values), chooses the plan and enqueues the product: plan
+	///   and bits are those of the calling thread's own decision. Products on two streams of one
+	///   GPU run on two lanes side by side.
+	/// - The [`PendingReport`] returned (also the thread's and context's last report) is ready once
+	///   the plan is chosen and the product enqueued; its phase times are zero and its total is
+	///   the time from the call to the product enqueued. A failure after the call returned (a GPU
+	///   fault) is given there and logged; the checks the call can make first (shapes,
+	///   alignment, the workspace against the memory free) are its own errors, with nothing
+	///   enqueued.
+	/// - The buffers must stay allocated until `stream` has passed the product, as for any
+	///   kernel enqueued on it (cudarc buffers record their use on `stream` after the call).
+	/// - A driver that runs no stream memory operations makes the call wait on the host for the
+	///   plan, as the lanes' threads do, before it returns.
 	///
 	/// A left operand read transposed or conjugated, and a complex right operand read conjugated,
 	/// is first copied compact in the crate's workspace, within the context's device memory
@@ -47,9 +61,10 @@ impl Emulator {
 	/// let mut c = stream.alloc_zeros::<f64>(64 * 64)?;
 	/// let emu = Emulator::global();
 	/// let (av, cv) = (DeviceView::new(&a, (64, 64), 64)?, DeviceViewMut::new(&mut c, (64, 64), 64)?);
-	/// // c = a aᵀ, on `stream`
-	/// emu.gemm_on_stream(cv, 1.0, (av, av.transpose()), 0.0, (Precision::F64, (&stream).into()))?;
-	/// println!("{}", emu.last_report().unwrap());
+	/// // c = a aᵀ, on `stream`: the call returns once the product is queued
+	/// let pending = emu.gemm_on_stream(cv, 1.0, (av, av.transpose()), 0.0, (Precision::F64, (&stream).into()))?;
+	/// // the plan, once chosen (the product may still be running)
+	/// println!("{}", pending.wait()?);
 	/// # Ok::<(), Box<dyn std::error::Error>>(())
 	/// ```
 	pub fn gemm_on_stream<T: Scalar>(
@@ -59,7 +74,7 @@ impl Emulator {
 		(a, b): (DeviceView<'_, T>, DeviceView<'_, T>),
 		beta: T,
 		(precision, stream): (Precision, Stream<'_>),
-	) -> Result<(), Error> {
+	) -> Result<PendingReport, Error> {
 		let _context = self.device_door()?;
 		let caller = stream.cudarc();
 		// the guards of cudarc buffers record their use on `stream` when they drop, after the
@@ -70,7 +85,7 @@ impl Emulator {
 		let accum = accumulation(beta);
 		let request = self.request(accum, (lhs, rhs), alpha, (self.precision_for(precision), self.par));
 		let dims = [lhs.dims(), rhs.dims(), dst.dims()];
-		self.run::<T>(dims, request.precision, || crate::gpu::view_product(dst, request, beta, stream))
+		self.run_queued::<T>(dims, request.precision, || crate::gpu::view_product(dst, request, beta, stream))
 	}
 
 	/// the rank-k update `c = alpha op(a) op(a)ᴴ + beta c` (`op(a)ᵀ` for real types: cuBLAS's
@@ -112,7 +127,7 @@ impl Emulator {
 		a: DeviceView<'_, T>,
 		beta: T::RealPart,
 		(precision, stream): (Precision, Stream<'_>),
-	) -> Result<(), Error> {
+	) -> Result<PendingReport, Error> {
 		let _context = self.device_door()?;
 		let caller = stream.cudarc();
 		let (lhs, _lhs_use) = a.resolve(caller);
@@ -125,7 +140,7 @@ impl Emulator {
 			..self.request(accum, (lhs, rhs), alpha, (self.precision_for(precision), self.par))
 		};
 		let dims = [lhs.dims(), rhs.dims(), dst.dims()];
-		self.run::<T>(dims, request.precision, || crate::gpu::view_product(dst, request, beta, stream))
+		self.run_queued::<T>(dims, request.precision, || crate::gpu::view_product(dst, request, beta, stream))
 	}
 }
 

@@ -6,6 +6,7 @@ use crate::Backend;
 use crate::cpu::oracle;
 use crate::native::{HostRequest, native_at};
 use crate::parallel;
+use crate::pending::PendingReport;
 use crate::policy::{Choice, PolicyInput};
 use crate::precision::validate;
 use crate::report::remember_on_thread;
@@ -342,13 +343,11 @@ impl Emulator {
 	/// and this thread's last
 	pub(super) fn run<T: Scalar>(
 		&self,
-		[lhs, rhs, dst]: [(usize, usize); 3],
+		dims: [(usize, usize); 3],
 		precision: Precision,
 		product: impl FnOnce() -> Result<Report, Error>,
 	) -> Result<(), Error> {
-		self.refused()?;
-		check_shapes(lhs, rhs, Some(dst))?;
-		validate(precision, T::MANTISSA_BITS).map_err(|reason| Error::InvalidPrecision { precision, reason })?;
+		self.checked::<T>(dims, precision)?;
 		let start = Instant::now();
 		let report = product()?;
 		self.publish(Report {
@@ -361,22 +360,39 @@ impl Emulator {
 		Ok(())
 	}
 
+	/// [`Emulator::run`] for a product that may return before its report is ready: the handle
+	/// is published as this context's and this thread's last, and returned
+	#[cfg(feature = "cuda")]
+	pub(super) fn run_queued<T: Scalar>(
+		&self,
+		dims: [(usize, usize); 3],
+		precision: Precision,
+		product: impl FnOnce() -> Result<PendingReport, Error>,
+	) -> Result<PendingReport, Error> {
+		self.checked::<T>(dims, precision)?;
+		let pending = product()?;
+		self.remember(pending.clone());
+		Ok(pending)
+	}
+
+	/// `Ok` where this context runs products and the shapes `dims` (of `lhs`, `rhs` and `dst`) and
+	/// `precision` (for outputs of `T`) are valid
+	fn checked<T: Scalar>(&self, [lhs, rhs, dst]: [(usize, usize); 3], precision: Precision) -> Result<(), Error> {
+		self.refused()?;
+		check_shapes(lhs, rhs, Some(dst))?;
+		validate(precision, T::MANTISSA_BITS).map_err(|reason| Error::InvalidPrecision { precision, reason })
+	}
+
 	/// `report` published as this context's and this thread's last, and logged
 	pub(super) fn publish(&self, report: Report) {
-		log::debug!("emugemm: {report}");
-		let uncertified = if report.plan.scheme == crate::Scheme::Native {
-			0
-		} else {
-			report.native_rows.len()
-		};
-		if uncertified > 0 || report.nonfinite_entries > 0 {
-			log::info!(
-				"emugemm: {uncertified} rows no plan certifies and {} entries with NaN or infinite operands computed natively",
-				report.nonfinite_entries
-			);
-		}
-		remember_on_thread(report.clone());
-		*self.last.lock().unwrap_or_else(|e| e.into_inner()) = Some(report);
+		crate::report::logged(&report);
+		self.remember(PendingReport::ready(report));
+	}
+
+	/// `pending` as this context's and this thread's last report
+	fn remember(&self, pending: PendingReport) {
+		remember_on_thread(pending.clone());
+		*self.last.lock().unwrap_or_else(|e| e.into_inner()) = Some(pending);
 	}
 }
 

@@ -68,7 +68,12 @@ impl Stream<'_> {
 }
 
 /// a product on device views on `stream` (see [`orchestration::borrowed::view_product`])
-pub(crate) fn view_product<T: Scalar>(dst: Borrowed<T>, request: ViewRequest<T>, beta: T, stream: Stream<'_>) -> Result<Report, Error> {
+pub(crate) fn view_product<T: Scalar>(
+	dst: Borrowed<T>,
+	request: ViewRequest<T>,
+	beta: T,
+	stream: Stream<'_>,
+) -> Result<crate::PendingReport, Error> {
 	keeping_current(stream.cudarc(), || {
 		orchestration::borrowed::view_product(dst, request, beta, stream.raw())
 	})

@@ -18,6 +18,7 @@ use crate::gpu::runtime::blas::{BatchAddresses, NativeMath, native_gemm_batched}
 use crate::gpu::runtime::context::{Device, gpu_at, gpu_on};
 use crate::gpu::runtime::errors::driver;
 use crate::gpu::runtime::launch::{ptr, to_device};
+use crate::pending::PendingReport;
 use crate::policy::{PolicyInput, native_arithmetic};
 use crate::settings::Settings;
 use crate::shape::Shape;
@@ -62,10 +63,11 @@ fn ordered<T: Scalar>(
 		for (dst, request) in products {
 			fits(dst, request, budget)?;
 		}
-		return products
+		let queued = products
 			.iter()
 			.map(|&(dst, request)| view_product(dst, request, beta, caller))
-			.collect();
+			.collect::<Result<Vec<_>, Error>>()?;
+		return queued.iter().map(PendingReport::wait).collect();
 	}
 	let mut reports: Vec<Option<Report>> = vec![None; products.len()];
 	let mut groups: Vec<Vec<usize>> = Vec::new();
@@ -131,7 +133,7 @@ fn ordered<T: Scalar>(
 
 /// the most pipelines the products that run one by one spread over on their GPU: each pipeline
 /// has its own stream and workspace, so that products too small to fill the GPU run side by side
-const LANES: usize = 4;
+pub(crate) const LANES: usize = 4;
 
 /// the products `which` of a batch, each as its single call computes it, spread over up to
 /// [`LANES`] pipelines of GPU `ordinal` (as many as the largest product's workspace fits the

@@ -9,12 +9,14 @@ use crate::gpu::kernels::layout::{copy_named, op_copy, scale};
 use crate::gpu::orchestration::engine::{device_budget, for_gpus, named};
 use crate::gpu::orchestration::native_views;
 use crate::gpu::orchestration::pipeline::product;
+use crate::gpu::orchestration::queued;
 use crate::gpu::product::footprint;
 use crate::gpu::product::job::{DeviceOperand, Outcome, Output, OutputTriangle, Terms};
-use crate::gpu::runtime::context::{Gpu, gpu_on};
+use crate::gpu::runtime::context::{Gpu, facts, gpu_on};
 use crate::gpu::runtime::errors::driver;
 use crate::gpu::runtime::ptr::DevPtr;
 use crate::gpu::runtime::slot::Slot;
+use crate::pending::PendingReport;
 use crate::request::{Request, Routine};
 use crate::settings::Settings;
 use crate::shape::Shape;
@@ -28,25 +30,56 @@ pub(crate) type ViewRequest<T> = Request<T, Borrowed<T>>;
 
 /// `request` (`dst = alpha lhs rhs`, or `dst = alpha lhs rhs + beta dst` where it adds) of
 /// device views, in core on the GPU of the stream `caller`, ordered after the caller's work on
-/// it and before the caller's next; shapes and precision checked by the caller
-pub(crate) fn view_product<T: Scalar>(dst: Borrowed<T>, request: ViewRequest<T>, beta: T, caller: sys::CUstream) -> Result<Report, Error> {
+/// it and before the caller's next; shapes and precision checked by the caller. A product its
+/// shape decides native is cuBLAS's GEMM on `caller`; the others are queued to a lane
+/// ([`queued::submit`]) and the call returns once `caller` waits for them, their report to come
+/// (on the calling thread, waiting on the host for the plan, where the GPU has no lanes)
+pub(crate) fn view_product<T: Scalar>(
+	dst: Borrowed<T>,
+	request: ViewRequest<T>,
+	beta: T,
+	caller: sys::CUstream,
+) -> Result<PendingReport, Error> {
 	let ordinal = caller_ordinal(caller)?;
-	// `for_gpus` and `device_budget` take the GPU's lock themselves: both before this call takes it
 	let settings = for_gpus(request.settings, &[(ordinal, 0)])?;
 	if let Some(ops) = native_views::direct(&dst, &request, &settings) {
 		native_views::on_caller(&*gpu_on(ordinal)?, (&dst, &request, beta), ops, caller)?;
 		let outcome = Outcome::native(request.shape.m, NativeReason::FasterNatively);
-		return Ok(reported::<T>(outcome, request.shape, settings));
+		return Ok(PendingReport::ready(reported::<T>(outcome, request.shape, settings)));
 	}
+	not_capturing(caller)?;
 	let budget = device_budget(&settings, &[(ordinal, 0)])?;
 	fits(&dst, &request, budget)?;
-	let g = gpu_on(ordinal)?;
 	// the memory the program leaves free, and what this crate already holds there, bounds the
 	// workspace too: a product that cannot have it fails here, before anything is enqueued
-	fits(&dst, &request, available(&g)?)?;
-	let _code = g.using(&settings);
-	let outcome = joined(&g, caller, || enqueued(&g, dst, request, beta, settings))?;
-	Ok(reported::<T>(outcome, request.shape, settings))
+	fits(&dst, &request, queued::available(ordinal, caller)?)?;
+	let shape = request.shape;
+	let work = move |g: &Gpu| {
+		let _code = g.using(&settings);
+		enqueued(g, dst, request, beta, settings).map(|outcome| reported::<T>(outcome, shape, settings))
+	};
+	if let Some(pending) = queued::submit(ordinal, caller, Box::new(work), settings.portable)? {
+		return Ok(pending);
+	}
+	let g = gpu_on(ordinal)?;
+	let report = joined(&g, caller, || work(&g))?;
+	crate::report::logged(&report);
+	Ok(PendingReport::ready(report))
+}
+
+/// `Ok` where `caller` is not being captured into a CUDA graph: a product whose plan is chosen
+/// from its operands' values is enqueued by a lane's thread, which a graph does not record (its
+/// replay would skip the product); [`Error::Placement`] otherwise
+fn not_capturing(caller: sys::CUstream) -> Result<(), Error> {
+	let mut status = sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
+	// SAFETY: `caller` is a live stream (checked by `caller_ordinal`) or a default one
+	unsafe { sys::cuStreamIsCapturing(caller, &mut status) }.result().map_err(driver)?;
+	match status {
+		sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE => Ok(()),
+		_ => Err(Error::Placement {
+			reason: "the stream is being captured into a CUDA graph, which does not record the products queued to a lane".into(),
+		}),
+	}
 }
 
 /// the device memory a product on `gpu` can take now: what the driver reports free and the
@@ -249,7 +282,7 @@ pub(crate) fn joined<R>(gpu: &Gpu, caller: sys::CUstream, work: impl FnOnce() ->
 /// runtime run in
 fn caller_ordinal(caller: sys::CUstream) -> Result<usize, Error> {
 	let (ctx, ordinal) = stream_device(caller)?;
-	let primary = gpu_on(ordinal)?.ctx.cu_ctx();
+	let primary = facts(ordinal)?.ctx.cu_ctx();
 	if primary != ctx {
 		return Err(Error::Placement {
 			reason: format!("the stream belongs to a context of GPU {ordinal} that is not its primary context"),

@@ -6,7 +6,7 @@ use crate::gpu::orchestration::pipeline::product;
 use crate::gpu::orchestration::tiled::{self, Destination};
 use crate::gpu::product::footprint;
 use crate::gpu::product::job::{Columns, DeviceOperand, Outcome, Output, Terms};
-use crate::gpu::runtime::context::{Device, Gpu, gpu, gpu_at, pipelines};
+use crate::gpu::runtime::context::{Device, Gpu, facts, gpu, pipelines};
 use crate::gpu::runtime::errors::driver;
 use crate::gpu::runtime::slot::Slot;
 use crate::gpu::transfer::matrix::DeviceMatrix;
@@ -79,7 +79,7 @@ pub(crate) fn device_budget(settings: &Settings, devices: &[Device]) -> Result<u
 	devices
 		.iter()
 		.map(|&(ordinal, _)| {
-			let total = gpu_at((ordinal, 0))?.ctx.total_mem().map_err(driver)?;
+			let total = facts(ordinal)?.total_mem;
 			Ok(total / 10 * 9 / devices.iter().filter(|d| d.0 == ordinal).count())
 		})
 		.collect::<Result<Vec<usize>, Error>>()
@@ -116,7 +116,7 @@ pub(crate) fn host_product<T: Scalar>(dst: MatMut<'_, T>, request: HostRequest<'
 pub(crate) fn for_gpus(settings: Settings, devices: &[Device]) -> Result<Settings, Error> {
 	let mut fused = true;
 	for &device in devices {
-		fused &= gpu_at(device)?.arch.fused();
+		fused &= facts(device.0)?.fused;
 	}
 	let portable = settings.portable || !fused;
 	Ok(Settings {

@@ -17,6 +17,7 @@ use cudarc::nvrtc::Ptx;
 use faer::MatMut;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::thread::Scope;
 use std::time::Duration;
@@ -57,6 +58,9 @@ pub(crate) struct Gpu {
 	pub model: Cell<Option<crate::datasheets::GpuModel>>,
 	/// streaming multiprocessors: the grid of the persistent kernels
 	pub sm_count: usize,
+	/// the bytes of the scratch buffers kept, readable without the pipeline's lock
+	/// ([`kept_scratch_of`])
+	kept: &'static AtomicUsize,
 }
 
 /// the code a GPU's kernels come from while it lives (see [`Gpu::using`])
@@ -80,7 +84,7 @@ struct LaunchLimits {
 }
 
 impl Gpu {
-	fn new(ordinal: usize) -> Result<Self, Error> {
+	fn new((ordinal, copy): Device) -> Result<Self, Error> {
 		// SAFETY: only tries to dlopen libcuda; CudaContext::new panics without it
 		if !unsafe { cudarc::driver::sys::is_culib_present() } {
 			return Err(Error::gpu("no NVIDIA driver (libcuda) found"));
@@ -144,6 +148,7 @@ impl Gpu {
 			name,
 			model: Cell::new(None),
 			sm_count,
+			kept: &KEPT[ordinal][copy],
 		})
 	}
 
@@ -194,6 +199,7 @@ impl Gpu {
 			let buffer = self.freeing_scratch(|| format!("{bytes} bytes of GPU workspace"), alloc)?;
 			slots = self.scratch.borrow_mut();
 			slots[slot] = Some(buffer);
+			self.count_kept(&slots);
 		}
 		Ok(DevPtr::new(
 			slots[slot].as_ref().expect("allocated above").device_ptr(&self.stream).0,
@@ -228,7 +234,7 @@ impl Gpu {
 
 	/// the bytes of the scratch buffers kept on this GPU between products
 	pub fn kept_scratch_bytes(&self) -> usize {
-		self.scratch.borrow().iter().flatten().map(CudaSlice::len).sum()
+		self.kept.load(Ordering::Relaxed)
 	}
 
 	/// frees the buffers of the scratch slots not in use by the lock's holder (the work enqueued
@@ -240,6 +246,12 @@ impl Gpu {
 				*buffer = None;
 			}
 		}
+		self.count_kept(&self.scratch.borrow());
+	}
+
+	/// [`Gpu::kept_scratch_bytes`] counted again from the scratch `slots` after they changed
+	fn count_kept(&self, slots: &[Option<CudaSlice<u8>>]) {
+		self.kept.store(slots.iter().flatten().map(CudaSlice::len).sum(), Ordering::Relaxed);
 	}
 
 	/// frees every buffer kept between products (scratch, staging and page-locked buffers), once
@@ -248,6 +260,7 @@ impl Gpu {
 	pub fn release_kept(&self) -> Result<(), Error> {
 		self.stream.synchronize().map_err(driver)?;
 		self.scratch.borrow_mut().clear();
+		self.kept.store(0, Ordering::Relaxed);
 		*self.pinned.borrow_mut() = None;
 		*self.staging.borrow_mut() = Staging::default();
 		*self.drain_staging.borrow_mut() = Staging::default();
@@ -378,6 +391,20 @@ impl Gpu {
 		self.functions.borrow_mut().insert(key, f.clone());
 		Ok(f)
 	}
+
+	/// every kernel of `code` looked up, so that none is loaded later: a pipeline whose callers'
+	/// streams may wait for it on the GPU loads nothing while they wait (the driver may
+	/// synchronise the context to load a kernel, which would wait for those streams in turn)
+	pub fn load_every_kernel(&self, code: Arch) -> Result<(), Error> {
+		let start = std::time::Instant::now();
+		let mut names: Vec<&'static str> = self.entries.keys().filter(|(c, _)| *c == code).map(|(_, name)| *name).collect();
+		names.sort();
+		self.code.set(code);
+		let loaded = names.iter().try_for_each(|name| self.function(name).map(|_| ()));
+		self.code.set(self.arch);
+		log::debug!("emugemm: {} kernels of {code:?} loaded in {:.1?}", names.len(), start.elapsed());
+		loaded
+	}
 }
 
 // one bit of `Gpu::scratch_in_use` per scratch buffer
@@ -456,7 +483,7 @@ pub(crate) fn gpu_at((ordinal, copy): Device) -> Result<GpuGuard, Error> {
 		.get(ordinal)
 		.and_then(|copies| copies.get(copy))
 		.ok_or_else(|| Error::gpu(format!("GPU {ordinal}: this crate drives ordinals below {MAX_GPUS}")))?;
-	match slot.get_or_init(|| Gpu::new(ordinal).map(Mutex::new)) {
+	match slot.get_or_init(|| Gpu::new((ordinal, copy)).map(Mutex::new)) {
 		Ok(gpu) => {
 			let g = gpu.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
 			// a new holder: no scratch address handed out yet; the driver calls the holder makes
@@ -471,6 +498,42 @@ pub(crate) fn gpu_at((ordinal, copy): Device) -> Result<GpuGuard, Error> {
 		},
 		Err(e) => Err(e.clone()),
 	}
+}
+
+/// the bytes of scratch that pipeline `device` keeps between products, read without its lock
+pub(crate) fn kept_scratch_of((ordinal, copy): Device) -> usize {
+	KEPT.get(ordinal).and_then(|c| c.get(copy)).map_or(0, |k| k.load(Ordering::Relaxed))
+}
+
+/// the scratch each pipeline keeps (see [`Gpu::kept_scratch_bytes`])
+static KEPT: [[AtomicUsize; crate::settings::Devices::MAX]; MAX_GPUS] =
+	[const { [const { AtomicUsize::new(0) }; crate::settings::Devices::MAX] }; MAX_GPUS];
+
+/// what a call asks of a GPU before it queues work there, read without any pipeline's lock (a
+/// pipeline may hold its lock for a whole product): its primary context, whether it runs the fused
+/// kernels, its memory
+pub(crate) struct Facts {
+	pub ctx: Arc<CudaContext>,
+	pub fused: bool,
+	pub total_mem: usize,
+}
+
+/// the [`Facts`] of GPU `ordinal`, taken from its first pipeline once
+pub(crate) fn facts(ordinal: usize) -> Result<&'static Facts, Error> {
+	static FACTS: [OnceLock<Facts>; MAX_GPUS] = [const { OnceLock::new() }; MAX_GPUS];
+	let slot = FACTS
+		.get(ordinal)
+		.ok_or_else(|| Error::gpu(format!("GPU {ordinal}: this crate drives ordinals below {MAX_GPUS}")))?;
+	if let Some(facts) = slot.get() {
+		return Ok(facts);
+	}
+	let g = gpu_on(ordinal)?;
+	let facts = Facts {
+		ctx: g.ctx.clone(),
+		fused: g.arch.fused(),
+		total_mem: g.ctx.total_mem().map_err(driver)?,
+	};
+	Ok(slot.get_or_init(|| facts))
 }
 
 /// lets every GPU of `ordinals` read the memory of every other directly (over NVLink where they

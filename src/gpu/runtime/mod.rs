@@ -10,6 +10,7 @@ pub(crate) mod current;
 pub(crate) mod errors;
 #[cfg_attr(not(feature = "faults"), allow(dead_code))]
 pub(crate) mod fault_points;
+pub(crate) mod fence;
 pub(crate) mod modules;
 pub(crate) mod pinned;
 pub(crate) mod ptr;

@@ -1,0 +1,251 @@
+//! products on device views that return once queued: each GPU has [`LANES`] lanes, each a
+//! pipeline of its own driven by a thread of its own. A call records where the caller's stream
+//! stands, makes that stream wait for the lane's [`Fence`] to pass the call's number, and hands
+//! the product to the lane; the lane's thread orders its pipeline after the caller's work,
+//! decides the plan (waiting on the host for the statistics, on its own thread), enqueues the
+//! product and raises the fence. The caller's thread waits for nothing, holds no lock across
+//! device work, and two callers on different streams of one GPU run on different lanes
+
+use crate::gpu::runtime::context::{Device, Gpu, MAX_GPUS, facts, gpu_at, kept_scratch_of};
+use crate::gpu::runtime::errors::driver;
+use crate::gpu::runtime::fence::Fence;
+use crate::pending::PendingReport;
+use crate::{Error, Report};
+use cudarc::driver::{CudaEvent, CudaStream, result, sys};
+use std::collections::VecDeque;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::time::Instant;
+
+/// the lanes of one GPU: two, so that a second caller's product computes while the first lane's
+/// thread waits for statistics, and each lane's workspace is kept between its products
+pub(crate) const LANES: usize = 2;
+
+/// the pipeline copy of a GPU's first lane: after those a batch spreads over, so that a batch and
+/// the queued products of other streams do not wait for each other's locks
+const FIRST_COPY: usize = super::batch::LANES;
+
+/// what a lane runs: the product, on its pipeline, to its report
+pub(crate) type Work = Box<dyn FnOnce(&Gpu) -> Result<Report, Error> + Send>;
+
+/// one queued product: its work, the number the lane's fence reaches once it is enqueued, the
+/// event the caller's stream recorded before it, and where its report goes
+struct Job {
+	work: Work,
+	number: u32,
+	before: CudaEvent,
+	report: PendingReport,
+	submitted: Instant,
+}
+
+/// a pipeline, its thread and its queue
+struct Lane {
+	device: Device,
+	fence: Fence,
+	/// a stream of the lane's own, where the fence is raised when the pipeline cannot be had
+	spare: Arc<CudaStream>,
+	queue: Mutex<Queue>,
+	work: Condvar,
+	started: OnceLock<Result<(), Error>>,
+	/// the portable path's kernels loaded, by the first caller that asks for them
+	portable: OnceLock<Result<(), Error>>,
+}
+
+#[derive(Default)]
+struct Queue {
+	jobs: VecDeque<Job>,
+	/// the number given to the last job queued
+	issued: u32,
+}
+
+/// the product `work` queued on a lane of GPU `ordinal` for the stream `caller` (live, of that
+/// GPU's primary context), on the portable path's code where `portable`: `caller` waits for the
+/// product's work, and the report comes when the lane has enqueued it. `None` where the GPU has no
+/// lanes (the product then runs on the calling thread)
+pub(crate) fn submit(ordinal: usize, caller: sys::CUstream, work: Work, portable: bool) -> Result<Option<PendingReport>, Error> {
+	let Some(lanes) = lanes(ordinal)? else {
+		return Ok(None);
+	};
+	let lane = &lanes[assigned(ordinal, caller)];
+	if portable {
+		// before the caller's stream waits for the lane (once per lane: this waits for its
+		// pipeline's lock)
+		lane.portable
+			.get_or_init(|| gpu_at(lane.device)?.load_every_kernel(crate::arch::Arch::Portable))
+			.clone()?;
+	}
+	lane.started
+		.get_or_init(|| {
+			std::thread::Builder::new()
+				.name(format!("emugemm-gpu{ordinal}-lane{}", lane.device.1 - FIRST_COPY))
+				.spawn(move || lane.serve())
+				.map(|_| ())
+				.map_err(|e| Error::gpu(format!("a lane's thread cannot start: {e}")))
+		})
+		.clone()?;
+	let flags = Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING);
+	let before = facts(ordinal)?.ctx.new_event(flags).map_err(driver)?;
+	// SAFETY: `caller` is a live stream of this GPU's primary context, the event is that context's
+	unsafe { result::event::record(before.cu_event(), caller) }.map_err(driver)?;
+	let report = PendingReport::to_come();
+	let mut queue = lane.queue.lock().unwrap_or_else(|e| e.into_inner());
+	let number = queue.issued.wrapping_add(1);
+	// the caller's wait first: where it cannot be enqueued, nothing is queued
+	lane.fence.wait(caller, number)?;
+	queue.issued = number;
+	queue.jobs.push_back(Job {
+		work,
+		number,
+		before,
+		report: report.clone(),
+		submitted: Instant::now(),
+	});
+	lane.work.notify_one();
+	Ok(Some(report))
+}
+
+/// the device memory the lane that a product from `caller` on GPU `ordinal` runs on can take now:
+/// what the driver reports free and the scratch that lane keeps; the first pipeline's where the
+/// GPU has no lanes
+pub(crate) fn available(ordinal: usize, caller: sys::CUstream) -> Result<usize, Error> {
+	let copy = match lanes(ordinal)? {
+		Some(lanes) => lanes[assigned(ordinal, caller)].device.1,
+		None => 0,
+	};
+	let (free, _) = facts(ordinal)?.ctx.mem_get_info().map_err(driver)?;
+	Ok(free.saturating_add(kept_scratch_of((ordinal, copy))))
+}
+
+/// the lanes of GPU `ordinal`, made on first use; `None` where they cannot be (a driver that runs
+/// no stream memory operations)
+fn lanes(ordinal: usize) -> Result<Option<&'static [Lane]>, Error> {
+	type Lanes = OnceLock<Option<Vec<Lane>>>;
+	static GPUS: [Lanes; MAX_GPUS] = [const { OnceLock::new() }; MAX_GPUS];
+	let slot = GPUS
+		.get(ordinal)
+		.ok_or_else(|| Error::gpu(format!("GPU {ordinal}: no lanes beyond the GPUs this crate drives")))?;
+	if let Some(lanes) = slot.get() {
+		return Ok(lanes.as_deref());
+	}
+	let ctx = &facts(ordinal)?.ctx;
+	let made = (0..LANES)
+		.map(|i| {
+			let device = (ordinal, FIRST_COPY + i);
+			// the pipeline made and its kernels loaded before any caller waits for it
+			let g = gpu_at(device)?;
+			g.load_every_kernel(g.arch)?;
+			drop(g);
+			Ok(Lane {
+				device,
+				fence: Fence::new(ctx)?,
+				spare: ctx.new_stream().map_err(driver)?,
+				queue: Mutex::default(),
+				work: Condvar::new(),
+				started: OnceLock::new(),
+				portable: OnceLock::new(),
+			})
+		})
+		.collect::<Result<Vec<Lane>, Error>>();
+	let lanes = match made {
+		Ok(lanes) => Some(lanes),
+		Err(e) => {
+			log::info!("emugemm: GPU {ordinal} has no lanes ({e}): products on device views wait on the host for their plan");
+			None
+		},
+	};
+	Ok(slot.get_or_init(|| lanes).as_deref())
+}
+
+/// the lane of the stream `caller` on GPU `ordinal`: the one its earlier products went to, or,
+/// for a stream new here, the next in turn (the per-thread default stream is each thread's own)
+fn assigned(ordinal: usize, caller: sys::CUstream) -> usize {
+	/// streams remembered, the oldest forgotten first
+	const REMEMBERED: usize = 256;
+	type Key = (usize, usize, u64);
+	static STREAMS: Mutex<(Vec<(Key, usize)>, usize)> = Mutex::new((Vec::new(), 0));
+	let thread = match caller as usize {
+		2 => thread_key(),
+		_ => 0,
+	};
+	let key = (ordinal, caller as usize, thread);
+	let mut streams = STREAMS.lock().unwrap_or_else(|e| e.into_inner());
+	let (known, turn) = &mut *streams;
+	if let Some(&(_, lane)) = known.iter().find(|s| s.0 == key) {
+		return lane;
+	}
+	let lane = *turn % LANES;
+	*turn += 1;
+	if known.len() == REMEMBERED {
+		known.remove(0);
+	}
+	known.push((key, lane));
+	lane
+}
+
+/// a number of the calling thread's own
+fn thread_key() -> u64 {
+	use std::hash::{Hash, Hasher};
+	let mut hasher = std::collections::hash_map::DefaultHasher::new();
+	std::thread::current().id().hash(&mut hasher);
+	hasher.finish()
+}
+
+impl Lane {
+	/// the lane's thread: each job in turn, for ever
+	fn serve(&self) {
+		loop {
+			let job = {
+				let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+				loop {
+					if let Some(job) = queue.jobs.pop_front() {
+						break job;
+					}
+					queue = self.work.wait(queue).unwrap_or_else(|e| e.into_inner());
+				}
+			};
+			self.run(job);
+		}
+	}
+
+	/// `job` on the lane's pipeline, after the caller's work that came before it; the fence raised
+	/// to its number whatever happened, then its report given
+	fn run(&self, job: Job) {
+		let Job {
+			work,
+			number,
+			before,
+			report,
+			submitted,
+		} = job;
+		let result = match gpu_at(self.device) {
+			Ok(g) => {
+				let ran = g.stream.wait(&before).map_err(driver).and_then(|()| {
+					catch_unwind(AssertUnwindSafe(|| work(&g))).unwrap_or_else(|_| Err(Error::gpu("a queued product panicked")))
+				});
+				let raised = self.fence.raise(g.stream.cu_stream(), number);
+				ran.and_then(|report| raised.map(|()| report))
+			},
+			Err(e) => {
+				// the caller's stream must not wait for ever: the fence is raised after its own work
+				let raised = self
+					.spare
+					.wait(&before)
+					.map_err(driver)
+					.and_then(|()| self.fence.raise(self.spare.cu_stream(), number));
+				if let Err(r) = raised {
+					log::error!("emugemm: a lane of GPU {} cannot release its caller's stream: {r}", self.device.0);
+				}
+				Err(e)
+			},
+		};
+		let result = result.map(|mut report| {
+			report.times.total = submitted.elapsed();
+			report
+		});
+		match &result {
+			Ok(r) => crate::report::logged(r),
+			Err(e) => log::error!("emugemm: a product on device views failed after its call returned: {e}"),
+		}
+		report.fill(result);
+	}
+}

@@ -1,0 +1,162 @@
+//! products on device views return once queued: a call behind long work on its stream returns
+//! while that work still runs, its report comes once the product is enqueued, and its plan and
+//! bits are those of the same product of device matrices (decided on the calling thread); two
+//! threads on streams of their own get every product right side by side; a capturing stream is
+//! refused before anything is enqueued
+//!
+//! these tests need an NVIDIA GPU and a build with the `cuda` feature: they are ignored otherwise
+//! (run them with `--include-ignored`; without a GPU they then fail, never pass)
+#![cfg(feature = "cuda")]
+
+mod common;
+
+use common::device::{download, stream, upload};
+use common::{gpu, plan_key, same_bits};
+use cudarc::driver::{CudaSlice, CudaStream};
+use emugemm::testing::random_matrix;
+use emugemm::{Accum, DeviceView, DeviceViewMut, Emulator, Error, Precision, Scalar, Scheme, Tier};
+use faer::{Mat, c64};
+use std::sync::Arc;
+
+/// `m` column-major on the device, as bytes
+fn on_device<T: Scalar>(stream: &Arc<CudaStream>, m: &Mat<T>) -> CudaSlice<u8> {
+	let v: Vec<T> = (0..m.ncols()).flat_map(|j| (0..m.nrows()).map(move |i| m[(i, j)])).collect();
+	upload(stream, &v)
+}
+
+/// `C = A B` at `precision` on `stream`, of the compact `n x n` matrices of `T` in the bytes `a`,
+/// `b` and `c`: the call's pending report
+fn queued<T: Scalar>(
+	emu: &Emulator,
+	stream: &Arc<CudaStream>,
+	(a, b, c): (&CudaSlice<u8>, &CudaSlice<u8>, &mut CudaSlice<u8>),
+	n: usize,
+	precision: Precision,
+) -> emugemm::PendingReport {
+	// SAFETY: each buffer holds n * n elements of T
+	let (a, b, mut c) = unsafe {
+		(
+			a.transmute::<T>(n * n).unwrap(),
+			b.transmute::<T>(n * n).unwrap(),
+			c.transmute_mut::<T>(n * n).unwrap(),
+		)
+	};
+	let (av, bv) = (DeviceView::new(&a, (n, n), n).unwrap(), DeviceView::new(&b, (n, n), n).unwrap());
+	let cv = DeviceViewMut::new(&mut c, (n, n), n).unwrap();
+	let (one, zero) = (T::from_parts(1.0, 0.0), T::from_parts(0.0, 0.0));
+	emu.gemm_on_stream(cv, one, (av, bv), zero, (precision, stream.into()))
+		.expect("the call")
+}
+
+/// `a b` at `precision` as device matrices compute it, and the plan, decided on the calling thread
+fn reference<T: Scalar>(emu: &Emulator, (a, b): (&Mat<T>, &Mat<T>), precision: Precision) -> (Mat<T>, emugemm::Plan) {
+	let (ua, ub) = (emu.upload(a.as_ref()).unwrap(), emu.upload(b.as_ref()).unwrap());
+	let mut uc = emu.zeros_on_device::<T>(a.nrows(), b.ncols()).unwrap();
+	emu.matmul_device(&mut uc, Accum::Replace, (&ua, &ub), T::from_parts(1.0, 0.0), precision)
+		.unwrap();
+	(uc.download().unwrap(), emu.last_report().unwrap().plan)
+}
+
+/// the `n x n` column-major matrix of `T` in the device bytes `c`
+fn downloaded<T: Scalar>(stream: &Arc<CudaStream>, c: &CudaSlice<u8>, n: usize) -> Mat<T> {
+	let v = download::<T>(stream, c);
+	Mat::from_fn(n, n, |i, j| v[i + j * n])
+}
+
+/// a certified product behind about 15 ms of copies on its stream returns while they still run;
+/// its pending report is the thread's and the context's last, it names the bound's plan, and the
+/// product equals the device matrices' bit for bit, plan and all
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn a_call_returns_before_the_work_queued_before_it() {
+	let (emu, stream) = (gpu(), stream());
+	let n = 1024;
+	let (a, b) = (random_matrix::<f64>(n, n, 1.0, 31), random_matrix::<f64>(n, n, 1.0, 32));
+	let (da, db) = (on_device(&stream, &a), on_device(&stream, &b));
+	let mut dc = stream.alloc_zeros::<u8>(8 * n * n).unwrap();
+	let filler = stream.alloc_zeros::<f64>(1 << 26).unwrap();
+	let mut busy = stream.alloc_zeros::<f64>(1 << 26).unwrap();
+	// the GPU's lanes made, their kernels loaded, before the timed call
+	queued::<f64>(&emu, &stream, (&da, &db, &mut dc), n, Precision::F64).wait().unwrap();
+	stream.synchronize().unwrap();
+	for _ in 0..40 {
+		stream.memcpy_dtod(&filler, &mut busy).unwrap();
+	}
+	let before = stream.record_event(None).unwrap();
+	let pending = queued::<f64>(&emu, &stream, (&da, &db, &mut dc), n, Precision::F64);
+	assert!(!before.is_complete(), "the call waited for the work queued before it");
+	let report = pending.wait().expect("the product");
+	assert_eq!(report.tier(), Tier::Bound);
+	assert!(matches!(report.plan.scheme, Scheme::SchemeII { .. }), "{report}");
+	assert_eq!(emu.last_report().as_ref(), Some(&report));
+	assert_eq!(emugemm::last_report().as_ref(), Some(&report));
+	let got = downloaded::<f64>(&stream, &dc, n);
+	let (expected, plan) = reference(&emu, (&a, &b), Precision::F64);
+	assert_eq!(plan_key(&report.plan), plan_key(&plan));
+	assert!(same_bits(got.as_ref(), expected.as_ref()), "the queued product's bits");
+}
+
+/// two threads, each with its stream and operands, queue products at once (c64 `F64` and f64
+/// `F64`, one after another on each stream, the second reading the first's result): every result
+/// equals the device matrices' bit for bit
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn two_threads_queue_side_by_side() {
+	let emu = gpu();
+	std::thread::scope(|s| {
+		for seed in [1u64, 2] {
+			let emu = &emu;
+			s.spawn(move || {
+				let stream = stream();
+				let n = 512;
+				let (a, b) = (random_matrix::<c64>(n, n, 1.0, seed), random_matrix::<c64>(n, n, 1.0, seed + 10));
+				let (da, db) = (on_device(&stream, &a), on_device(&stream, &b));
+				let mut ab = stream.alloc_zeros::<u8>(16 * n * n).unwrap();
+				let mut abb = stream.alloc_zeros::<u8>(16 * n * n).unwrap();
+				for _ in 0..4 {
+					queued::<c64>(emu, &stream, (&da, &db, &mut ab), n, Precision::F64);
+					queued::<c64>(emu, &stream, (&ab, &db, &mut abb), n, Precision::F64);
+				}
+				let first = downloaded::<c64>(&stream, &ab, n);
+				let second = downloaded::<c64>(&stream, &abb, n);
+				let (expected_first, _) = reference(emu, (&a, &b), Precision::F64);
+				let (expected_second, _) = reference(emu, (&expected_first, &b), Precision::F64);
+				assert!(same_bits(first.as_ref(), expected_first.as_ref()), "thread {seed}: A B");
+				assert!(same_bits(second.as_ref(), expected_second.as_ref()), "thread {seed}: (A B) B");
+			});
+		}
+	});
+}
+
+/// a product on a stream being captured into a CUDA graph is a placement error before anything is
+/// enqueued, and the capture goes on
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn a_capturing_stream_is_refused() {
+	use cudarc::driver::sys;
+	let (emu, stream) = (gpu(), stream());
+	let n = 256;
+	let a = random_matrix::<f64>(n, n, 1.0, 41);
+	let da = on_device(&stream, &a);
+	let mut dc = stream.alloc_zeros::<u8>(8 * n * n).unwrap();
+	stream.synchronize().unwrap();
+	let raw = stream.cu_stream();
+	// SAFETY: a live stream, captured and ended here
+	unsafe { sys::cuStreamBeginCapture_v2(raw, sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED) }
+		.result()
+		.unwrap();
+	let refused = {
+		// SAFETY: the buffers hold n * n elements of f64
+		let (a, mut c) = unsafe { (da.transmute::<f64>(n * n).unwrap(), dc.transmute_mut::<f64>(n * n).unwrap()) };
+		let av = DeviceView::new(&a, (n, n), n).unwrap();
+		let cv = DeviceViewMut::new(&mut c, (n, n), n).unwrap();
+		emu.gemm_on_stream(cv, 1.0, (av, av), 0.0, (Precision::SchemeII { moduli: 14 }, (&stream).into()))
+	};
+	let mut graph = std::ptr::null_mut();
+	// SAFETY: the capture begun above
+	let ended = unsafe { sys::cuStreamEndCapture(raw, &mut graph) };
+	assert!(matches!(refused, Err(Error::Placement { .. })), "{refused:?}");
+	assert_eq!(ended, sys::CUresult::CUDA_SUCCESS, "the capture ends");
+	// SAFETY: the graph the capture made
+	unsafe { sys::cuGraphDestroy(graph) }.result().unwrap();
+}
