@@ -249,3 +249,28 @@ impl Lane {
 		report.fill(result);
 	}
 }
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+
+	/// a stream keeps its lane; new streams take the lanes in turn; the per-thread default stream
+	/// is each thread's own; another GPU's stream of the same address is another stream
+	#[test]
+	fn streams_keep_their_lane_and_new_ones_take_turns() {
+		let stream = |address: usize| address as sys::CUstream;
+		let first = assigned(3, stream(0x7000));
+		let second = assigned(3, stream(0x7100));
+		assert_ne!(first, second, "two new streams in a row share a lane");
+		for _ in 0..3 {
+			assert_eq!(assigned(3, stream(0x7000)), first);
+			assert_eq!(assigned(3, stream(0x7100)), second);
+		}
+		let here = assigned(3, stream(2));
+		let there = std::thread::spawn(move || assigned(3, stream(2))).join().unwrap();
+		assert_ne!(here, there, "two threads' per-thread default streams share a lane");
+		assert_eq!(assigned(3, stream(2)), here);
+		let elsewhere = assigned(4, stream(0x7000));
+		assert_eq!(assigned(4, stream(0x7000)), elsewhere);
+	}
+}
