@@ -57,6 +57,12 @@
 //! rows (`routing`, once, before the sizes): f64 `F64` host products from 64^3 to 8192^3 and two
 //! skinny shapes under `Auto`'s host routing, against the GPU and faer alone.
 //!
+//! The queued rows (`queued`, once, before the sizes; `bench/queued.rs`): the host time of an
+//! f64 `F64` 8192³ product on device views behind about 10 ms of unrelated work on its stream, and
+//! two threads of 20 c64 2048³ products against one, each waited for (the default) and queued
+//! (`Emulator::with_queued_views`). For example `EMUGEMM_BENCH_ONLY=queued EMUGEMM_BENCH_SIZES=
+//! ./bench`.
+//!
 //! The chassis rows (`profile::chassis`): every variant of the INT8 wgmma chassis as the plain
 //! INT8 GEMM (`i8 chassis <variant>`) and as the fused real scheme II product of 15 moduli
 //! (`f64 chassis <variant> SchemeII p=15`), INT8 TOPS and the ratio to cuBLASLt INT8 measured in

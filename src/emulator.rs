@@ -75,7 +75,8 @@ impl Emulator {
 			other => other,
 		};
 		let host_routing = auto && environment::host_routing()?.unwrap_or(true);
-		Ok(Emulator::on(backend, host_routing, model_of(backend, 0)?))
+		let emu = Emulator::on(backend, host_routing, model_of(backend, 0)?);
+		Ok(emu.with_queued_views(environment::queued_views()?.unwrap_or(false)))
 	}
 
 	/// a context on a resolved `backend` with the default settings: the native candidate on,
@@ -95,6 +96,7 @@ impl Emulator {
 				devices: Devices::FIRST,
 				portable: false,
 				model,
+				queued_views: false,
 			},
 			par: Par::rayon(0),
 			precision_override: None,
@@ -319,7 +321,7 @@ impl Emulator {
 		// no other GPU is touched: a process may own only these (an MPI rank, an exclusive GPU)
 		let mut emu = Emulator::on(Backend::Gpu, false, model_of(Backend::Gpu, ordinals[0])?);
 		emu.settings.devices = devices;
-		Ok(emu)
+		Ok(emu.with_queued_views(environment::queued_views()?.unwrap_or(false)))
 	}
 
 	/// the GPUs host products run on, by ordinal (see [`Emulator::on_gpus`]; `[0]` for other
@@ -352,6 +354,31 @@ impl Emulator {
 	pub fn with_host_routing(mut self, on: bool) -> Self {
 		self.settings.host_routing = on;
 		self
+	}
+
+	/// the same context with products on device views queued (`on`) or waited for (`off`, the
+	/// default, or the environment variable `EMUGEMM_QUEUED_VIEWS=on` to turn it on, for every
+	/// context and the C ABI's): queued, a product that passes the shape tier is handed to one of
+	/// its GPU's lanes and the call returns at once, the caller's stream waiting on the GPU for
+	/// the product (see [`Emulator::gemm_on_stream`]); waited for, the call returns once the plan
+	/// is chosen and the product enqueued. The plans and bits are the same. Off by default until
+	/// the queued path is measured on a GPU
+	///
+	/// # example
+	/// ```
+	/// use emugemm::{Backend, Emulator};
+	/// let emu = Emulator::with_backend(Backend::CpuEmulation)?.with_queued_views(true);
+	/// assert!(emu.queued_views());
+	/// # Ok::<(), emugemm::Error>(())
+	/// ```
+	pub fn with_queued_views(mut self, on: bool) -> Self {
+		self.settings.queued_views = on;
+		self
+	}
+
+	/// whether products on device views are queued (see [`Emulator::with_queued_views`])
+	pub fn queued_views(&self) -> bool {
+		self.settings.queued_views
 	}
 
 	/// whether host products may run on the host's cores (see [`Emulator::with_host_routing`])
@@ -462,6 +489,7 @@ impl Emulator {
 	/// | `EMUGEMM_PRECISION` | a [`Precision`] as `f64`, `f32`, `tf32`, `bits=40`, `scheme1=4`, `scheme2=14`: every product at that precision | unset: as asked |
 	/// | `EMUGEMM_NATIVE_BELOW` | a size: products whose `m`, `n` or `k` is below it are computed natively | `0` |
 	/// | `EMUGEMM_HOST_ROUTING` | `on`, `off` (see [`Emulator::with_host_routing`]) | `on` |
+	/// | `EMUGEMM_QUEUED_VIEWS` | `on`, `off` (see [`Emulator::with_queued_views`]; every context) | `off` |
 	///
 	/// A value that cannot be read, or a backend that cannot run here, makes every product of the
 	/// global context return [`Error::Environment`], which names the variable (`emu_mul` panics with

@@ -74,6 +74,9 @@ pub(crate) struct Settings {
 	/// the cost model the policy prices plans with: the GPU's, or on the CPU backends the Hopper
 	/// one (so that the CPU oracle picks the plans a Hopper GPU picks)
 	pub model: GpuModel,
+	/// whether products on device views are queued to a lane and return at once (see
+	/// `Emulator::with_queued_views`)
+	pub queued_views: bool,
 }
 
 // (the route serves the GPU engine only)
@@ -110,6 +113,7 @@ mod tests {
 			devices: Devices::FIRST,
 			portable: false,
 			model: GpuModel::named("NVIDIA H100 80GB HBM3").expect("in the table"),
+			queued_views: false,
 		}
 	}
 

@@ -1,4 +1,4 @@
-//! products on device views return once queued: a call behind long work on its stream returns
+//! products on device views return once queued (`Emulator::with_queued_views`): a call behind long work on its stream returns
 //! while that work still runs, its report comes once the product is enqueued, and its plan and
 //! bits are those of the same product of device matrices (decided on the calling thread); two
 //! threads on streams of their own get every product right side by side; a capturing stream is
@@ -17,6 +17,11 @@ use emugemm::testing::random_matrix;
 use emugemm::{Accum, DeviceView, DeviceViewMut, Emulator, Error, Precision, Scalar, Scheme, Tier};
 use faer::{Mat, c64};
 use std::sync::Arc;
+
+/// the GPU context with queued products on device views
+fn queuing() -> Emulator {
+	gpu().with_queued_views(true)
+}
 
 /// `m` column-major on the device, as bytes
 fn on_device<T: Scalar>(stream: &Arc<CudaStream>, m: &Mat<T>) -> CudaSlice<u8> {
@@ -69,7 +74,7 @@ fn downloaded<T: Scalar>(stream: &Arc<CudaStream>, c: &CudaSlice<u8>, n: usize) 
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn a_call_returns_before_the_work_queued_before_it() {
-	let (emu, stream) = (gpu(), stream());
+	let (emu, stream) = (queuing(), stream());
 	let n = 1024;
 	let (a, b) = (random_matrix::<f64>(n, n, 1.0, 31), random_matrix::<f64>(n, n, 1.0, 32));
 	let (da, db) = (on_device(&stream, &a), on_device(&stream, &b));
@@ -102,7 +107,7 @@ fn a_call_returns_before_the_work_queued_before_it() {
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn two_threads_queue_side_by_side() {
-	let emu = gpu();
+	let emu = queuing();
 	std::thread::scope(|s| {
 		for seed in [1u64, 2] {
 			let emu = &emu;
@@ -134,7 +139,7 @@ fn two_threads_queue_side_by_side() {
 #[ignore = "needs an NVIDIA GPU"]
 fn a_capturing_stream_is_refused() {
 	use cudarc::driver::sys;
-	let (emu, stream) = (gpu(), stream());
+	let (emu, stream) = (queuing(), stream());
 	let n = 256;
 	let a = random_matrix::<f64>(n, n, 1.0, 41);
 	let da = on_device(&stream, &a);

@@ -21,28 +21,27 @@ impl Emulator {
 	/// The product runs on the GPU of `stream` (its primary context; for a null raw stream, the
 	/// calling thread's current context's GPU), in core, ordered after the work enqueued on
 	/// `stream` before the call and before the work enqueued after it. The calling thread's
-	/// current CUDA context is as it was before the call. The call returns once that order is
-	/// enqueued, as cuBLAS's does: the host waits neither for the work before it nor for the
-	/// product.
-	/// - A product native from its shape is enqueued on `stream` by the call itself.
-	/// - Any other is handed to one of the GPU's lanes (a pipeline with a stream, a workspace and
-	///   a host thread of its own; a stream's products go to one lane, different streams' to the
-	///   lanes in turn), and `stream` waits, on the GPU, until that lane has enqueued the product
-	///   and the GPU has run it. The lane's thread orders its stream after `stream`'s work, reads
-	///   the operands' statistics where the plan depends on them (a target precision such as
-	///   [`Precision::F64`], non-finite values), chooses the plan and enqueues the product: plan
-	///   and bits are those of the calling thread's own decision. Products on two streams of one
-	///   GPU run on two lanes side by side.
+	/// current CUDA context is as it was before the call.
+	/// - A product native from its shape is enqueued on `stream` by the call itself, which waits
+	///   for nothing.
+	/// - Any other, by default, is computed on a pipeline of the crate whose stream waits for an
+	///   event recorded on `stream`; the call waits on the host for the operands' statistics
+	///   where the plan depends on them (a target precision such as [`Precision::F64`],
+	///   non-finite values), so for the work queued before it, and returns once the plan is
+	///   chosen and the product enqueued, `stream` waiting for an event after it.
+	/// - With [`Emulator::with_queued_views`] on, it is handed to one of the GPU's lanes (a
+	///   pipeline with a stream, a workspace and a host thread of its own; a stream's products go
+	///   to one lane, new streams to the lanes in turn) and the call returns at once, as cuBLAS's
+	///   does: `stream` waits, on the GPU, until the lane has enqueued the product and the GPU has
+	///   run it. The lane's thread does what the call does by default, so plan and bits are the
+	///   same. A driver without stream memory operations makes the call wait as by default.
 	/// - The [`PendingReport`] returned (also the thread's and context's last report) is ready once
-	///   the plan is chosen and the product enqueued; its phase times are zero and its total is
-	///   the time from the call to the product enqueued. A failure after the call returned (a GPU
-	///   fault) is given there and logged; the checks the call can make first (shapes,
-	///   alignment, the workspace against the memory free) are its own errors, with nothing
-	///   enqueued.
+	///   the plan is chosen and the product enqueued; its phase times are zero. A failure after a
+	///   queued call returned (a GPU fault) is given there and logged; the checks the call makes
+	///   first (shapes, alignment, the workspace against the memory free, a stream being captured
+	///   into a CUDA graph: [`Error::Placement`]) are its own errors, with nothing enqueued.
 	/// - The buffers must stay allocated until `stream` has passed the product, as for any
 	///   kernel enqueued on it (cudarc buffers record their use on `stream` after the call).
-	/// - A driver that runs no stream memory operations makes the call wait on the host for the
-	///   plan, as the lanes' threads do, before it returns.
 	///
 	/// A left operand read transposed or conjugated, and a complex right operand read conjugated,
 	/// is first copied compact in the crate's workspace, within the context's device memory

@@ -8,11 +8,21 @@ use crate::{Backend, Error, Precision};
 
 /// `EMUGEMM_HOST_ROUTING`: `on` or `off`, `None` when unset
 pub(super) fn host_routing() -> Result<Option<bool>, Error> {
-	read("EMUGEMM_HOST_ROUTING", |v| match v {
+	read("EMUGEMM_HOST_ROUTING", switch)
+}
+
+/// `EMUGEMM_QUEUED_VIEWS`: `on` or `off`, `None` when unset
+pub(super) fn queued_views() -> Result<Option<bool>, Error> {
+	read("EMUGEMM_QUEUED_VIEWS", switch)
+}
+
+/// `on` or `off` (`1`, `true`; `0`, `false`)
+fn switch(value: &str) -> Result<bool, String> {
+	match value {
 		"on" | "1" | "true" => Ok(true),
 		"off" | "0" | "false" => Ok(false),
 		_ => Err("neither on nor off".into()),
-	})
+	}
 }
 
 /// the global context as the environment sets it, or the error of its first variable that cannot

@@ -50,15 +50,22 @@ pub(crate) fn view_product<T: Scalar>(
 	not_capturing(caller)?;
 	let budget = device_budget(&settings, &[(ordinal, 0)])?;
 	fits(&dst, &request, budget)?;
-	// the memory the program leaves free, and what this crate already holds there, bounds the
-	// workspace too: a product that cannot have it fails here, before anything is enqueued
-	fits(&dst, &request, queued::available(ordinal, caller)?)?;
+	// the memory the program leaves free, and what this crate already holds there (on the lane
+	// or the pipeline that runs the product), bounds the workspace too: a product that cannot have
+	// it fails here, before anything is enqueued
+	let free = match settings.queued_views {
+		true => queued::available(ordinal, caller)?,
+		false => available(&*gpu_on(ordinal)?)?,
+	};
+	fits(&dst, &request, free)?;
 	let shape = request.shape;
 	let work = move |g: &Gpu| {
 		let _code = g.using(&settings);
 		enqueued(g, dst, request, beta, settings).map(|outcome| reported::<T>(outcome, shape, settings))
 	};
-	if let Some(pending) = queued::submit(ordinal, caller, Box::new(work), settings.portable)? {
+	if settings.queued_views
+		&& let Some(pending) = queued::submit(ordinal, caller, Box::new(work), settings.portable)?
+	{
 		return Ok(pending);
 	}
 	let g = gpu_on(ordinal)?;
