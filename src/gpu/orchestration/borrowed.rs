@@ -40,12 +40,15 @@ pub(crate) fn view_product<T: Scalar>(
 	beta: T,
 	caller: sys::CUstream,
 ) -> Result<PendingReport, Error> {
+	let start = std::time::Instant::now();
 	let ordinal = caller_ordinal(caller)?;
 	let settings = for_gpus(request.settings, &[(ordinal, 0)])?;
 	if let Some(ops) = native_views::direct(&dst, &request, &settings) {
 		native_views::on_caller(&*gpu_on(ordinal)?, (&dst, &request, beta), ops, caller)?;
 		let outcome = Outcome::native(request.shape.m, NativeReason::FasterNatively);
-		return Ok(PendingReport::ready(reported::<T>(outcome, request.shape, settings)));
+		let report = timed(reported::<T>(outcome, request.shape, settings), start);
+		crate::report::logged(&report);
+		return Ok(PendingReport::ready(report));
 	}
 	not_capturing(caller)?;
 	let budget = device_budget(&settings, &[(ordinal, 0)])?;
@@ -69,9 +72,15 @@ pub(crate) fn view_product<T: Scalar>(
 		return Ok(pending);
 	}
 	let g = gpu_on(ordinal)?;
-	let report = joined(&g, caller, || work(&g))?;
+	let report = timed(joined(&g, caller, || work(&g))?, start);
 	crate::report::logged(&report);
 	Ok(PendingReport::ready(report))
+}
+
+/// `report` with its total time: the host's, from `start` to now
+fn timed(mut report: Report, start: std::time::Instant) -> Report {
+	report.times.total = start.elapsed();
+	report
 }
 
 /// `Ok` where `caller` is not being captured into a CUDA graph: a product whose plan is chosen
