@@ -336,6 +336,14 @@ pub(crate) fn remember_on_thread(report: PendingReport) {
 	LAST_REPORT.with(|r| *r.borrow_mut() = Some(report));
 }
 
+/// `report` of a call that began at `start`, its total the host's time from then to now, logged
+/// (see [`logged`])
+pub(crate) fn finished(mut report: Report, start: std::time::Instant) -> Report {
+	report.times.total = start.elapsed();
+	logged(&report);
+	report
+}
+
 /// `report` logged: whole at debug level, and the rows and entries it left to the native product
 /// at info level
 pub(crate) fn logged(report: &Report) {

@@ -349,14 +349,8 @@ impl Emulator {
 	) -> Result<(), Error> {
 		self.checked::<T>(dims, precision)?;
 		let start = Instant::now();
-		let report = product()?;
-		self.publish(Report {
-			times: PhaseTimes {
-				total: start.elapsed(),
-				..report.times
-			},
-			..report
-		});
+		let report = crate::report::finished(product()?, start);
+		self.remember(PendingReport::ready(report));
 		Ok(())
 	}
 
@@ -384,6 +378,7 @@ impl Emulator {
 	}
 
 	/// `report` published as this context's and this thread's last, and logged
+	#[cfg(feature = "cuda")]
 	pub(super) fn publish(&self, report: Report) {
 		crate::report::logged(&report);
 		self.remember(PendingReport::ready(report));

@@ -17,6 +17,7 @@ use crate::gpu::runtime::errors::driver;
 use crate::gpu::runtime::ptr::DevPtr;
 use crate::gpu::runtime::slot::Slot;
 use crate::pending::PendingReport;
+use crate::report::finished;
 use crate::request::{Request, Routine};
 use crate::settings::Settings;
 use crate::shape::Shape;
@@ -46,9 +47,8 @@ pub(crate) fn view_product<T: Scalar>(
 	if let Some(ops) = native_views::direct(&dst, &request, &settings) {
 		native_views::on_caller(&*gpu_on(ordinal)?, (&dst, &request, beta), ops, caller)?;
 		let outcome = Outcome::native(request.shape.m, NativeReason::FasterNatively);
-		let report = timed(reported::<T>(outcome, request.shape, settings), start);
-		crate::report::logged(&report);
-		return Ok(PendingReport::ready(report));
+		let report = reported::<T>(outcome, request.shape, settings);
+		return Ok(PendingReport::ready(finished(report, start)));
 	}
 	not_capturing(caller)?;
 	let budget = device_budget(&settings, &[(ordinal, 0)])?;
@@ -72,15 +72,8 @@ pub(crate) fn view_product<T: Scalar>(
 		return Ok(pending);
 	}
 	let g = gpu_on(ordinal)?;
-	let report = timed(joined(&g, caller, || work(&g))?, start);
-	crate::report::logged(&report);
-	Ok(PendingReport::ready(report))
-}
-
-/// `report` with its total time: the host's, from `start` to now
-fn timed(mut report: Report, start: std::time::Instant) -> Report {
-	report.times.total = start.elapsed();
-	report
+	let report = joined(&g, caller, || work(&g))?;
+	Ok(PendingReport::ready(finished(report, start)))
 }
 
 /// `Ok` where `caller` is not being captured into a CUDA graph: a product whose plan is chosen

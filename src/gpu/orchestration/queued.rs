@@ -238,15 +238,10 @@ impl Lane {
 				Err(e)
 			},
 		};
-		let result = result.map(|mut report| {
-			report.times.total = submitted.elapsed();
-			report
-		});
-		match &result {
-			Ok(r) => crate::report::logged(r),
-			Err(e) => log::error!("emugemm: a product on device views failed after its call returned: {e}"),
+		if let Err(e) = &result {
+			log::error!("emugemm: a product on device views failed after its call returned: {e}");
 		}
-		report.fill(result);
+		report.fill(result.map(|r| crate::report::finished(r, submitted)));
 	}
 }
 
