@@ -58,6 +58,10 @@ pub enum Error {
 		/// the failing call and its status
 		reason: String,
 	},
+	/// the report of a product recorded into a CUDA graph whose graph has not finished a replay
+	/// yet: each replay decides its own plan, so there is no report before the first (see
+	/// [`crate::PendingReport::replays`])
+	NotReplayed,
 	/// device matrices that lie on other GPUs than the context's: multiply matrices that the
 	/// same context (or one over the same GPUs) uploaded
 	Placement {
@@ -114,6 +118,10 @@ impl fmt::Display for Error {
 			),
 			Error::OutOfMemory { what } => write!(f, "out of memory: {what}"),
 			Error::Gpu { reason } => write!(f, "GPU error: {reason}"),
+			Error::NotReplayed => write!(
+				f,
+				"the product was recorded into a CUDA graph that has not finished a replay yet: each replay decides its plan, and reports it"
+			),
 			Error::Placement { reason } => write!(f, "device matrices on the wrong GPUs: {reason}"),
 			Error::InvalidLayout { reason } => write!(f, "invalid device view: {reason}"),
 			Error::Environment { variable, value, reason } => write!(f, "environment variable {variable}={value:?}: {reason}"),

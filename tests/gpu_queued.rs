@@ -1,8 +1,8 @@
 //! products on device views return once queued (`Emulator::with_queued_views`): a call behind long work on its stream returns
 //! while that work still runs, its report comes once the product is enqueued, and its plan and
 //! bits are those of the same product of device matrices (decided on the calling thread); two
-//! threads on streams of their own get every product right side by side; a capturing stream is
-//! refused before anything is enqueued
+//! threads on streams of their own get every product right side by side (products on capturing
+//! streams: tests/gpu_graphs.rs)
 //!
 //! these tests need an NVIDIA GPU and a build with the `cuda` feature: they are ignored otherwise
 //! (run them with `--include-ignored`; without a GPU they then fail, never pass)
@@ -14,7 +14,7 @@ use common::device::{download, stream, upload};
 use common::{gpu, plan_key, same_bits};
 use cudarc::driver::{CudaSlice, CudaStream};
 use emugemm::testing::random_matrix;
-use emugemm::{Accum, DeviceView, DeviceViewMut, Emulator, Error, Precision, Scalar, Scheme, Tier};
+use emugemm::{Accum, DeviceView, DeviceViewMut, Emulator, Precision, Scalar, Scheme, Tier};
 use faer::{Mat, c64};
 use std::sync::Arc;
 
@@ -131,37 +131,4 @@ fn two_threads_queue_side_by_side() {
 			});
 		}
 	});
-}
-
-/// a product on a stream being captured into a CUDA graph is a placement error before anything is
-/// enqueued, and the capture goes on
-#[test]
-#[ignore = "needs an NVIDIA GPU"]
-fn a_capturing_stream_is_refused() {
-	use cudarc::driver::sys;
-	let (emu, stream) = (queuing(), stream());
-	let n = 256;
-	let a = random_matrix::<f64>(n, n, 1.0, 41);
-	let da = on_device(&stream, &a);
-	let mut dc = stream.alloc_zeros::<u8>(8 * n * n).unwrap();
-	stream.synchronize().unwrap();
-	let raw = stream.cu_stream();
-	// SAFETY: a live stream, captured and ended here
-	unsafe { sys::cuStreamBeginCapture_v2(raw, sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED) }
-		.result()
-		.unwrap();
-	let refused = {
-		// SAFETY: the buffers hold n * n elements of f64
-		let (a, mut c) = unsafe { (da.transmute::<f64>(n * n).unwrap(), dc.transmute_mut::<f64>(n * n).unwrap()) };
-		let av = DeviceView::new(&a, (n, n), n).unwrap();
-		let cv = DeviceViewMut::new(&mut c, (n, n), n).unwrap();
-		emu.gemm_on_stream(cv, 1.0, (av, av), 0.0, (Precision::SchemeII { moduli: 14 }, (&stream).into()))
-	};
-	let mut graph = std::ptr::null_mut();
-	// SAFETY: the capture begun above
-	let ended = unsafe { sys::cuStreamEndCapture(raw, &mut graph) };
-	assert!(matches!(refused, Err(Error::Placement { .. })), "{refused:?}");
-	assert_eq!(ended, sys::CUresult::CUDA_SUCCESS, "the capture ends");
-	// SAFETY: the graph the capture made
-	unsafe { sys::cuGraphDestroy(graph) }.result().unwrap();
 }

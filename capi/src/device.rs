@@ -68,8 +68,9 @@ fn driver() -> Result<(), Unavailable> {
 		.clone()
 }
 
-/// `Ok` where work enqueued on `stream` now is not captured into a graph: a call on a capturing
-/// stream would wait on the host, which capture forbids (and which ends the caller's capture)
+/// `Ok` where work enqueued on `stream` now is not captured into a graph: a call that reads
+/// device memory on the host (scalars in device memory, a batch's pointer arrays) waits for the
+/// stream, which capture forbids (and which ends the caller's capture)
 fn not_capturing(stream: sys::CUstream) -> Result<(), Unavailable> {
 	let mut status = sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
 	// SAFETY: the caller's live stream, or a default one, and a writable local
@@ -102,13 +103,17 @@ fn emulator(ordinal: usize) -> Result<&'static Emulator, Unavailable> {
 		.clone()
 }
 
-/// the context a call on `stream` runs with: the driver there, the stream not capturing, its
-/// GPU's context ready; why not otherwise (nothing read or written)
-pub(crate) fn for_stream(stream: *mut c_void) -> Result<&'static Emulator, Unavailable> {
+/// the context a call on `stream` runs with: the driver there, the stream not capturing unless
+/// the call is `recordable` (a single product or rank-k update with its scalars on the host, which
+/// the library records into the graph being captured), its GPU's context ready; why not otherwise
+/// (nothing read or written)
+pub(crate) fn for_stream(stream: *mut c_void, recordable: bool) -> Result<&'static Emulator, Unavailable> {
 	driver()?;
 	unpanicked("asking for the stream's GPU", || {
 		let stream = stream as sys::CUstream;
-		not_capturing(stream)?;
+		if !recordable {
+			not_capturing(stream)?;
+		}
 		// SAFETY: the caller's live stream, or a default one
 		let ordinal = unsafe { Stream::from_raw(stream) }.ordinal().map_err(|e| e.to_string())?;
 		emulator(ordinal)

@@ -104,7 +104,8 @@ unsafe fn attempt<T: Element>(call: &Call<T>) -> Result<(), Outcome> {
 	if checked.empty() {
 		return Ok(());
 	}
-	let emu = device::for_stream(call.stream).map_err(|reason| Outcome::Refused(EmugemmStatus::NotAvailable, reason))?;
+	let recordable = checked.mode == EmugemmPointerMode::Host && !matches!(call.routine, Routine::Batch(_));
+	let emu = device::for_stream(call.stream, recordable).map_err(|reason| Outcome::Refused(EmugemmStatus::NotAvailable, reason))?;
 	// SAFETY: the caller's promise, handed on
 	unsafe {
 		match call.routine {

@@ -119,8 +119,11 @@ impl From<&emugemm::Report> for EmugemmReport {
 
 /// writes the calling thread's last report into `*out`, once the last product's plan is chosen
 /// and its work enqueued (a product on a stream returns before: this waits for that, not for the
-/// GPU to finish the product). `InvalidValue` where `out` is null or the thread has made no
-/// product yet; `GpuError` where the last product failed after its call returned
+/// GPU to finish the product). A product recorded into a CUDA graph being captured reports each
+/// replay: this gives the last replay's report, once the replay has enqueued its product (done
+/// once the stream has passed it), without waiting. `InvalidValue` where `out` is null, the
+/// thread has made no product yet, or its last one is recorded into a graph not yet replayed;
+/// `GpuError` where the last product (or replay) failed after its call returned
 ///
 /// # Safety
 /// `out` is null or points to writable memory for one `emugemm_report`
@@ -142,6 +145,10 @@ pub unsafe extern "C" fn emugemm_last_report(out: *mut EmugemmReport) -> Emugemm
 	}
 	let report = match pending.wait() {
 		Ok(report) => report,
+		Err(emugemm::Error::NotReplayed) => {
+			let message = "the thread's last product is recorded into a CUDA graph that has not finished a replay yet";
+			return record(EmugemmStatus::InvalidValue, message);
+		},
 		Err(e) => {
 			let message = format!("the thread's last product failed after its call returned: {e}");
 			return record(EmugemmStatus::GpuError, &message);

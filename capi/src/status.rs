@@ -28,7 +28,9 @@ pub enum EmugemmStatus {
 	/// the call cannot run on the GPU of its stream; nothing was read or written.
 	/// No CUDA driver or GPU, a library built without kernels, a stream of a context that is not its GPU's
 	/// primary context (or the legacy default stream on a thread with no current context), or a
-	/// stream being captured into a CUDA graph
+	/// call that reads device memory on the host (scalars in device memory, a batch's pointer
+	/// arrays) on a stream being captured into a CUDA graph (a single product or rank-k update with
+	/// host scalars is recorded into the graph instead)
 	NotAvailable = 3,
 	/// a CUDA driver or library call failed once work was enqueued (`C` may be partly written)
 	GpuError = 4,

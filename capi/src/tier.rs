@@ -27,7 +27,8 @@ pub fn native_from_shape<T: Element>(call: &Call<T>) -> Option<String> {
 	if checked.empty() {
 		return None;
 	}
-	let emu = device::for_stream(call.stream).ok()?;
+	// the shape reads nothing, so a stream being captured is asked like any other
+	let emu = device::for_stream(call.stream, true).ok()?;
 	emu.native_from_shape::<T::Scalar>(checked.shape, checked.count, checked.precision)
 		.map(|reason| reason.to_string())
 }

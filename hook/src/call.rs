@@ -65,14 +65,22 @@ fn entry(summary: Summary, (action, precision, report, reason, tier): Became, mi
 		report,
 		reason,
 		tier,
+		replay: None,
 		micros,
 	}
 }
 
 /// writes the log line of an emulated call that `summary` describes, at `precision`, once
-/// `pending` (its report) is ready: its host time is the call's, from `start` to now
+/// `pending` (its report) is ready: its host time is the call's, from `start` to now. A call
+/// recorded into a CUDA graph is written now, as `captured`, and each replay that reaches it in a
+/// line of its own
 fn logged_when_ready(summary: Summary, precision: String, pending: emugemm::PendingReport, start: Instant) {
 	let micros = start.elapsed().as_secs_f64() * 1e6;
+	if pending.replays().is_some() {
+		let reason = "recorded into the CUDA graph being captured: each replay decides its plan".into();
+		log::write_each_replay(entry(summary, ("captured", precision, None, reason, None), micros), &pending);
+		return;
+	}
 	let entry = entry(summary, ("emugemm", precision, None, String::new(), None), micros);
 	log::write_when_ready(entry, pending);
 }

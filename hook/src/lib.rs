@@ -10,9 +10,11 @@
 //! read `C`, `alpha = 0` reads neither `A` nor `B`, `op` and leading dimensions, a rank-k update's
 //! triangle (`uplo`; the other one untouched) and real HERK diagonal, one handle per thread or
 //! several, the stream's GPU (and no other). Its arguments are checked by the C ABI, in one place
-//! for both doors: a call with bad arguments, one on a stream being captured into a graph, one
-//! with no usable GPU backend or whose workspace does not fit, reads and writes nothing there and
-//! is forwarded, so that cuBLAS computes it or answers it with its own status. Forwarded calls go
+//! for both doors: a call with bad arguments, one with scalars in device memory or a batch on a
+//! stream being captured into a graph, one with no usable GPU backend or whose workspace does not
+//! fit, reads and writes nothing there and is forwarded, so that cuBLAS computes it or answers it
+//! with its own status. A single product or rank-k update with host scalars on a capturing stream
+//! is recorded into the graph: each replay decides its plan on its own data, and is logged. Forwarded calls go
 //! to the libcublas their caller was linked with (several may be loaded, of any major versions).
 //! A batch's products are each computed as the single GEMM of its matrices would be. What cuBLAS
 //! promises and an emulated call does not: it returns once its plan is chosen, so the host waits

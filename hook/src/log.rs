@@ -11,6 +11,7 @@ use std::sync::mpsc::{Sender, channel};
 use std::sync::{Mutex, OnceLock};
 
 /// what one call did
+#[derive(Clone)]
 pub(crate) struct Entry {
 	pub routine: &'static str,
 	/// the element type, where the call's types are one the interposer emulates
@@ -38,6 +39,8 @@ pub(crate) struct Entry {
 	/// because the library computes it natively from its shape alone, the report's for an
 	/// emulated call
 	pub tier: Option<&'static str>,
+	/// the number of a replay, from 1, of a call recorded into a CUDA graph
+	pub replay: Option<u64>,
 	pub micros: f64,
 }
 
@@ -74,13 +77,43 @@ pub(crate) fn write(entry: &Entry) {
 /// product that failed after its call returned is written as `failed`, with its error, and said on
 /// standard error (its call's status was given before the failure)
 pub(crate) fn write_when_ready(entry: Entry, pending: emugemm::PendingReport) {
-	type Waiting = Mutex<Option<Sender<(Entry, emugemm::PendingReport)>>>;
+	to_writer(entry, Some(pending));
+}
+
+/// `entry` (a call recorded into a CUDA graph, `captured`) written now, and a line of its own for
+/// each replay of the graph that reaches the call: `emugemm` with the plan that replay chose (or
+/// `failed`), its number, and the host's time from the graph reaching the call to the product
+/// enqueued. The lines are written by the log's thread; the replay's lane only hands them over
+pub(crate) fn write_each_replay(entry: Entry, pending: &emugemm::PendingReport) {
+	let replayed = Entry {
+		action: "emugemm",
+		reason: String::new(),
+		..entry.clone()
+	};
+	to_writer(entry, None);
+	pending.on_each(move |n, result| {
+		let entry = Entry {
+			replay: Some(n),
+			micros: result.as_ref().map_or(0.0, |r| r.times.total.as_secs_f64() * 1e6),
+			..ready(replayed.clone(), result.clone())
+		};
+		to_writer(entry, None);
+	});
+}
+
+/// `entry` handed to the log's thread (started on first use), which writes it once `pending`, where
+/// there is one, is ready
+fn to_writer(entry: Entry, pending: Option<emugemm::PendingReport>) {
+	type Waiting = Mutex<Option<Sender<(Entry, Option<emugemm::PendingReport>)>>>;
 	static WRITER: OnceLock<Waiting> = OnceLock::new();
 	let writer = WRITER.get_or_init(|| {
-		let (send, receive) = channel::<(Entry, emugemm::PendingReport)>();
+		let (send, receive) = channel::<(Entry, Option<emugemm::PendingReport>)>();
 		let spawned = std::thread::Builder::new().name("emugemm-hook-log".into()).spawn(move || {
 			for (entry, pending) in receive {
-				let entry = ready(entry, &pending);
+				let entry = match pending {
+					Some(pending) => ready(entry, pending.wait()),
+					None => entry,
+				};
 				if entry.action == "failed" {
 					say(&format!("{}: {}", entry.routine, entry.reason));
 				}
@@ -95,10 +128,10 @@ pub(crate) fn write_when_ready(entry: Entry, pending: emugemm::PendingReport) {
 	}
 }
 
-/// `entry` with what `pending` gives it once ready: the report and the tier of its decision, or
-/// the failure
-fn ready(entry: Entry, pending: &emugemm::PendingReport) -> Entry {
-	match pending.wait() {
+/// `entry` with what its call's report gives it: the report and the tier of its decision, or the
+/// failure
+fn ready(entry: Entry, report: Result<emugemm::Report, emugemm::Error>) -> Entry {
+	match report {
 		Ok(report) => {
 			let tier = tier_name(report.tier());
 			Entry {
@@ -159,6 +192,9 @@ struct Line<'a> {
 	/// absent where no tier of the decision ran (switched off, too small, bad arguments)
 	#[serde(skip_serializing_if = "Option::is_none")]
 	tier: Option<&'a str>,
+	/// the replay, from 1, of a call recorded into a CUDA graph; absent for any other line
+	#[serde(skip_serializing_if = "Option::is_none")]
+	replay: Option<u64>,
 	reason: &'a str,
 	us: f64,
 	pid: u32,
@@ -201,6 +237,7 @@ fn json(e: &Entry) -> String {
 		precision: &e.precision,
 		plan,
 		tier: e.tier,
+		replay: e.replay,
 		reason: &e.reason,
 		us: (e.micros * 10.0).round() / 10.0,
 		pid: std::process::id(),
@@ -226,6 +263,7 @@ mod tests {
 			report: None,
 			reason: "a \"quoted\"\nreason\\".into(),
 			tier: None,
+			replay: None,
 			micros: 12.25,
 		};
 		let line = json(&entry);
@@ -253,6 +291,7 @@ mod tests {
 			report: None,
 			reason: "below EMUGEMM_HOOK_MIN".into(),
 			tier: None,
+			replay: None,
 			micros: 1.0,
 		};
 		let line = json(&entry);
@@ -278,6 +317,7 @@ mod tests {
 			report: Some(emugemm_c::EmugemmReport::default()),
 			reason: String::new(),
 			tier: Some("explicit"),
+			replay: None,
 			micros: 1.0,
 		};
 		let line = json(&entry);
@@ -287,5 +327,26 @@ mod tests {
 			),
 			"{line}"
 		);
+	}
+
+	#[test]
+	fn a_replay_line_numbers_its_replay() {
+		let entry = Entry {
+			routine: "cublasZgemm_v2",
+			kind: Some(ElementType::Z),
+			shape: (512, 512, 512),
+			ops: (0, 0),
+			uplo: None,
+			batch: None,
+			action: "emugemm",
+			precision: "f64".into(),
+			report: Some(emugemm_c::EmugemmReport::default()),
+			reason: String::new(),
+			tier: Some("bound"),
+			replay: Some(2),
+			micros: 1.0,
+		};
+		let line = json(&entry);
+		assert!(line.contains(r#""tier":"bound","replay":2,"reason":"""#), "{line}");
 	}
 }

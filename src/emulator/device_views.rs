@@ -35,11 +35,20 @@ impl Emulator {
 	///   does: `stream` waits, on the GPU, until the lane has enqueued the product and the GPU has
 	///   run it. The lane's thread does what the call does by default, so plan and bits are the
 	///   same. A driver without stream memory operations makes the call wait as by default.
+	/// - On a stream being captured into a CUDA graph (any capture mode), the product is recorded
+	///   into the graph and the call returns at once: at each replay a replay lane of the GPU (a
+	///   pipeline and a host thread of its own) runs what an uncaptured call runs, on the data the
+	///   replay finds, and the graph goes on once the product is computed. Each replay thus decides
+	///   its own plan: the same plan and bits as the call uncaptured on that data (a product native
+	///   from its shape, the same cuBLAS GEMM, on the lane's stream). See docs/INTEROP.md for what
+	///   a replay costs. A [`cudarc`] buffer's stream waits for the events of its earlier use, which
+	///   a capture forbids: capture streams of a context whose event tracking is off.
 	/// - The [`PendingReport`] returned (also the thread's and context's last report) is ready once
-	///   the plan is chosen and the product enqueued; its phase times are zero. A failure after a
-	///   queued call returned (a GPU fault) is given there and logged; the checks the call makes
-	///   first (shapes, alignment, the workspace against the memory free, a stream being captured
-	///   into a CUDA graph: [`Error::Placement`]) are its own errors, with nothing enqueued.
+	///   the plan is chosen and the product enqueued; its phase times are zero. A recorded
+	///   product's report is that of its last replay ([`PendingReport::replays`] counts them;
+	///   [`Error::NotReplayed`] before the first). A failure after a queued call returned (a GPU
+	///   fault) is given there and logged; the checks the call makes first (shapes, alignment, the
+	///   workspace against the memory free) are its own errors, with nothing enqueued or recorded.
 	/// - The buffers must stay allocated until `stream` has passed the product, as for any
 	///   kernel enqueued on it (cudarc buffers record their use on `stream` after the call).
 	///

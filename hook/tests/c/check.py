@@ -10,12 +10,15 @@
 Each run must pass its own checks (accuracy, padding, quick returns, bits equal to the C ABI's, but
 for the calls forwarded because the library computes them natively from their shape).
 Across runs: every hash of the off run equals the unhooked run's (forwarding is bit for bit
-cuBLAS); in the default run, so do the products the interposer forwards (during stream capture,
-below the threshold, empty, rank-k updates and batches); in the forced run, those during stream
-capture, the empty ones and a HERK's trans = T (cuBLAS's own status). The logs must name every
-intercepted entry point, emulated in the forced run; a call during stream capture is forwarded
-on the C ABI's refusal (reason "not available: the stream is being captured ..."), and so is a
-HERK's trans = T where rank-k updates are on (reason "invalid arguments: ..."), once per call.
+cuBLAS); in the default run, so do the products the interposer forwards (during stream capture
+with scalars in device memory, below the threshold, empty, rank-k updates and batches); in the
+forced run, those during stream capture with device scalars, the empty ones and a HERK's trans = T
+(cuBLAS's own status). A call captured with host scalars is recorded into the graph: logged
+`captured`, then once more for the graph's one replay, whose bits equal the C ABI's uncaptured call.
+The logs must name every intercepted entry point, emulated in the forced run; a call captured with
+device scalars is forwarded on the C ABI's refusal (reason "not available: the stream is being
+captured ..."), and so is a HERK's trans = T where rank-k updates are on (reason "invalid
+arguments: ..."), once per call.
 In the bounded run every hash equals the unhooked run's, no call is emulated, and every call the
 forced run emulated is logged "out of memory: ...". Prints a summary; exits 1 on any failure.
 
@@ -60,11 +63,18 @@ problems += [f"forwarded bits differ: {k}" for k in differ]
 below = ("40x30x20", "40x40x20")  # the GEMMs' and the rank-k updates' shapes below the threshold
 # forwarded by default too: rank-k updates and batched calls
 off_by_default = ("syrk", "herk", "Batched")
-# forwarded in every run: during stream capture, empty, and a HERK's trans = T
-always = ("captured", "m=0", "n=0", "k=0", "trans=T")
+# forwarded in every run: during stream capture with device scalars, empty, and a HERK's trans = T
+always = ("m=0", "n=0", "k=0", "trans=T")
+
+
+def captured_device(k):
+    """a call captured with its scalars in device memory, which the C ABI refuses"""
+    return "captured" in k and " device beta" in k
+
+
 forwarded = {
-    "default": [k for k in base if any(s in k for s in always + below + off_by_default)],
-    "forced": [k for k in base if any(s in k for s in always)],
+    "default": [k for k in base if captured_device(k) or any(s in k for s in always + below + off_by_default)],
+    "forced": [k for k in base if captured_device(k) or any(s in k for s in always)],
     "bounded": list(base),
 }
 for name, keys in forwarded.items():
@@ -91,8 +101,8 @@ entries |= {f"cublasGemm{b}Ex{s}:{t}" for t in "SDCZ" for b in batches for s in 
 refusals = {
     "not available: the stream is being captured": {
         "off": [],
-        "default": [k for k in base if "captured" in k and not any(s in k for s in off_by_default)],
-        "forced": [k for k in base if "captured" in k],
+        "default": [k for k in base if captured_device(k) and not any(s in k for s in off_by_default)],
+        "forced": [k for k in base if captured_device(k)],
     },
     "invalid arguments:": {"off": [], "default": [], "forced": [k for k in base if "trans=T" in k]},
 }

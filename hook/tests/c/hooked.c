@@ -12,7 +12,7 @@
  * scalars and beta = 0 over NaN; then, per entry point, alpha = 0 over NaN operands and m, n,
  * k = 0 (and a HERK's trans = T, which the C ABI refuses and the interposer forwards: cuBLAS's
  * status is printed); then two threads with a handle and a stream each, products during stream
- * capture, and products below the interposer's size threshold. Each result is checked against a
+ * capture (the graph run once), and products below the interposer's size threshold. Each result is checked against a
  * long double product on the host (a sample of its entries), its padding rows and a rank-k
  * update's other triangle against being written, and a HERK's diagonal against an imaginary part.
  *
@@ -132,9 +132,12 @@ static void product(cublasHandle_t h, const struct gemm *g) {
 	emugemm_precision precision;
 	long least = g->m < g->n ? g->m : g->n;
 	least = least < g->k ? least : g->k;
-	/* a captured call is forwarded, and so is every call under a workspace bound (check.py's
-	 * bounded run): their hashes are compared with the unhooked run's instead */
-	if (emulating() && configured(t, &precision) && least >= min_size() && !g->captured && (!g->update || on("EMUGEMM_HOOK_RANK_K"))) {
+	/* a call captured with its scalars in device memory is forwarded (the library would read them
+	 * on the host), and so is every call under a workspace bound (check.py's bounded run): their
+	 * hashes are compared with the unhooked run's instead. A captured call with host scalars is
+	 * recorded, and its replay must equal the uncaptured call's bits */
+	int forwarded_capture = g->captured && g->device_scalars;
+	if (emulating() && configured(t, &precision) && least >= min_size() && !forwarded_capture && (!g->update || on("EMUGEMM_HOOK_RANK_K"))) {
 		void *fresh = packed(t, c0, ldc * g->n);
 		CHECK(cudaMemcpy(dc, fresh, cbytes, cudaMemcpyHostToDevice));
 		int32_t mode = g->device_scalars ? EMUGEMM_POINTER_MODE_DEVICE : EMUGEMM_POINTER_MODE_HOST;
@@ -345,7 +348,8 @@ int main(void) {
 		struct gemm r = {type, type & 1 ? V2 : V2_64, type >= TC ? 2 : 1, 0, 40, 40, 20, 1, 1, 0, "LU"[type & 1]};
 		product(h, &r);
 	}
-	/* during a stream capture: forwarded, and right once the graph runs */
+	/* during a stream capture: recorded into the graph with host scalars (S and C), forwarded with
+	 * scalars in device memory (D and Z); right once the graph runs */
 	CHECK(cublasSetStream(h, own));
 	for (int type = TS; type <= TZ; type++) {
 		struct gemm g = {type, type & 1 ? V2 : EX_64, 1, 0, 288, 288, 288, type & 1, 1, 1, 0};

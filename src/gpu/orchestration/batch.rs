@@ -15,6 +15,7 @@ use crate::gpu::orchestration::engine::{device_budget, for_gpus, named};
 use crate::gpu::orchestration::shared_launches::{shared, shares_launches};
 use crate::gpu::product::job::Outcome;
 use crate::gpu::runtime::blas::{BatchAddresses, NativeMath, native_gemm_batched};
+use crate::gpu::runtime::capture::{capturing, refused};
 use crate::gpu::runtime::context::{Device, gpu_at, gpu_on};
 use crate::gpu::runtime::errors::driver;
 use crate::gpu::runtime::launch::{ptr, to_device};
@@ -38,6 +39,11 @@ pub(crate) fn view_batch<T: Scalar>(
 	let Some((_, first)) = products.first() else {
 		return Ok(Vec::new());
 	};
+	if capturing(caller)?.is_some() {
+		return Err(refused(
+			"a batch is not recorded (its products recorded one by one, as single calls, are)",
+		));
+	}
 	// the products of one call share the context's settings and the caller's stream
 	let (ordinal, settings) = on_caller(first.settings, caller)?;
 	let free = available(&*gpu_on(ordinal)?)?;

@@ -9,9 +9,11 @@ use crate::gpu::kernels::layout::{copy_named, op_copy, scale};
 use crate::gpu::orchestration::engine::{device_budget, for_gpus, named};
 use crate::gpu::orchestration::native_views;
 use crate::gpu::orchestration::pipeline::product;
-use crate::gpu::orchestration::queued;
+use crate::gpu::orchestration::queued::{self, Kind};
+use crate::gpu::orchestration::recorded;
 use crate::gpu::product::footprint;
 use crate::gpu::product::job::{DeviceOperand, Outcome, Output, OutputTriangle, Terms};
+use crate::gpu::runtime::capture::{Relaxed, capturing};
 use crate::gpu::runtime::context::{Gpu, facts, gpu_on};
 use crate::gpu::runtime::errors::driver;
 use crate::gpu::runtime::ptr::DevPtr;
@@ -31,10 +33,12 @@ pub(crate) type ViewRequest<T> = Request<T, Borrowed<T>>;
 
 /// `request` (`dst = alpha lhs rhs`, or `dst = alpha lhs rhs + beta dst` where it adds) of
 /// device views, in core on the GPU of the stream `caller`, ordered after the caller's work on
-/// it and before the caller's next; shapes and precision checked by the caller. A product its
-/// shape decides native is cuBLAS's GEMM on `caller`; the others are queued to a lane
-/// ([`queued::submit`]) and the call returns once `caller` waits for them, their report to come
-/// (on the calling thread, waiting on the host for the plan, where the GPU has no lanes)
+/// it and before the caller's next; shapes and precision checked by the caller. Where `caller` is
+/// being captured into a graph, the product is recorded there ([`recorded::record`]: each replay
+/// decides its plan). Otherwise a product its shape decides native is cuBLAS's GEMM on `caller`;
+/// the others are queued to a lane ([`queued::submit`]), the call returning once `caller` waits
+/// for them, their report to come, or run on the calling thread, which waits on the host for the
+/// plan
 pub(crate) fn view_product<T: Scalar>(
 	dst: Borrowed<T>,
 	request: ViewRequest<T>,
@@ -43,29 +47,46 @@ pub(crate) fn view_product<T: Scalar>(
 ) -> Result<PendingReport, Error> {
 	let start = std::time::Instant::now();
 	let ordinal = caller_ordinal(caller)?;
+	let capture = capturing(caller)?;
+	// while a capture is in progress, the calls that make what the product needs (a lane, a word)
+	// are allowed on this thread, whatever the capture's mode
+	let _relaxed = capture.as_ref().map(|_| Relaxed::new()).transpose()?;
 	let settings = for_gpus(request.settings, &[(ordinal, 0)])?;
-	if let Some(ops) = native_views::direct(&dst, &request, &settings) {
-		native_views::on_caller(&*gpu_on(ordinal)?, (&dst, &request, beta), ops, caller)?;
-		let outcome = Outcome::native(request.shape.m, NativeReason::FasterNatively);
-		let report = reported::<T>(outcome, request.shape, settings);
-		return Ok(PendingReport::ready(finished(report, start)));
+	let shape = request.shape;
+	let direct = native_views::direct(&dst, &request, &settings);
+	let native = move || reported::<T>(Outcome::native(shape.m, NativeReason::FasterNatively), shape, settings);
+	if let Some(ops) = direct {
+		let Some(capture) = capture else {
+			native_views::on_caller(&*gpu_on(ordinal)?, (&dst, &request, beta), ops, caller)?;
+			return Ok(PendingReport::ready(finished(native(), start)));
+		};
+		// the pipeline's cuBLAS handle is not captured (a replay would share its workspace with
+		// the pipeline's live work): the same GEMM is recorded, for a replay lane to run
+		let work = move |g: &Gpu| native_views::on_pipeline(g, (&dst, &request, beta), ops).map(|()| native());
+		return recorded::record((ordinal, caller), capture, Box::new(work), settings.portable);
 	}
-	not_capturing(caller)?;
 	let budget = device_budget(&settings, &[(ordinal, 0)])?;
 	fits(&dst, &request, budget)?;
 	// the memory the program leaves free, and what this crate already holds there (on the lane
 	// or the pipeline that runs the product), bounds the workspace too: a product that cannot have
-	// it fails here, before anything is enqueued
-	let free = match settings.queued_views {
-		true => queued::available(ordinal, caller)?,
-		false => available(&*gpu_on(ordinal)?)?,
+	// it fails here, before anything is enqueued or recorded
+	let lanes = match (&capture, settings.queued_views) {
+		(Some(_), _) => Some(Kind::Replays),
+		(None, true) => Some(Kind::Queued),
+		(None, false) => None,
+	};
+	let free = match lanes {
+		Some(kind) => queued::available(ordinal, caller, kind)?,
+		None => available(&*gpu_on(ordinal)?)?,
 	};
 	fits(&dst, &request, free)?;
-	let shape = request.shape;
 	let work = move |g: &Gpu| {
 		let _code = g.using(&settings);
 		enqueued(g, dst, request, beta, settings).map(|outcome| reported::<T>(outcome, shape, settings))
 	};
+	if let Some(capture) = capture {
+		return recorded::record((ordinal, caller), capture, Box::new(work), settings.portable);
+	}
 	if settings.queued_views
 		&& let Some(pending) = queued::submit(ordinal, caller, Box::new(work), settings.portable)?
 	{
@@ -74,21 +95,6 @@ pub(crate) fn view_product<T: Scalar>(
 	let g = gpu_on(ordinal)?;
 	let report = joined(&g, caller, || work(&g))?;
 	Ok(PendingReport::ready(finished(report, start)))
-}
-
-/// `Ok` where `caller` is not being captured into a CUDA graph: a product whose plan is chosen
-/// from its operands' values is enqueued by a lane's thread, which a graph does not record (its
-/// replay would skip the product); [`Error::Placement`] otherwise
-fn not_capturing(caller: sys::CUstream) -> Result<(), Error> {
-	let mut status = sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
-	// SAFETY: `caller` is a live stream (checked by `caller_ordinal`) or a default one
-	unsafe { sys::cuStreamIsCapturing(caller, &mut status) }.result().map_err(driver)?;
-	match status {
-		sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE => Ok(()),
-		_ => Err(Error::Placement {
-			reason: "the stream is being captured into a CUDA graph, which does not record the products queued to a lane".into(),
-		}),
-	}
 }
 
 /// the device memory a product on `gpu` can take now: what the driver reports free and the

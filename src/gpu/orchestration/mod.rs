@@ -7,6 +7,7 @@ pub(crate) mod engine;
 pub(crate) mod native_views;
 pub(crate) mod pipeline;
 pub(crate) mod queued;
+pub(crate) mod recorded;
 pub(crate) mod shared_launches;
 pub(crate) mod tiled;
 pub(crate) mod tiled_decision;

@@ -58,15 +58,34 @@ pub(crate) fn on_caller<T: Scalar>(
 	ops: (Op, Op),
 	caller: sys::CUstream,
 ) -> Result<(), Error> {
+	beside_the_pipeline(gpu, caller, || gemm(gpu, (dst, request, beta), ops, caller))
+}
+
+/// the same GEMM as [`on_caller`]'s, on `gpu`'s own stream (a replay lane's, for a product
+/// recorded into a graph: the same cuBLAS call, so the same bits)
+pub(crate) fn on_pipeline<T: Scalar>(
+	gpu: &Gpu,
+	(dst, request, beta): (&Borrowed<T>, &ViewRequest<T>, T),
+	ops: (Op, Op),
+) -> Result<(), Error> {
+	gemm(gpu, (dst, request, beta), ops, gpu.stream.cu_stream())
+}
+
+/// `dst = alpha op(lhs) op(rhs) + beta dst` by `gpu`'s cuBLAS handle on `stream`, at the
+/// arithmetic the precision asks of the native product
+fn gemm<T: Scalar>(
+	gpu: &Gpu,
+	(dst, request, beta): (&Borrowed<T>, &ViewRequest<T>, T),
+	ops: (Op, Op),
+	stream: sys::CUstream,
+) -> Result<(), Error> {
 	let math = match native_arithmetic(request.precision, T::MANTISSA_BITS) {
 		NativeArithmetic::Tf32 => NativeMath::Tf32,
 		_ => NativeMath::Exact,
 	};
 	let matrix = |v: &Borrowed<T>| (DevPtr::<T>::new(v.addr), v.ld());
 	let matrices = (matrix(&request.lhs), matrix(&request.rhs), matrix(dst));
-	beside_the_pipeline(gpu, caller, || {
-		caller_gemm(&gpu.handles, caller, (request.shape, ops), matrices, (request.alpha, beta), math)
-	})
+	caller_gemm(&gpu.handles, stream, (request.shape, ops), matrices, (request.alpha, beta), math)
 }
 
 /// `work` enqueued on `caller` with the pipeline's cuBLAS handle, ordered after what the

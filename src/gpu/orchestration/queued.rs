@@ -6,6 +6,8 @@
 //! product and raises the fence. The caller's thread waits for nothing, holds no lock across
 //! device work, and two callers on different streams of one GPU run on different lanes
 
+use crate::gpu::orchestration::recorded::Recording;
+use crate::gpu::runtime::capture::Relaxed;
 use crate::gpu::runtime::context::{Device, Gpu, MAX_GPUS, facts, gpu_at, kept_scratch_of};
 use crate::gpu::runtime::errors::driver;
 use crate::gpu::runtime::fence::Fence;
@@ -14,6 +16,7 @@ use crate::{Error, Report};
 use cudarc::driver::{CudaEvent, CudaStream, result, sys};
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Instant;
 
@@ -21,16 +24,50 @@ use std::time::Instant;
 /// thread waits for statistics, and each lane's workspace is kept between its products
 pub(crate) const LANES: usize = 2;
 
-/// the pipeline copy of a GPU's first lane: after those a batch spreads over, so that a batch and
-/// the queued products of other streams do not wait for each other's locks
-const FIRST_COPY: usize = super::batch::LANES;
+/// what a GPU's lanes serve: products queued by their calls, or the replays of products recorded
+/// into graphs. Each has lanes of its own, so that a replay, whose graph's stream waits for it,
+/// never waits behind a queued product that waits for that stream
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+	Queued,
+	Replays,
+}
+
+impl Kind {
+	/// the pipeline copy of the kind's first lane on a GPU: after those a batch spreads over, so
+	/// that a batch, the queued products and the replays do not wait for each other's locks
+	fn first_copy(self) -> usize {
+		match self {
+			Kind::Queued => super::batch::LANES,
+			Kind::Replays => super::batch::LANES + LANES,
+		}
+	}
+
+	/// the name of its lanes' threads
+	fn name(self) -> &'static str {
+		match self {
+			Kind::Queued => "lane",
+			Kind::Replays => "replays",
+		}
+	}
+}
 
 /// what a lane runs: the product, on its pipeline, to its report
 pub(crate) type Work = Box<dyn FnOnce(&Gpu) -> Result<Report, Error> + Send>;
 
+/// what a lane's thread does next
+enum Job {
+	/// a product queued by its call
+	Queued(Queued),
+	/// a replay of a product recorded into a graph, whose work before it has completed
+	Replay(Arc<Recording>, Instant),
+	/// the lane's workspace freed, its last recording's graph destroyed
+	Release,
+}
+
 /// one queued product: its work, the number the lane's fence reaches once it is enqueued, the
 /// event the caller's stream recorded before it, and where its report goes
-struct Job {
+struct Queued {
 	work: Work,
 	number: u32,
 	before: CudaEvent,
@@ -39,7 +76,7 @@ struct Job {
 }
 
 /// a pipeline, its thread and its queue
-struct Lane {
+pub(crate) struct Lane {
 	device: Device,
 	fence: Fence,
 	/// a stream of the lane's own, where the fence is raised when the pipeline cannot be had
@@ -49,6 +86,8 @@ struct Lane {
 	started: OnceLock<Result<(), Error>>,
 	/// the portable path's kernels loaded, by the first caller that asks for them
 	portable: OnceLock<Result<(), Error>>,
+	/// the recordings of products into graphs that live and run here
+	recordings: AtomicUsize,
 }
 
 #[derive(Default)]
@@ -63,7 +102,34 @@ struct Queue {
 /// product's work, and the report comes when the lane has enqueued it. `None` where the GPU has no
 /// lanes (the product then runs on the calling thread)
 pub(crate) fn submit(ordinal: usize, caller: sys::CUstream, work: Work, portable: bool) -> Result<Option<PendingReport>, Error> {
-	let Some(lanes) = lanes(ordinal)? else {
+	let Some(lane) = lane_of(ordinal, caller, (portable, Kind::Queued))? else {
+		return Ok(None);
+	};
+	let flags = Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING);
+	let before = facts(ordinal)?.ctx.new_event(flags).map_err(driver)?;
+	// SAFETY: `caller` is a live stream of this GPU's primary context, the event is that context's
+	unsafe { result::event::record(before.cu_event(), caller) }.map_err(driver)?;
+	let report = PendingReport::to_come();
+	let mut queue = lane.queue.lock().unwrap_or_else(|e| e.into_inner());
+	let number = queue.issued.wrapping_add(1);
+	// the caller's wait first: where it cannot be enqueued, nothing is queued
+	lane.fence.wait(caller, number)?;
+	queue.issued = number;
+	queue.jobs.push_back(Job::Queued(Queued {
+		work,
+		number,
+		before,
+		report: report.clone(),
+		submitted: Instant::now(),
+	}));
+	lane.work.notify_one();
+	Ok(Some(report))
+}
+
+/// the lane of `kind` on GPU `ordinal` that products from `caller` run on, its thread started
+/// and, where `portable`, the portable path's kernels loaded; `None` where the GPU has no lanes
+pub(crate) fn lane_of(ordinal: usize, caller: sys::CUstream, (portable, kind): (bool, Kind)) -> Result<Option<&'static Lane>, Error> {
+	let Some(lanes) = lanes(ordinal, kind)? else {
 		return Ok(None);
 	};
 	let lane = &lanes[assigned(ordinal, caller)];
@@ -77,38 +143,20 @@ pub(crate) fn submit(ordinal: usize, caller: sys::CUstream, work: Work, portable
 	lane.started
 		.get_or_init(|| {
 			std::thread::Builder::new()
-				.name(format!("emugemm-gpu{ordinal}-lane{}", lane.device.1 - FIRST_COPY))
+				.name(format!("emugemm-gpu{ordinal}-{}{}", kind.name(), lane.device.1 - kind.first_copy()))
 				.spawn(move || lane.serve())
 				.map(|_| ())
 				.map_err(|e| Error::gpu(format!("a lane's thread cannot start: {e}")))
 		})
 		.clone()?;
-	let flags = Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING);
-	let before = facts(ordinal)?.ctx.new_event(flags).map_err(driver)?;
-	// SAFETY: `caller` is a live stream of this GPU's primary context, the event is that context's
-	unsafe { result::event::record(before.cu_event(), caller) }.map_err(driver)?;
-	let report = PendingReport::to_come();
-	let mut queue = lane.queue.lock().unwrap_or_else(|e| e.into_inner());
-	let number = queue.issued.wrapping_add(1);
-	// the caller's wait first: where it cannot be enqueued, nothing is queued
-	lane.fence.wait(caller, number)?;
-	queue.issued = number;
-	queue.jobs.push_back(Job {
-		work,
-		number,
-		before,
-		report: report.clone(),
-		submitted: Instant::now(),
-	});
-	lane.work.notify_one();
-	Ok(Some(report))
+	Ok(Some(lane))
 }
 
-/// the device memory the lane that a product from `caller` on GPU `ordinal` runs on can take now:
-/// what the driver reports free and the scratch that lane keeps; the first pipeline's where the
-/// GPU has no lanes
-pub(crate) fn available(ordinal: usize, caller: sys::CUstream) -> Result<usize, Error> {
-	let copy = match lanes(ordinal)? {
+/// the device memory the lane of `kind` that a product from `caller` on GPU `ordinal` runs on can
+/// take now: what the driver reports free and the scratch that lane keeps; the first pipeline's
+/// where the GPU has no lanes
+pub(crate) fn available(ordinal: usize, caller: sys::CUstream, kind: Kind) -> Result<usize, Error> {
+	let copy = match lanes(ordinal, kind)? {
 		Some(lanes) => lanes[assigned(ordinal, caller)].device.1,
 		None => 0,
 	};
@@ -116,13 +164,14 @@ pub(crate) fn available(ordinal: usize, caller: sys::CUstream) -> Result<usize, 
 	Ok(free.saturating_add(kept_scratch_of((ordinal, copy))))
 }
 
-/// the lanes of GPU `ordinal`, made on first use; `None` where they cannot be (a driver that runs
-/// no stream memory operations)
-fn lanes(ordinal: usize) -> Result<Option<&'static [Lane]>, Error> {
+/// the lanes of `kind` of GPU `ordinal`, made on first use; `None` where they cannot be (a driver
+/// that runs no stream memory operations)
+fn lanes(ordinal: usize, kind: Kind) -> Result<Option<&'static [Lane]>, Error> {
 	type Lanes = OnceLock<Option<Vec<Lane>>>;
-	static GPUS: [Lanes; MAX_GPUS] = [const { OnceLock::new() }; MAX_GPUS];
+	static GPUS: [[Lanes; 2]; MAX_GPUS] = [const { [const { OnceLock::new() }; 2] }; MAX_GPUS];
 	let slot = GPUS
 		.get(ordinal)
+		.map(|kinds| &kinds[kind as usize])
 		.ok_or_else(|| Error::gpu(format!("GPU {ordinal}: no lanes beyond the GPUs this crate drives")))?;
 	if let Some(lanes) = slot.get() {
 		return Ok(lanes.as_deref());
@@ -130,7 +179,7 @@ fn lanes(ordinal: usize) -> Result<Option<&'static [Lane]>, Error> {
 	let ctx = &facts(ordinal)?.ctx;
 	let made = (0..LANES)
 		.map(|i| {
-			let device = (ordinal, FIRST_COPY + i);
+			let device = (ordinal, kind.first_copy() + i);
 			// the pipeline made and its kernels loaded before any caller waits for it
 			let g = gpu_at(device)?;
 			g.load_every_kernel(g.arch)?;
@@ -143,13 +192,16 @@ fn lanes(ordinal: usize) -> Result<Option<&'static [Lane]>, Error> {
 				work: Condvar::new(),
 				started: OnceLock::new(),
 				portable: OnceLock::new(),
+				recordings: AtomicUsize::new(0),
 			})
 		})
 		.collect::<Result<Vec<Lane>, Error>>();
 	let lanes = match made {
 		Ok(lanes) => Some(lanes),
 		Err(e) => {
-			log::info!("emugemm: GPU {ordinal} has no lanes ({e}): products on device views wait on the host for their plan");
+			log::info!(
+				"emugemm: GPU {ordinal} has no {kind:?} lanes ({e}): products on device views wait on the host for their plan, and are not recorded into graphs"
+			);
 			None
 		},
 	};
@@ -191,8 +243,12 @@ fn thread_key() -> u64 {
 }
 
 impl Lane {
-	/// the lane's thread: each job in turn, for ever
+	/// the lane's thread: each job in turn, for ever. Its capture mode is relaxed: a replay's
+	/// work runs while other threads of the program may be capturing graphs
 	fn serve(&self) {
+		if let Err(e) = Relaxed::new().map(std::mem::forget) {
+			log::warn!("emugemm: a lane of GPU {} keeps its capture mode: {e}", self.device.0);
+		}
 		loop {
 			let job = {
 				let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
@@ -203,14 +259,42 @@ impl Lane {
 					queue = self.work.wait(queue).unwrap_or_else(|e| e.into_inner());
 				}
 			};
-			self.run(job);
+			match job {
+				Job::Queued(queued) => self.run(queued),
+				Job::Replay(recording, fired) => self.replay(&recording, fired),
+				Job::Release => self.release(),
+			}
+		}
+	}
+
+	/// `job` appended to the lane's queue
+	fn push(&self, job: Job) {
+		self.queue.lock().unwrap_or_else(|e| e.into_inner()).jobs.push_back(job);
+		self.work.notify_one();
+	}
+
+	/// a replay of `recording` queued, from the graph's host node that `fired` (no CUDA call)
+	pub fn replay_later(&self, recording: Arc<Recording>, fired: Instant) {
+		self.push(Job::Replay(recording, fired));
+	}
+
+	/// one more recording lives here
+	pub fn recorded(&self) {
+		self.recordings.fetch_add(1, Ordering::Relaxed);
+	}
+
+	/// a recording here is gone with its graph (no CUDA call): the last one's workspace is freed
+	/// by the lane's thread
+	pub fn forget(&self) {
+		if self.recordings.fetch_sub(1, Ordering::AcqRel) == 1 {
+			self.push(Job::Release);
 		}
 	}
 
 	/// `job` on the lane's pipeline, after the caller's work that came before it; the fence raised
 	/// to its number whatever happened, then its report given
-	fn run(&self, job: Job) {
-		let Job {
+	fn run(&self, job: Queued) {
+		let Queued {
 			work,
 			number,
 			before,
@@ -242,6 +326,40 @@ impl Lane {
 			log::error!("emugemm: a product on device views failed after its call returned: {e}");
 		}
 		report.fill(result.map(|r| crate::report::finished(r, submitted)));
+	}
+
+	/// one replay of `recording`, whose graph's host node `fired`: the product decided and
+	/// enqueued on the lane's pipeline (the graph's work before it has completed), its report
+	/// given, then the graph's word raised after the product, so that the graph goes on once
+	/// the product is computed, and whatever happened
+	fn replay(&self, recording: &Recording, fired: Instant) {
+		let (result, stream) = match gpu_at(self.device) {
+			Ok(g) => {
+				let ran =
+					catch_unwind(AssertUnwindSafe(|| recording.run(&g))).unwrap_or_else(|_| Err(Error::gpu("a recorded product panicked")));
+				(ran, g.stream.cu_stream())
+			},
+			Err(e) => (Err(e), self.spare.cu_stream()),
+		};
+		if let Err(e) = &result {
+			log::error!("emugemm: a replay of a product recorded into a CUDA graph failed: {e}");
+		}
+		recording.report.fill(result.map(|r| crate::report::finished(r, fired)));
+		if let Err(e) = recording.word.raise(stream, 1) {
+			log::error!("emugemm: a lane of GPU {} cannot release a graph's replay: {e}", self.device.0);
+		}
+	}
+
+	/// the lane's scratch freed (stream-ordered: after the work enqueued on its pipeline), where no
+	/// recording lives here any more
+	fn release(&self) {
+		if self.recordings.load(Ordering::Acquire) > 0 {
+			return;
+		}
+		match gpu_at(self.device) {
+			Ok(g) => g.free_kept_scratch(),
+			Err(e) => log::warn!("emugemm: a lane of GPU {} keeps its workspace: {e}", self.device.0),
+		}
 	}
 }
 

@@ -483,7 +483,14 @@ pub(crate) fn gpu_at((ordinal, copy): Device) -> Result<GpuGuard, Error> {
 		.get(ordinal)
 		.and_then(|copies| copies.get(copy))
 		.ok_or_else(|| Error::gpu(format!("GPU {ordinal}: this crate drives ordinals below {MAX_GPUS}")))?;
-	match slot.get_or_init(|| Gpu::new((ordinal, copy)).map(Mutex::new)) {
+	let made = || {
+		// made whatever capture the program has in progress: the calls that make a pipeline are
+		// allowed on this thread while it lives
+		// SAFETY: only tries to dlopen libcuda (`Gpu::new` says where it is missing)
+		let _relaxed = unsafe { cudarc::driver::sys::is_culib_present() }.then(crate::gpu::runtime::capture::Relaxed::new);
+		Gpu::new((ordinal, copy)).map(Mutex::new)
+	};
+	match slot.get_or_init(made) {
 		Ok(gpu) => {
 			let g = gpu.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
 			// a new holder: no scratch address handed out yet; the driver calls the holder makes

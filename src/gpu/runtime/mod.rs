@@ -5,6 +5,7 @@
 pub(crate) mod launch;
 pub(crate) mod blas;
 pub(crate) mod calibrate;
+pub(crate) mod capture;
 pub(crate) mod context;
 pub(crate) mod current;
 pub(crate) mod errors;
