@@ -99,18 +99,23 @@ for run in "${runs[@]}"; do
 done
 
 # the interposer under a cuBLAS program (interop/, compiled here against the toolkit's cuBLAS):
-# hooked.c's four runs compared by check.py, and overhead.c unhooked and hooked; with CLIENTS=1
-# also PyTorch's and CuPy's products and cuSOLVER through CuPy, unhooked and hooked
+# hooked.c's four runs compared by check.py, graphs.c (products captured into CUDA graphs) hooked,
+# and overhead.c unhooked and hooked; with CLIENTS=1 also PyTorch's and CuPy's products, a PyTorch
+# graph's replays and cuSOLVER through CuPy, unhooked and hooked
 if [ "${SKIP_INTEROP:-0}" != 1 ] && [ -f ./libemugemm_cublas.so ] && [ -d ./interop ]; then
 	cuda="${CUDA_HOME:-/usr/local/cuda}"
 	hook="$PWD/libemugemm_cublas.so"
 	link=(-I"$cuda/include" -L"$cuda/lib64" -lcublas -lcudart -lpthread -lm -ldl)
 	test_c=interop/hook/tests/c
 	if gcc -O2 "$test_c/hooked.c" "$test_c/hooked_common.c" "$test_c/hooked_cublas.c" "$test_c/hooked_abi.c" "${link[@]}" -o hooked &&
+		gcc -O2 "$test_c/graphs.c" "${link[@]}" -o graphs &&
 		gcc -O2 "$test_c/overhead.c" "${link[@]}" -o overhead; then
-		tests_run=$((tests_run + 1))
+		tests_run=$((tests_run + 2))
 		run_logged "$results/interop.log" interop-hooked python3 interop/hook/tests/c/check.py "$hook" ./hooked "$results/interop" ||
 			failed+=(interop-hooked)
+		rm -f "$results/graphs.jsonl"
+		run_logged "$results/interop.log" interop-graphs env LD_PRELOAD="$hook" EMUGEMM_HOOK_LOG="$results/graphs.jsonl" ./graphs ||
+			failed+=(interop-graphs)
 		run_logged "$results/interop.log" interop-overhead ./overhead
 		run_logged "$results/interop.log" interop-overhead-hooked env LD_PRELOAD="$hook" ./overhead
 		if [ "${CLIENTS:-0}" = 1 ]; then
@@ -119,6 +124,9 @@ if [ "${SKIP_INTEROP:-0}" != 1 ] && [ -f ./libemugemm_cublas.so ] && [ -d ./inte
 				run_logged "$results/interop.log" "matmul-$library" env EMUGEMM_C="$PWD/libemugemm_c.so" python3 "$clients/matmul.py" "$library" 4096 8192
 				run_logged "$results/interop.log" "matmul-$library-hooked" env LD_PRELOAD="$hook" python3 "$clients/matmul.py" "$library" 4096 8192
 			done
+			run_logged "$results/interop.log" graphs-torch python3 "$clients/graphs.py" complex128:8192 float64:4096
+			run_logged "$results/interop.log" graphs-torch-hooked env LD_PRELOAD="$hook" EMUGEMM_HOOK_LOG="$results/graphs-torch.jsonl" \
+				python3 "$clients/graphs.py" complex128:8192 float64:4096
 			run_logged "$results/interop.log" factor python3 "$clients/factor.py" 8192
 			run_logged "$results/interop.log" factor-hooked env LD_PRELOAD="$hook" EMUGEMM_HOOK_LOG="$results/factor.jsonl" python3 "$clients/factor.py" 8192
 		fi

@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::device::download;
+use common::device::{square_download, square_product};
 use common::{gpu, plan_key, same_bits};
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, sys};
 use emugemm::testing::random_matrix;
@@ -48,21 +48,10 @@ fn bytes<T: Scalar>(m: &Mat<T>) -> Vec<u8> {
 fn product<T: Scalar>(
 	emu: &Emulator,
 	stream: &Arc<CudaStream>,
-	(a, b, c): (&CudaSlice<u8>, &CudaSlice<u8>, &mut CudaSlice<u8>),
+	operands: (&CudaSlice<u8>, &CudaSlice<u8>, &mut CudaSlice<u8>),
 	n: usize,
 ) -> Result<PendingReport, Error> {
-	// SAFETY: each buffer holds n * n elements of T
-	let (a, b, mut c) = unsafe {
-		(
-			a.transmute::<T>(n * n).unwrap(),
-			b.transmute::<T>(n * n).unwrap(),
-			c.transmute_mut::<T>(n * n).unwrap(),
-		)
-	};
-	let (av, bv) = (DeviceView::new(&a, (n, n), n).unwrap(), DeviceView::new(&b, (n, n), n).unwrap());
-	let cv = DeviceViewMut::new(&mut c, (n, n), n).unwrap();
-	let (one, zero) = (T::from_parts(1.0, 0.0), T::from_parts(0.0, 0.0));
-	emu.gemm_on_stream(cv, one, (av, bv), zero, (Precision::F64, stream.into()))
+	square_product::<T>(emu, stream, operands, n, Precision::F64)
 }
 
 /// what `record` enqueues on `stream`, captured in `mode` and instantiated: the executable graph
@@ -114,12 +103,6 @@ fn destroyed(exec: sys::CUgraphExec, graph: sys::CUgraph) {
 		sys::cuGraphExecDestroy(exec).result().unwrap();
 		sys::cuGraphDestroy(graph).result().unwrap();
 	}
-}
-
-/// the `n x n` column-major matrix of `T` in the device bytes `c`
-fn downloaded<T: Scalar>(stream: &Arc<CudaStream>, c: &CudaSlice<u8>, n: usize) -> Mat<T> {
-	let v = download::<T>(stream, c);
-	Mat::from_fn(n, n, |i, j| v[i + j * n])
 }
 
 /// the data of one replay: its name, the operands, and what its plan must be
@@ -194,11 +177,11 @@ fn replays_decide<T: Scalar>(mode: sys::CUstreamCaptureMode, n: usize, seed: u64
 			// the recorded product is the context's last call so far: its report is the replay's
 			assert_eq!(emu.last_report().as_ref(), Some(&report), "{what}: the context's last report");
 		}
-		let got = downloaded::<T>(&stream, &dc, n);
+		let got = square_download::<T>(&stream, &dc, n);
 		let reference = product::<T>(&emu, &stream, (&da, &db, &mut uncaptured), n)
 			.and_then(|p| p.wait())
 			.expect("the uncaptured call");
-		let expected = downloaded::<T>(&stream, &uncaptured, n);
+		let expected = square_download::<T>(&stream, &uncaptured, n);
 		assert!((data.expect)(&report), "{what}: the replay's plan: {report}");
 		assert_eq!(
 			plan_key(&report.plan),
@@ -255,7 +238,10 @@ fn products_chained_in_a_graph_replay_in_order() {
 			"seed {seed}: (A B) B"
 		);
 		for (got, expected, what) in [(&*c1, &*r1, "A B"), (&*c2, &*r2, "(A B) B")] {
-			let (got, expected) = (downloaded::<c64>(&stream, got, n), downloaded::<c64>(&stream, expected, n));
+			let (got, expected) = (
+				square_download::<c64>(&stream, got, n),
+				square_download::<c64>(&stream, expected, n),
+			);
 			assert!(same_bits(got.as_ref(), expected.as_ref()), "seed {seed}: {what}");
 		}
 	}

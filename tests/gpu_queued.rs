@@ -10,11 +10,11 @@
 
 mod common;
 
-use common::device::{download, stream, upload};
+use common::device::{square_download, square_product, stream, upload};
 use common::{gpu, plan_key, same_bits};
 use cudarc::driver::{CudaSlice, CudaStream};
 use emugemm::testing::random_matrix;
-use emugemm::{Accum, DeviceView, DeviceViewMut, Emulator, Precision, Scalar, Scheme, Tier};
+use emugemm::{Accum, Emulator, Precision, Scalar, Scheme, Tier};
 use faer::{Mat, c64};
 use std::sync::Arc;
 
@@ -29,28 +29,15 @@ fn on_device<T: Scalar>(stream: &Arc<CudaStream>, m: &Mat<T>) -> CudaSlice<u8> {
 	upload(stream, &v)
 }
 
-/// `C = A B` at `precision` on `stream`, of the compact `n x n` matrices of `T` in the bytes `a`,
-/// `b` and `c`: the call's pending report
+/// `C = A B` at `precision` on `stream` (see [`square_product`]), its pending report
 fn queued<T: Scalar>(
 	emu: &Emulator,
 	stream: &Arc<CudaStream>,
-	(a, b, c): (&CudaSlice<u8>, &CudaSlice<u8>, &mut CudaSlice<u8>),
+	operands: (&CudaSlice<u8>, &CudaSlice<u8>, &mut CudaSlice<u8>),
 	n: usize,
 	precision: Precision,
 ) -> emugemm::PendingReport {
-	// SAFETY: each buffer holds n * n elements of T
-	let (a, b, mut c) = unsafe {
-		(
-			a.transmute::<T>(n * n).unwrap(),
-			b.transmute::<T>(n * n).unwrap(),
-			c.transmute_mut::<T>(n * n).unwrap(),
-		)
-	};
-	let (av, bv) = (DeviceView::new(&a, (n, n), n).unwrap(), DeviceView::new(&b, (n, n), n).unwrap());
-	let cv = DeviceViewMut::new(&mut c, (n, n), n).unwrap();
-	let (one, zero) = (T::from_parts(1.0, 0.0), T::from_parts(0.0, 0.0));
-	emu.gemm_on_stream(cv, one, (av, bv), zero, (precision, stream.into()))
-		.expect("the call")
+	square_product::<T>(emu, stream, operands, n, precision).expect("the call")
 }
 
 /// `a b` at `precision` as device matrices compute it, and the plan, decided on the calling thread
@@ -60,12 +47,6 @@ fn reference<T: Scalar>(emu: &Emulator, (a, b): (&Mat<T>, &Mat<T>), precision: P
 	emu.matmul_device(&mut uc, Accum::Replace, (&ua, &ub), T::from_parts(1.0, 0.0), precision)
 		.unwrap();
 	(uc.download().unwrap(), emu.last_report().unwrap().plan)
-}
-
-/// the `n x n` column-major matrix of `T` in the device bytes `c`
-fn downloaded<T: Scalar>(stream: &Arc<CudaStream>, c: &CudaSlice<u8>, n: usize) -> Mat<T> {
-	let v = download::<T>(stream, c);
-	Mat::from_fn(n, n, |i, j| v[i + j * n])
 }
 
 /// a certified product behind about 15 ms of copies on its stream returns while they still run;
@@ -95,7 +76,7 @@ fn a_call_returns_before_the_work_queued_before_it() {
 	assert!(matches!(report.plan.scheme, Scheme::SchemeII { .. }), "{report}");
 	assert_eq!(emu.last_report().as_ref(), Some(&report));
 	assert_eq!(emugemm::last_report().as_ref(), Some(&report));
-	let got = downloaded::<f64>(&stream, &dc, n);
+	let got = square_download::<f64>(&stream, &dc, n);
 	let (expected, plan) = reference(&emu, (&a, &b), Precision::F64);
 	assert_eq!(plan_key(&report.plan), plan_key(&plan));
 	assert!(same_bits(got.as_ref(), expected.as_ref()), "the queued product's bits");
@@ -122,8 +103,8 @@ fn two_threads_queue_side_by_side() {
 					queued::<c64>(emu, &stream, (&da, &db, &mut ab), n, Precision::F64);
 					queued::<c64>(emu, &stream, (&ab, &db, &mut abb), n, Precision::F64);
 				}
-				let first = downloaded::<c64>(&stream, &ab, n);
-				let second = downloaded::<c64>(&stream, &abb, n);
+				let first = square_download::<c64>(&stream, &ab, n);
+				let second = square_download::<c64>(&stream, &abb, n);
 				let (expected_first, _) = reference(emu, (&a, &b), Precision::F64);
 				let (expected_second, _) = reference(emu, (&expected_first, &b), Precision::F64);
 				assert!(same_bits(first.as_ref(), expected_first.as_ref()), "thread {seed}: A B");

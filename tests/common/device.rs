@@ -3,8 +3,8 @@
 #![cfg(feature = "cuda")]
 
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream};
-use emugemm::Scalar;
-use faer::MatRef;
+use emugemm::{DeviceView, DeviceViewMut, Emulator, Error, PendingReport, Precision, Scalar};
+use faer::{Mat, MatRef};
 use std::sync::Arc;
 
 /// a new stream on GPU 0
@@ -35,4 +35,33 @@ pub fn upload<T: Scalar>(stream: &Arc<CudaStream>, v: &[T]) -> CudaSlice<u8> {
 pub fn download<T: Scalar>(stream: &Arc<CudaStream>, s: &CudaSlice<u8>) -> Vec<T> {
 	let bytes = stream.clone_dtoh(s).expect("a download");
 	bytes.chunks_exact(size_of::<T>()).map(bytemuck::pod_read_unaligned).collect()
+}
+
+/// `C = A B` at `precision` on `stream`, of the compact `n x n` matrices of `T` in the device bytes
+/// `a`, `b` and `c`: the call's pending report
+pub fn square_product<T: Scalar>(
+	emu: &Emulator,
+	stream: &Arc<CudaStream>,
+	(a, b, c): (&CudaSlice<u8>, &CudaSlice<u8>, &mut CudaSlice<u8>),
+	n: usize,
+	precision: Precision,
+) -> Result<PendingReport, Error> {
+	// SAFETY: each buffer holds n * n elements of T
+	let (a, b, mut c) = unsafe {
+		(
+			a.transmute::<T>(n * n).unwrap(),
+			b.transmute::<T>(n * n).unwrap(),
+			c.transmute_mut::<T>(n * n).unwrap(),
+		)
+	};
+	let (av, bv) = (DeviceView::new(&a, (n, n), n).unwrap(), DeviceView::new(&b, (n, n), n).unwrap());
+	let cv = DeviceViewMut::new(&mut c, (n, n), n).unwrap();
+	let (one, zero) = (T::from_parts(1.0, 0.0), T::from_parts(0.0, 0.0));
+	emu.gemm_on_stream(cv, one, (av, bv), zero, (precision, stream.into()))
+}
+
+/// the `n x n` column-major matrix of `T` in the device bytes `c`
+pub fn square_download<T: Scalar>(stream: &Arc<CudaStream>, c: &CudaSlice<u8>, n: usize) -> Mat<T> {
+	let v = download::<T>(stream, c);
+	Mat::from_fn(n, n, |i, j| v[i + j * n])
 }

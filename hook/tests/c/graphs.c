@@ -27,14 +27,7 @@
 #include <unistd.h>
 
 #include "../../../capi/include/emugemm.h"
-
-#define CHECK(x)                                                                                    \
-	do {                                                                                            \
-		if ((x) != 0) {                                                                             \
-			fprintf(stderr, "%s:%d: %s failed\n", __FILE__, __LINE__, #x);                          \
-			exit(2);                                                                                \
-		}                                                                                           \
-	} while (0)
+#include "check.h"
 
 static int failed;
 

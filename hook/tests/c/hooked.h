@@ -20,14 +20,7 @@
 #include <stdlib.h>
 
 #include "../../../capi/include/emugemm.h"
-
-#define CHECK(x)                                                                                    \
-	do {                                                                                            \
-		if ((x) != 0) {                                                                             \
-			fprintf(stderr, "%s:%d: %s failed\n", __FILE__, __LINE__, #x);                          \
-			exit(2);                                                                                \
-		}                                                                                           \
-	} while (0)
+#include "check.h"
 
 /* a check: prints "FAILED: what" where !ok, and counts it (from any thread) */
 void expect(int ok, const char *what);

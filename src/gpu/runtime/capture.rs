@@ -166,28 +166,28 @@ fn memory_operation(
 	word: sys::CUdeviceptr,
 	op: Operation,
 ) -> (sys::CUstreamBatchMemOpParams, sys::CUDA_BATCH_MEM_OP_NODE_PARAMS) {
-	// SAFETY: a union of plain integers, all zeros valid
-	let mut params: sys::CUstreamBatchMemOpParams = unsafe { std::mem::zeroed() };
-	match op {
-		Operation::Write(value) => {
-			params.writeValue = sys::CUstreamBatchMemOpParams_union_CUstreamMemOpWriteValueParams_st {
-				operation: sys::CUstreamBatchMemOpType::CU_STREAM_MEM_OP_WRITE_VALUE_32,
-				address: word,
-				__bindgen_anon_1: sys::CUstreamBatchMemOpParams_union_CUstreamMemOpWriteValueParams_st__bindgen_ty_1 { value },
-				flags: sys::CUstreamWriteValue_flags::CU_STREAM_WRITE_VALUE_DEFAULT as u32,
-				alias: 0,
-			};
-		},
-		Operation::WaitAtLeast(value) => {
-			params.waitValue = sys::CUstreamBatchMemOpParams_union_CUstreamMemOpWaitValueParams_st {
-				operation: sys::CUstreamBatchMemOpType::CU_STREAM_MEM_OP_WAIT_VALUE_32,
-				address: word,
-				__bindgen_anon_1: sys::CUstreamBatchMemOpParams_union_CUstreamMemOpWaitValueParams_st__bindgen_ty_1 { value },
-				flags: sys::CUstreamWaitValue_flags::CU_STREAM_WAIT_VALUE_GEQ as u32,
-				alias: 0,
-			};
-		},
+	// the write's and the wait's parameters, one variant of the union each
+	macro_rules! on_word {
+		($variant:ident: $params:ident, $value:ident, $operation:ident, $flags:expr, $count:expr) => {
+			sys::CUstreamBatchMemOpParams {
+				$variant: sys::$params {
+					operation: sys::CUstreamBatchMemOpType::$operation,
+					address: word,
+					__bindgen_anon_1: sys::$value { value: $count },
+					flags: $flags as u32,
+					alias: 0,
+				},
+			}
+		};
 	}
+	let params = match op {
+		Operation::Write(value) => on_word!(writeValue: CUstreamBatchMemOpParams_union_CUstreamMemOpWriteValueParams_st,
+			CUstreamBatchMemOpParams_union_CUstreamMemOpWriteValueParams_st__bindgen_ty_1, CU_STREAM_MEM_OP_WRITE_VALUE_32,
+			sys::CUstreamWriteValue_flags::CU_STREAM_WRITE_VALUE_DEFAULT, value),
+		Operation::WaitAtLeast(value) => on_word!(waitValue: CUstreamBatchMemOpParams_union_CUstreamMemOpWaitValueParams_st,
+			CUstreamBatchMemOpParams_union_CUstreamMemOpWaitValueParams_st__bindgen_ty_1, CU_STREAM_MEM_OP_WAIT_VALUE_32,
+			sys::CUstreamWaitValue_flags::CU_STREAM_WAIT_VALUE_GEQ, value),
+	};
 	let node = sys::CUDA_BATCH_MEM_OP_NODE_PARAMS {
 		ctx,
 		count: 1,
