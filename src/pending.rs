@@ -91,6 +91,7 @@ impl PendingReport {
 	}
 
 	/// the report of a product recorded into a CUDA graph, to come at each replay
+	#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
 	pub(crate) fn recorded() -> Self {
 		PendingReport {
 			slot: Arc::new(Slot {
