@@ -114,7 +114,7 @@ if [ "${SKIP_INTEROP:-0}" != 1 ] && [ -f ./libemugemm_cublas.so ] && [ -d ./inte
 		run_logged "$results/interop.log" interop-hooked python3 interop/hook/tests/c/check.py "$hook" ./hooked "$results/interop" ||
 			failed+=(interop-hooked)
 		rm -f "$results/graphs.jsonl"
-		run_logged "$results/interop.log" interop-graphs env LD_PRELOAD="$hook" EMUGEMM_HOOK_LOG="$results/graphs.jsonl" ./graphs ||
+		run_logged "$results/interop.log" interop-graphs env LD_PRELOAD="$hook" EMUGEMM_GRAPHS=on EMUGEMM_HOOK_LOG="$results/graphs.jsonl" ./graphs ||
 			failed+=(interop-graphs)
 		run_logged "$results/interop.log" interop-overhead ./overhead
 		run_logged "$results/interop.log" interop-overhead-hooked env LD_PRELOAD="$hook" ./overhead
@@ -125,7 +125,7 @@ if [ "${SKIP_INTEROP:-0}" != 1 ] && [ -f ./libemugemm_cublas.so ] && [ -d ./inte
 				run_logged "$results/interop.log" "matmul-$library-hooked" env LD_PRELOAD="$hook" python3 "$clients/matmul.py" "$library" 4096 8192
 			done
 			run_logged "$results/interop.log" graphs-torch python3 "$clients/graphs.py" complex128:8192 float64:4096
-			run_logged "$results/interop.log" graphs-torch-hooked env LD_PRELOAD="$hook" EMUGEMM_HOOK_LOG="$results/graphs-torch.jsonl" \
+			run_logged "$results/interop.log" graphs-torch-hooked env LD_PRELOAD="$hook" EMUGEMM_GRAPHS=on EMUGEMM_HOOK_LOG="$results/graphs-torch.jsonl" \
 				python3 "$clients/graphs.py" complex128:8192 float64:4096
 			run_logged "$results/interop.log" factor python3 "$clients/factor.py" 8192
 			run_logged "$results/interop.log" factor-hooked env LD_PRELOAD="$hook" EMUGEMM_HOOK_LOG="$results/factor.jsonl" python3 "$clients/factor.py" 8192

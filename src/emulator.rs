@@ -75,8 +75,7 @@ impl Emulator {
 			other => other,
 		};
 		let host_routing = auto && environment::host_routing()?.unwrap_or(true);
-		let emu = Emulator::on(backend, host_routing, model_of(backend, 0)?);
-		Ok(emu.with_queued_views(environment::queued_views()?.unwrap_or(false)))
+		Emulator::on(backend, host_routing, model_of(backend, 0)?).switched_by_environment()
 	}
 
 	/// a context on a resolved `backend` with the default settings: the native candidate on,
@@ -97,6 +96,7 @@ impl Emulator {
 				portable: false,
 				model,
 				queued_views: false,
+				graph_recording: false,
 			},
 			par: Par::rayon(0),
 			precision_override: None,
@@ -321,7 +321,15 @@ impl Emulator {
 		// no other GPU is touched: a process may own only these (an MPI rank, an exclusive GPU)
 		let mut emu = Emulator::on(Backend::Gpu, false, model_of(Backend::Gpu, ordinals[0])?);
 		emu.settings.devices = devices;
-		Ok(emu.with_queued_views(environment::queued_views()?.unwrap_or(false)))
+		emu.switched_by_environment()
+	}
+
+	/// the context with the switches the environment sets for every context (the C ABI's and the
+	/// interposer's too): `EMUGEMM_QUEUED_VIEWS` and `EMUGEMM_GRAPHS`
+	fn switched_by_environment(self) -> Result<Emulator, Error> {
+		let queued = environment::queued_views()?.unwrap_or(false);
+		let graphs = environment::graph_recording()?.unwrap_or(false);
+		Ok(self.with_queued_views(queued).with_graph_recording(graphs))
 	}
 
 	/// the GPUs host products run on, by ordinal (see [`Emulator::on_gpus`]; `[0]` for other
@@ -379,6 +387,31 @@ impl Emulator {
 	/// whether products on device views are queued (see [`Emulator::with_queued_views`])
 	pub fn queued_views(&self) -> bool {
 		self.settings.queued_views
+	}
+
+	/// the same context with products on streams being captured into CUDA graphs recorded there
+	/// (`on`: every replay decides its plan on its own data, see [`Emulator::gemm_on_stream`]) or
+	/// refused with [`Error::Placement`] before anything is enqueued (`off`, the default, or the
+	/// environment variable `EMUGEMM_GRAPHS=on` to turn it on, for every context and the C ABI's,
+	/// whose refusal the interposer forwards to cuBLAS). Off by default until recording is
+	/// measured on a GPU
+	///
+	/// # example
+	/// ```
+	/// use emugemm::{Backend, Emulator};
+	/// let emu = Emulator::with_backend(Backend::CpuEmulation)?.with_graph_recording(true);
+	/// assert!(emu.graph_recording());
+	/// # Ok::<(), emugemm::Error>(())
+	/// ```
+	pub fn with_graph_recording(mut self, on: bool) -> Self {
+		self.settings.graph_recording = on;
+		self
+	}
+
+	/// whether products on capturing streams are recorded into the graph (see
+	/// [`Emulator::with_graph_recording`])
+	pub fn graph_recording(&self) -> bool {
+		self.settings.graph_recording
 	}
 
 	/// whether host products may run on the host's cores (see [`Emulator::with_host_routing`])
@@ -490,6 +523,7 @@ impl Emulator {
 	/// | `EMUGEMM_NATIVE_BELOW` | a size: products whose `m`, `n` or `k` is below it are computed natively | `0` |
 	/// | `EMUGEMM_HOST_ROUTING` | `on`, `off` (see [`Emulator::with_host_routing`]) | `on` |
 	/// | `EMUGEMM_QUEUED_VIEWS` | `on`, `off` (see [`Emulator::with_queued_views`]; every context) | `off` |
+	/// | `EMUGEMM_GRAPHS` | `on`, `off` (see [`Emulator::with_graph_recording`]; every context) | `off` |
 	///
 	/// A value that cannot be read, or a backend that cannot run here, makes every product of the
 	/// global context return [`Error::Environment`], which names the variable (`emu_mul` panics with

@@ -77,6 +77,9 @@ pub(crate) struct Settings {
 	/// whether products on device views are queued to a lane and return at once (see
 	/// `Emulator::with_queued_views`)
 	pub queued_views: bool,
+	/// whether products on streams being captured into CUDA graphs are recorded there (see
+	/// `Emulator::with_graph_recording`)
+	pub graph_recording: bool,
 }
 
 // (the route serves the GPU engine only)
@@ -114,6 +117,7 @@ mod tests {
 			portable: false,
 			model: GpuModel::named("NVIDIA H100 80GB HBM3").expect("in the table"),
 			queued_views: false,
+			graph_recording: false,
 		}
 	}
 

@@ -35,6 +35,8 @@ fn the_environment_configures_the_global_context() {
 		("EMUGEMM_PRECISION", "f65"),
 		("EMUGEMM_NATIVE_BELOW", "-3"),
 		("EMUGEMM_HOST_ROUTING", "sideways"),
+		("EMUGEMM_QUEUED_VIEWS", "soon"),
+		("EMUGEMM_GRAPHS", "maybe"),
 	];
 	for (name, value) in refused {
 		set(&[(name, Some(value))]);
@@ -59,9 +61,11 @@ fn the_environment_configures_the_global_context() {
 		("EMUGEMM_PRECISION", Some("scheme2=11")),
 		("EMUGEMM_NATIVE_BELOW", Some("16")),
 		("EMUGEMM_HOST_ROUTING", Some("off")),
+		("EMUGEMM_GRAPHS", Some("on")),
 	]);
 	Emulator::set_global(Emulator::from_env().unwrap());
 	let global = Emulator::global();
+	assert!(global.graph_recording() && !global.queued_views());
 	assert_eq!(global.backend(), Backend::CpuEmulation);
 	assert_eq!(global.precision_override(), Some(Precision::SchemeII { moduli: 11 }));
 	assert_eq!(global.native_below(), 16);

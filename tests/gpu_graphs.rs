@@ -1,5 +1,5 @@
-//! products recorded into CUDA graphs: a product on a stream being captured (each capture mode)
-//! is recorded, and every replay of the graph decides its plan on the data it finds. The same
+//! products recorded into CUDA graphs (`Emulator::with_graph_recording`): a product on a stream
+//! being captured (each capture mode) is recorded, and every replay of the graph decides its plan on the data it finds. The same
 //! graph emulates narrow-ranged data (phi = 0.5), computes wide-ranged data natively (phi = 8)
 //! and gives non-finite entries natively where the operands hold NaN or infinities; each replay
 //! equals the same call uncaptured on the same data, plan and bits. Two products chained in one
@@ -35,6 +35,11 @@ fn stream() -> Arc<CudaStream> {
 	// SAFETY: before any buffer or stream of this context is made; the tests use one stream each
 	unsafe { ctx.disable_event_tracking() };
 	ctx.new_stream().expect("a stream")
+}
+
+/// the GPU context with products on capturing streams recorded into the graph
+fn recording() -> Emulator {
+	gpu().with_graph_recording(true)
 }
 
 /// the bytes of `m`, column-major
@@ -155,7 +160,7 @@ fn kinds<T: Scalar>(n: usize, seed: u64) -> Vec<Data<T>> {
 /// a graph that captured one product, replayed on each kind of data in turn, against the same
 /// call uncaptured on the same data: plan and bits equal, and the plan the data calls for
 fn replays_decide<T: Scalar>(mode: sys::CUstreamCaptureMode, n: usize, seed: u64) {
-	let (emu, stream) = (gpu(), stream());
+	let (emu, stream) = (recording(), stream());
 	let mut da = stream.alloc_zeros::<u8>(size_of::<T>() * n * n).unwrap();
 	let mut db = stream.alloc_zeros::<u8>(size_of::<T>() * n * n).unwrap();
 	let mut dc = stream.alloc_zeros::<u8>(size_of::<T>() * n * n).unwrap();
@@ -209,7 +214,7 @@ fn each_replay_decides_its_plan() {
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn products_chained_in_a_graph_replay_in_order() {
-	let (emu, stream, n) = (gpu(), stream(), 384);
+	let (emu, stream, n) = (recording(), stream(), 384);
 	let mut buffers: Vec<CudaSlice<u8>> = (0..6).map(|_| stream.alloc_zeros::<u8>(16 * n * n).unwrap()).collect();
 	let [da, db, c1, c2, r1, r2] = &mut buffers[..] else {
 		unreachable!()
@@ -253,7 +258,7 @@ fn products_chained_in_a_graph_replay_in_order() {
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn a_batch_on_a_capturing_stream_is_refused() {
-	let (emu, stream, n) = (gpu(), stream(), 256);
+	let (emu, stream, n) = (recording(), stream(), 256);
 	let da = stream.clone_htod(&bytes(&random_matrix::<f64>(n, n, 1.0, 41))).unwrap();
 	let mut dc = stream.alloc_zeros::<u8>(8 * n * n).unwrap();
 	stream.synchronize().unwrap();

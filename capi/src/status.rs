@@ -29,8 +29,9 @@ pub enum EmugemmStatus {
 	/// No CUDA driver or GPU, a library built without kernels, a stream of a context that is not its GPU's
 	/// primary context (or the legacy default stream on a thread with no current context), or a
 	/// call that reads device memory on the host (scalars in device memory, a batch's pointer
-	/// arrays) on a stream being captured into a CUDA graph (a single product or rank-k update with
-	/// host scalars is recorded into the graph instead)
+	/// arrays) on a stream being captured into a CUDA graph, or any call there unless
+	/// `EMUGEMM_GRAPHS=on` (which records a single product or rank-k update with host scalars into
+	/// the graph instead)
 	NotAvailable = 3,
 	/// a CUDA driver or library call failed once work was enqueued (`C` may be partly written)
 	GpuError = 4,

@@ -13,8 +13,9 @@
 //! for both doors: a call with bad arguments, one with scalars in device memory or a batch on a
 //! stream being captured into a graph, one with no usable GPU backend or whose workspace does not
 //! fit, reads and writes nothing there and is forwarded, so that cuBLAS computes it or answers it
-//! with its own status. A single product or rank-k update with host scalars on a capturing stream
-//! is recorded into the graph: each replay decides its plan on its own data, and is logged. Forwarded calls go
+//! with its own status. With `EMUGEMM_GRAPHS=on`, a single product or rank-k update with host
+//! scalars on a capturing stream is recorded into the graph instead: each replay decides its plan
+//! on its own data, and is logged. Forwarded calls go
 //! to the libcublas their caller was linked with (several may be loaded, of any major versions).
 //! A batch's products are each computed as the single GEMM of its matrices would be. What cuBLAS
 //! promises and an emulated call does not: it returns once its plan is chosen, so the host waits

@@ -35,8 +35,9 @@ impl Emulator {
 	///   does: `stream` waits, on the GPU, until the lane has enqueued the product and the GPU has
 	///   run it. The lane's thread does what the call does by default, so plan and bits are the
 	///   same. A driver without stream memory operations makes the call wait as by default.
-	/// - On a stream being captured into a CUDA graph (any capture mode), the product is recorded
-	///   into the graph and the call returns at once: at each replay a replay lane of the GPU (a
+	/// - On a stream being captured into a CUDA graph (any capture mode), the product is refused
+	///   with [`Error::Placement`] unless [`Emulator::with_graph_recording`] is on. With it on, the
+	///   product is recorded into the graph and the call returns at once: at each replay a replay lane of the GPU (a
 	///   pipeline and a host thread of its own) runs what an uncaptured call runs, on the data the
 	///   replay finds, and the graph goes on once the product is computed. Each replay thus decides
 	///   its own plan: the same plan and bits as the call uncaptured on that data (a product native

@@ -16,6 +16,11 @@ pub(super) fn queued_views() -> Result<Option<bool>, Error> {
 	read("EMUGEMM_QUEUED_VIEWS", switch)
 }
 
+/// `EMUGEMM_GRAPHS`: `on` or `off`, `None` when unset
+pub(super) fn graph_recording() -> Result<Option<bool>, Error> {
+	read("EMUGEMM_GRAPHS", switch)
+}
+
 /// `on` or `off` (`1`, `true`; `0`, `false`)
 fn switch(value: &str) -> Result<bool, String> {
 	match value {
@@ -31,8 +36,11 @@ pub(super) fn context_from_env() -> Result<Emulator, Error> {
 	let backend = read("EMUGEMM_BACKEND", parse_backend)?.unwrap_or(Backend::Auto);
 	let precision = read("EMUGEMM_PRECISION", parse_precision)?;
 	let native_below = read("EMUGEMM_NATIVE_BELOW", |v| v.parse::<usize>().map_err(|e| e.to_string()))?.unwrap_or(0);
-	// read by every `Backend::Auto` context; checked here for every backend
+	// read by every `Backend::Auto` context (the switches by every context); checked here, before
+	// the backend, so that an error names its own variable
 	host_routing()?;
+	queued_views()?;
+	graph_recording()?;
 	let emu = Emulator::with_backend(backend).map_err(|e| {
 		let value = std::env::var("EMUGEMM_BACKEND").unwrap_or_else(|_| "auto (unset)".into());
 		environment("EMUGEMM_BACKEND", &value, e.to_string())

@@ -13,7 +13,7 @@ use crate::gpu::orchestration::queued::{self, Kind};
 use crate::gpu::orchestration::recorded;
 use crate::gpu::product::footprint;
 use crate::gpu::product::job::{DeviceOperand, Outcome, Output, OutputTriangle, Terms};
-use crate::gpu::runtime::capture::{Relaxed, capturing};
+use crate::gpu::runtime::capture::{Relaxed, capturing, refused};
 use crate::gpu::runtime::context::{Gpu, facts, gpu_on};
 use crate::gpu::runtime::errors::driver;
 use crate::gpu::runtime::ptr::DevPtr;
@@ -52,6 +52,11 @@ pub(crate) fn view_product<T: Scalar>(
 	// are allowed on this thread, whatever the capture's mode
 	let _relaxed = capture.as_ref().map(|_| Relaxed::new()).transpose()?;
 	let settings = for_gpus(request.settings, &[(ordinal, 0)])?;
+	if capture.is_some() && !settings.graph_recording {
+		return Err(refused(
+			"recording products into graphs is off (Emulator::with_graph_recording, EMUGEMM_GRAPHS=on)",
+		));
+	}
 	let shape = request.shape;
 	let direct = native_views::direct(&dst, &request, &settings);
 	let native = move || reported::<T>(Outcome::native(shape.m, NativeReason::FasterNatively), shape, settings);
