@@ -48,15 +48,15 @@ pub(crate) fn view_product<T: Scalar>(
 	let start = std::time::Instant::now();
 	let ordinal = caller_ordinal(caller)?;
 	let capture = capturing(caller)?;
-	// while a capture is in progress, the calls that make what the product needs (a lane, a word)
-	// are allowed on this thread, whatever the capture's mode
-	let _relaxed = capture.as_ref().map(|_| Relaxed::new()).transpose()?;
-	let settings = for_gpus(request.settings, &[(ordinal, 0)])?;
-	if capture.is_some() && !settings.graph_recording {
+	if capture.is_some() && !request.settings.graph_recording {
 		return Err(refused(
 			"recording products into graphs is off (Emulator::with_graph_recording, EMUGEMM_GRAPHS=on)",
 		));
 	}
+	// while a capture is in progress, the calls that make what the product needs (a lane, a word)
+	// are allowed on this thread, whatever the capture's mode
+	let _relaxed = capture.as_ref().map(|_| Relaxed::new()).transpose()?;
+	let settings = for_gpus(request.settings, &[(ordinal, 0)])?;
 	let shape = request.shape;
 	let direct = native_views::direct(&dst, &request, &settings);
 	let native = move || reported::<T>(Outcome::native(shape.m, NativeReason::FasterNatively), shape, settings);
