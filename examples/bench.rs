@@ -63,6 +63,11 @@
 //! (`Emulator::with_queued_views`). For example `EMUGEMM_BENCH_ONLY=queued EMUGEMM_BENCH_SIZES=
 //! ./bench`.
 //!
+//! The rows over several GPUs (`gpus`): f64 `F64` at the sizes `EMUGEMM_BENCH_GPU_SIZES` (default
+//! `8192,16384`) on GPU 0 alone and split over the GPUs `EMUGEMM_BENCH_SPLIT` (default `0,1`; `0,0`
+//! splits over two pipelines of one GPU), host to host and between device matrices. For example
+//! `EMUGEMM_BENCH_ONLY=gpus EMUGEMM_BENCH_GPU_SIZES=32768 EMUGEMM_BENCH_SIZES= ./bench`.
+//!
 //! The chassis rows (`profile::chassis`): every variant of the INT8 wgmma chassis as the plain
 //! INT8 GEMM (`i8 chassis <variant>`) and as the fused real scheme II product of 15 moduli
 //! (`f64 chassis <variant> SchemeII p=15`), INT8 TOPS and the ratio to cuBLASLt INT8 measured in
@@ -811,14 +816,16 @@ fn out_of_core(sizes: &[usize], budget: usize, rows: &mut dyn FnMut(String)) {
 	}
 }
 
-/// products over several GPUs (`gpus`, f64 `F64`): each size on GPU 0 alone and split over GPUs
-/// 0 and 1 (where the machine has two), host to host (transfers included) and between device
-/// matrices (uploaded once, split by rows over the context's GPUs), in the same process; the
-/// speed-up over GPU 0 alone, each the median of three warm runs
-fn gpus(sizes: &[usize], rows: &mut dyn FnMut(String)) {
-	let sets: Vec<(&str, Emulator)> = [("GPU 0 alone", vec![0]), ("GPUs 0 and 1", vec![0, 1])]
+/// products over several GPUs (`gpus`, f64 `F64`): each size on GPU 0 alone and split over the
+/// GPUs `split` (where the machine has them; `0,0` splits over two pipelines of one GPU), host to
+/// host (transfers included) and between device matrices (uploaded once, split by rows over the
+/// context's GPUs), in the same process; the speed-up over GPU 0 alone, each the median of three
+/// warm runs
+fn gpus(sizes: &[usize], split: &[usize], rows: &mut dyn FnMut(String)) {
+	let split_name = format!("GPUs {split:?}");
+	let sets: Vec<(&str, Emulator)> = [("GPU 0 alone", &[0][..]), (split_name.as_str(), split)]
 		.into_iter()
-		.filter_map(|(what, ordinals)| Emulator::on_gpus(&ordinals).ok().map(|e| (what, e)))
+		.filter_map(|(what, ordinals)| Emulator::on_gpus(ordinals).ok().map(|e| (what, e)))
 		.collect();
 	let warm = |mut run: Box<dyn FnMut() + '_>| {
 		median(
@@ -1128,7 +1135,10 @@ fn main() {
 		rates.1 / 1e9
 	));
 	if bench.selected("gpus") {
-		gpus(&env_list("EMUGEMM_BENCH_GPU_SIZES", "8192,16384"), &mut |row| bench.row(row));
+		let split = env_list("EMUGEMM_BENCH_SPLIT", "0,1");
+		gpus(&env_list("EMUGEMM_BENCH_GPU_SIZES", "8192,16384"), &split, &mut |row| {
+			bench.row(row)
+		});
 	}
 	if bench.selected("out of core") {
 		let sizes = env_list("EMUGEMM_BENCH_OUT_OF_CORE", "16384,32768");
