@@ -66,23 +66,39 @@ fn entry(summary: Summary, (action, precision, report, reason, tier): Became, mi
 		reason,
 		tier,
 		replay: None,
+		gpu: None,
 		micros,
 	}
 }
 
-/// writes the log line of an emulated call that `summary` describes, at `precision`, once
-/// `pending` (its report) is ready: its host time is the call's, from `start` to now. A call
+/// writes the log line of an emulated call that `summary` describes, at `precision`, on `gpu`,
+/// once `pending` (its report) is ready: its host time is the call's, from `start` to now. A call
 /// recorded into a CUDA graph is written now, as `captured`, and each replay that reaches it in a
 /// line of its own
-fn logged_when_ready(summary: Summary, precision: String, pending: emugemm::PendingReport, start: Instant) {
+fn logged_when_ready(summary: Summary, (precision, gpu): (String, Option<usize>), pending: emugemm::PendingReport, start: Instant) {
 	let micros = start.elapsed().as_secs_f64() * 1e6;
 	if pending.replays().is_some() {
 		let reason = "recorded into the CUDA graph being captured: each replay decides its plan".into();
-		log::write_each_replay(entry(summary, ("captured", precision, None, reason, None), micros), &pending);
+		let captured = Entry {
+			gpu,
+			..entry(summary, ("captured", precision, None, reason, None), micros)
+		};
+		log::write_each_replay(captured, &pending);
 		return;
 	}
-	let entry = entry(summary, ("emugemm", precision, None, String::new(), None), micros);
+	let entry = Entry {
+		gpu,
+		..entry(summary, ("emugemm", precision, None, String::new(), None), micros)
+	};
 	log::write_when_ready(entry, pending);
+}
+
+/// the ordinal of the GPU of `stream` (the handle's: a call just ran on it), where the log is on:
+/// the driver is asked only then
+fn logged_gpu(stream: *mut std::ffi::c_void) -> Option<usize> {
+	Config::get().log.as_ref()?;
+	// SAFETY: the handle's stream, a valid stream of the caller's (or null, the default stream)
+	unsafe { emugemm::Stream::from_raw(stream.cast()) }.ordinal().ok()
 }
 
 /// `forward` run on `library` (the call's own arguments, to the caller's libcublas), its status:
@@ -186,7 +202,7 @@ pub(crate) unsafe fn intercept<T: Element>(
 			// the report comes once the product is enqueued: its line is written then, by the
 			// log's own thread, and the call returns now
 			if let Some(pending) = emugemm::last_pending_report() {
-				logged_when_ready(summary, precision, pending, start);
+				logged_when_ready(summary, (precision, logged_gpu(call.stream)), pending, start);
 			}
 			SUCCESS
 		},

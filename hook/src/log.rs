@@ -41,6 +41,8 @@ pub(crate) struct Entry {
 	pub tier: Option<&'static str>,
 	/// the number of a replay, from 1, of a call recorded into a CUDA graph
 	pub replay: Option<u64>,
+	/// the ordinal of the GPU of the call's stream, for a call the C ABI ran
+	pub gpu: Option<usize>,
 	pub micros: f64,
 }
 
@@ -195,6 +197,9 @@ struct Line<'a> {
 	/// the replay, from 1, of a call recorded into a CUDA graph; absent for any other line
 	#[serde(skip_serializing_if = "Option::is_none")]
 	replay: Option<u64>,
+	/// the GPU the call ran on, by ordinal; absent for a call the C ABI did not run
+	#[serde(skip_serializing_if = "Option::is_none")]
+	gpu: Option<usize>,
 	reason: &'a str,
 	us: f64,
 	pid: u32,
@@ -238,6 +243,7 @@ fn json(e: &Entry) -> String {
 		plan,
 		tier: e.tier,
 		replay: e.replay,
+		gpu: e.gpu,
 		reason: &e.reason,
 		us: (e.micros * 10.0).round() / 10.0,
 		pid: std::process::id(),
@@ -264,6 +270,7 @@ mod tests {
 			reason: "a \"quoted\"\nreason\\".into(),
 			tier: None,
 			replay: None,
+			gpu: None,
 			micros: 12.25,
 		};
 		let line = json(&entry);
@@ -292,6 +299,7 @@ mod tests {
 			reason: "below EMUGEMM_HOOK_MIN".into(),
 			tier: None,
 			replay: None,
+			gpu: None,
 			micros: 1.0,
 		};
 		let line = json(&entry);
@@ -318,6 +326,7 @@ mod tests {
 			reason: String::new(),
 			tier: Some("explicit"),
 			replay: None,
+			gpu: None,
 			micros: 1.0,
 		};
 		let line = json(&entry);
@@ -330,7 +339,7 @@ mod tests {
 	}
 
 	#[test]
-	fn a_replay_line_numbers_its_replay() {
+	fn a_replay_line_numbers_its_replay_and_names_its_gpu() {
 		let entry = Entry {
 			routine: "cublasZgemm_v2",
 			kind: Some(ElementType::Z),
@@ -344,9 +353,10 @@ mod tests {
 			reason: String::new(),
 			tier: Some("bound"),
 			replay: Some(2),
+			gpu: Some(1),
 			micros: 1.0,
 		};
 		let line = json(&entry);
-		assert!(line.contains(r#""tier":"bound","replay":2,"reason":"""#), "{line}");
+		assert!(line.contains(r#""tier":"bound","replay":2,"gpu":1,"reason":"""#), "{line}");
 	}
 }
