@@ -394,7 +394,8 @@ impl Emulator {
 	/// refused with [`Error::Placement`] before anything is enqueued (`off`, the default, or the
 	/// environment variable `EMUGEMM_GRAPHS=on` to turn it on, for every context and the C ABI's,
 	/// whose refusal the interposer forwards to cuBLAS). Off by default until recording is
-	/// measured on a GPU
+	/// measured on a GPU. A GPU's replay lanes are made at its first product on device views
+	/// outside any capture: a product captured before one is refused, and the capture goes on
 	///
 	/// # example
 	/// ```

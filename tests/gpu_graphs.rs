@@ -157,6 +157,14 @@ fn kinds<T: Scalar>(n: usize, seed: u64) -> Vec<Data<T>> {
 	]
 }
 
+/// one product uncaptured on `stream`, waited for: the GPU's replay lanes are made at such a
+/// product, before any capture (making them would end it)
+fn warm_up<T: Scalar>(emu: &Emulator, stream: &Arc<CudaStream>, operands: (&CudaSlice<u8>, &CudaSlice<u8>, &mut CudaSlice<u8>), n: usize) {
+	product::<T>(emu, stream, operands, n)
+		.and_then(|p| p.wait())
+		.expect("the uncaptured warm-up");
+}
+
 /// a graph that captured one product, replayed on each kind of data in turn, against the same
 /// call uncaptured on the same data: plan and bits equal, and the plan the data calls for
 fn replays_decide<T: Scalar>(mode: sys::CUstreamCaptureMode, n: usize, seed: u64) {
@@ -166,6 +174,7 @@ fn replays_decide<T: Scalar>(mode: sys::CUstreamCaptureMode, n: usize, seed: u64
 	let mut dc = stream.alloc_zeros::<u8>(size_of::<T>() * n * n).unwrap();
 	let mut uncaptured = stream.alloc_zeros::<u8>(size_of::<T>() * n * n).unwrap();
 	stream.synchronize().unwrap();
+	warm_up::<T>(&emu, &stream, (&da, &db, &mut uncaptured), n);
 	let (exec, graph, pending) = captured(&stream, mode, || product::<T>(&emu, &stream, (&da, &db, &mut dc), n));
 	let pending = pending.expect("the product is recorded");
 	assert_eq!(pending.replays(), Some(0), "{mode:?}: no replay yet");
@@ -220,6 +229,7 @@ fn products_chained_in_a_graph_replay_in_order() {
 		unreachable!()
 	};
 	stream.synchronize().unwrap();
+	warm_up::<c64>(&emu, &stream, (&*da, &*db, &mut *r1), n);
 	let mode = sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
 	let (exec, graph, recorded) = captured(&stream, mode, || {
 		let first = product::<c64>(&emu, &stream, (&*da, &*db, &mut *c1), n);

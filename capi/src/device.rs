@@ -68,26 +68,32 @@ fn driver() -> Result<(), Unavailable> {
 		.clone()
 }
 
-/// `Ok` where work enqueued on `stream` now is not captured into a graph: a call that reads
-/// device memory on the host (scalars in device memory, a batch's pointer arrays) waits for the
-/// stream, which capture forbids (and which ends the caller's capture)
-fn not_capturing(stream: sys::CUstream) -> Result<(), Unavailable> {
+/// the refusal of a call on a stream being captured into a CUDA graph
+const CAPTURED: &str = "the stream is being captured into a CUDA graph";
+
+/// whether work enqueued on `stream` now is captured into a graph
+fn capturing(stream: sys::CUstream) -> Result<bool, Unavailable> {
 	let mut status = sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
 	// SAFETY: the caller's live stream, or a default one, and a writable local
 	let asked = unsafe { sys::cuStreamIsCapturing(stream, &mut status) };
 	match (asked, status) {
-		(sys::CUresult::CUDA_SUCCESS, sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE) => Ok(()),
-		(sys::CUresult::CUDA_SUCCESS, _) => Err("the stream is being captured into a CUDA graph".into()),
+		(sys::CUresult::CUDA_SUCCESS, sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE) => Ok(false),
+		(sys::CUresult::CUDA_SUCCESS, _) => Ok(true),
 		(error, _) => Err(format!("the stream's capture status cannot be read: {error:?}")),
 	}
 }
 
 /// the library's context for GPU `ordinal`, made on its first call there (and only there), with
-/// the device memory bound in force then; a failure to make it is kept: every later call on that
-/// GPU is refused alike, at once
-fn emulator(ordinal: usize) -> Result<&'static Emulator, Unavailable> {
+/// the device memory bound in force then, unless `made_only`; a failure to make it is kept: every
+/// later call on that GPU is refused alike, at once
+fn emulator(ordinal: usize, made_only: bool) -> Result<&'static Emulator, Unavailable> {
 	static CONTEXTS: Mutex<BTreeMap<usize, Result<&'static Emulator, Unavailable>>> = Mutex::new(BTreeMap::new());
 	let mut contexts = CONTEXTS.lock().unwrap_or_else(|e| e.into_inner());
+	if made_only && !contexts.contains_key(&ordinal) {
+		return Err(format!(
+			"{CAPTURED}, and the GPU's context is made only outside a capture (by a call on a stream that is not capturing)"
+		));
+	}
 	contexts
 		.entry(ordinal)
 		.or_insert_with(|| {
@@ -106,17 +112,21 @@ fn emulator(ordinal: usize) -> Result<&'static Emulator, Unavailable> {
 /// the context a call on `stream` runs with: the driver there, the stream not capturing unless
 /// the call is `recordable` (a single product or rank-k update with its scalars on the host, which
 /// the library records into the graph being captured), its GPU's context ready; why not otherwise
-/// (nothing read or written)
+/// (nothing read or written). A call that reads device memory on the host (scalars in device
+/// memory, a batch's pointer arrays) waits for the stream, which capture forbids (and which ends
+/// the caller's capture). A GPU's context is never made during a capture: making it waits for the
+/// device, which would end the capture, and its failure would be kept
 pub(crate) fn for_stream(stream: *mut c_void, recordable: bool) -> Result<&'static Emulator, Unavailable> {
 	driver()?;
 	unpanicked("asking for the stream's GPU", || {
 		let stream = stream as sys::CUstream;
-		if !recordable {
-			not_capturing(stream)?;
+		let captured = capturing(stream)?;
+		if captured && !recordable {
+			return Err(CAPTURED.into());
 		}
 		// SAFETY: the caller's live stream, or a default one
 		let ordinal = unsafe { Stream::from_raw(stream) }.ordinal().map_err(|e| e.to_string())?;
-		emulator(ordinal)
+		emulator(ordinal, captured)
 	})
 }
 

@@ -26,18 +26,26 @@ fn stream() -> Arc<CudaStream> {
 	CudaContext::new(0).expect("a GPU").new_stream().expect("a stream")
 }
 
-/// `C = alpha A B + beta C` by `emugemm_dgemm`, `n x n`, at `F64`, host scalars, on `stream`:
-/// strided over `count` products where `count` is given
+/// `C = alpha A B + beta C` by `emugemm_dgemm`, `n x n`, host scalars, on `stream`: strided over
+/// `count` products where `count` is given, at scheme II with 14 moduli where `emulated` (an
+/// emulated product needs a workspace; `F64` may compute a product natively from its shape, in
+/// none), at `F64` otherwise
 fn dgemm(
 	stream: &Arc<CudaStream>,
 	n: usize,
 	(a, b, c): (&CudaSlice<f64>, &CudaSlice<f64>, &mut CudaSlice<f64>),
-	count: Option<i64>,
+	(count, emulated): (Option<i64>, bool),
 ) -> EmugemmStatus {
 	let (alpha, beta, size) = (1.0f64, 0.5f64, n as i64);
-	let precision = EmugemmPrecision {
-		kind: EmugemmPrecisionKind::F64 as i32,
-		parameter: 0,
+	let precision = match emulated {
+		true => EmugemmPrecision {
+			kind: EmugemmPrecisionKind::SchemeII as i32,
+			parameter: 14,
+		},
+		false => EmugemmPrecision {
+			kind: EmugemmPrecisionKind::F64 as i32,
+			parameter: 0,
+		},
 	};
 	let (pa, pb) = (a.device_ptr(stream).0 as *const f64, b.device_ptr(stream).0 as *const f64);
 	let pc = c.device_ptr_mut(stream).0 as *mut f64;
@@ -76,7 +84,7 @@ fn matrices(stream: &Arc<CudaStream>, n: usize) -> (Matrices, Vec<f64>) {
 fn a_workspace_above_the_bound_is_refused_untouched() {
 	let stream = stream();
 	let ((a, b, mut c), before) = matrices(&stream, 512);
-	let status = dgemm(&stream, 512, (&a, &b, &mut c), None);
+	let status = dgemm(&stream, 512, (&a, &b, &mut c), (None, true));
 	assert_eq!(status, EmugemmStatus::OutOfMemory, "{}", last_error());
 	assert!(last_error().contains("workspace"), "{}", last_error());
 	let after = stream.clone_dtoh(&c).unwrap();
@@ -84,7 +92,7 @@ fn a_workspace_above_the_bound_is_refused_untouched() {
 	// a product whose workspace fits the bound runs on the same context
 	let ((a, b, mut c), _) = matrices(&stream, 16);
 	assert_eq!(
-		dgemm(&stream, 16, (&a, &b, &mut c), None),
+		dgemm(&stream, 16, (&a, &b, &mut c), (None, false)),
 		EmugemmStatus::Success,
 		"{}",
 		last_error()
@@ -97,7 +105,7 @@ fn a_batch_whose_host_arrays_cannot_be_had_is_refused() {
 	let stream = stream();
 	let ((a, b, mut c), before) = matrices(&stream, 2);
 	// 2^40 products: their addresses alone would take 24 TiB of host memory
-	let status = dgemm(&stream, 2, (&a, &b, &mut c), Some(1 << 40));
+	let status = dgemm(&stream, 2, (&a, &b, &mut c), (Some(1 << 40), false));
 	assert_eq!(status, EmugemmStatus::OutOfMemory, "{}", last_error());
 	let after = stream.clone_dtoh(&c).unwrap();
 	assert!(after.iter().zip(&before).all(|(x, y)| x.to_bits() == y.to_bits()), "C was written");

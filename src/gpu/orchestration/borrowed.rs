@@ -57,6 +57,13 @@ pub(crate) fn view_product<T: Scalar>(
 	// are allowed on this thread, whatever the capture's mode
 	let _relaxed = capture.as_ref().map(|_| Relaxed::new()).transpose()?;
 	let settings = for_gpus(request.settings, &[(ordinal, 0)])?;
+	// the replay lanes are made here, outside any capture, for the captures to come
+	if capture.is_none()
+		&& settings.graph_recording
+		&& let Err(e) = queued::ready_to_replay(ordinal, settings.portable)
+	{
+		log::warn!("emugemm: GPU {ordinal}: products captured into graphs cannot be recorded: {e}");
+	}
 	let shape = request.shape;
 	let direct = native_views::direct(&dst, &request, &settings);
 	let native = move || reported::<T>(Outcome::native(shape.m, NativeReason::FasterNatively), shape, settings);

@@ -7,7 +7,7 @@
 //! device work, and two callers on different streams of one GPU run on different lanes
 
 use crate::gpu::orchestration::recorded::Recording;
-use crate::gpu::runtime::capture::Relaxed;
+use crate::gpu::runtime::capture::{self, Relaxed};
 use crate::gpu::runtime::context::{Device, Gpu, MAX_GPUS, facts, gpu_at, kept_scratch_of};
 use crate::gpu::runtime::errors::driver;
 use crate::gpu::runtime::fence::Fence;
@@ -127,13 +127,18 @@ pub(crate) fn submit(ordinal: usize, caller: sys::CUstream, work: Work, portable
 }
 
 /// the lane of `kind` on GPU `ordinal` that products from `caller` run on, its thread started
-/// and, where `portable`, the portable path's kernels loaded; `None` where the GPU has no lanes
+/// and, where `portable`, the portable path's kernels loaded; `None` where the GPU has no lanes.
+/// A replay lane must have been made ([`ready_to_replay`]): it is asked for during a capture,
+/// which making it would end
 pub(crate) fn lane_of(ordinal: usize, caller: sys::CUstream, (portable, kind): (bool, Kind)) -> Result<Option<&'static Lane>, Error> {
 	let Some(lanes) = lanes(ordinal, kind)? else {
 		return Ok(None);
 	};
 	let lane = &lanes[assigned(ordinal, caller)];
 	if portable {
+		if kind == Kind::Replays && lane.portable.get().is_none() {
+			return Err(unready());
+		}
 		// before the caller's stream waits for the lane (once per lane: this waits for its
 		// pipeline's lock)
 		lane.portable
@@ -152,6 +157,31 @@ pub(crate) fn lane_of(ordinal: usize, caller: sys::CUstream, (portable, kind): (
 	Ok(Some(lane))
 }
 
+/// the replay lanes of GPU `ordinal` made, where they are not yet, and, where `portable`, the
+/// portable path's kernels loaded on them: called outside any capture (making a pipeline loads
+/// modules and waits for the device, which would end a capture in progress). A GPU whose lanes
+/// cannot be made has none, and its products are not recorded
+pub(crate) fn ready_to_replay(ordinal: usize, portable: bool) -> Result<(), Error> {
+	let slot = slot(ordinal, Kind::Replays)?;
+	let lanes = match slot.get() {
+		Some(lanes) => lanes.as_deref(),
+		None => made(ordinal, Kind::Replays, slot)?,
+	};
+	for lane in lanes.into_iter().flatten().filter(|_| portable) {
+		lane.portable
+			.get_or_init(|| gpu_at(lane.device)?.load_every_kernel(crate::arch::Arch::Portable))
+			.clone()?;
+	}
+	Ok(())
+}
+
+/// the refusal of a product captured before its GPU's replay lanes were made
+fn unready() -> Error {
+	capture::refused(
+		"the GPU's replay lanes are made at a product on device views outside any capture, with recording on, and none has run there yet",
+	)
+}
+
 /// the device memory the lane of `kind` that a product from `caller` on GPU `ordinal` runs on can
 /// take now: what the driver reports free and the scratch that lane keeps; the first pipeline's
 /// where the GPU has no lanes
@@ -164,18 +194,32 @@ pub(crate) fn available(ordinal: usize, caller: sys::CUstream, kind: Kind) -> Re
 	Ok(free.saturating_add(kept_scratch_of((ordinal, copy))))
 }
 
-/// the lanes of `kind` of GPU `ordinal`, made on first use; `None` where they cannot be (a driver
-/// that runs no stream memory operations)
-fn lanes(ordinal: usize, kind: Kind) -> Result<Option<&'static [Lane]>, Error> {
-	type Lanes = OnceLock<Option<Vec<Lane>>>;
+/// the lanes of `kind` of one GPU: made once, `None` where they cannot be
+type Lanes = OnceLock<Option<Vec<Lane>>>;
+
+/// where the lanes of `kind` of GPU `ordinal` are kept
+fn slot(ordinal: usize, kind: Kind) -> Result<&'static Lanes, Error> {
 	static GPUS: [[Lanes; 2]; MAX_GPUS] = [const { [const { OnceLock::new() }; 2] }; MAX_GPUS];
-	let slot = GPUS
-		.get(ordinal)
+	GPUS.get(ordinal)
 		.map(|kinds| &kinds[kind as usize])
-		.ok_or_else(|| Error::gpu(format!("GPU {ordinal}: no lanes beyond the GPUs this crate drives")))?;
-	if let Some(lanes) = slot.get() {
-		return Ok(lanes.as_deref());
+		.ok_or_else(|| Error::gpu(format!("GPU {ordinal}: no lanes beyond the GPUs this crate drives")))
+}
+
+/// the lanes of `kind` of GPU `ordinal`: the queued products' made on first use, the replays'
+/// only by [`ready_to_replay`] (an error where they are not made yet); `None` where they cannot
+/// be made (a driver that runs no stream memory operations)
+fn lanes(ordinal: usize, kind: Kind) -> Result<Option<&'static [Lane]>, Error> {
+	let slot = slot(ordinal, kind)?;
+	match (slot.get(), kind) {
+		(Some(lanes), _) => Ok(lanes.as_deref()),
+		(None, Kind::Replays) => Err(unready()),
+		(None, Kind::Queued) => made(ordinal, kind, slot),
 	}
+}
+
+/// the lanes of `kind` of GPU `ordinal` made and kept in `slot` (or those another thread made
+/// first); `None`, kept too, where they cannot be
+fn made(ordinal: usize, kind: Kind, slot: &'static Lanes) -> Result<Option<&'static [Lane]>, Error> {
 	let ctx = &facts(ordinal)?.ctx;
 	let made = (0..LANES)
 		.map(|i| {
@@ -199,7 +243,7 @@ fn lanes(ordinal: usize, kind: Kind) -> Result<Option<&'static [Lane]>, Error> {
 	let lanes = match made {
 		Ok(lanes) => Some(lanes),
 		Err(e) => {
-			log::info!(
+			log::warn!(
 				"emugemm: GPU {ordinal} has no {kind:?} lanes ({e}): products on device views wait on the host for their plan, and are not recorded into graphs"
 			);
 			None

@@ -49,8 +49,9 @@ impl Drop for Kept {
 
 /// `work` (a product on views of GPU `ordinal`, on the portable path's code where `portable`)
 /// recorded into `capture`, the graph `caller` is capturing: its report comes at each replay.
-/// [`Error::Placement`] where the GPU has no replay lanes (a driver without stream memory
-/// operations), or the driver refuses the graph's nodes; nothing is then added to the graph
+/// [`Error::Placement`] where the GPU has no replay lanes (none made yet: they are made at a
+/// product outside a capture; or they could not be made), or the driver refuses the graph's
+/// nodes; nothing is then added to the graph
 pub(crate) fn record(
 	(ordinal, caller): (usize, sys::CUstream),
 	capture: Capture,
@@ -59,7 +60,7 @@ pub(crate) fn record(
 ) -> Result<PendingReport, Error> {
 	let Some(lane) = queued::lane_of(ordinal, caller, (portable, Kind::Replays))? else {
 		return Err(capture::refused(
-			"the GPU has no lanes to replay it on (its driver runs no stream memory operations)",
+			"the GPU has no lanes to replay it on (they could not be made: the log at level warn says why)",
 		));
 	};
 	let ctx = &facts(ordinal)?.ctx;
