@@ -84,8 +84,11 @@ for run in "${runs[@]}"; do
 	# the concurrency tests run in parallel threads, the others one at a time
 	threads=(--test-threads=1)
 	[[ "$name" == test-concurrency* ]] && threads=()
+	# lanes (queued products, graph replays) exist only where kernels load eagerly
+	loading=()
+	[[ "$name" == test-gpu_queued* || "$name" == test-gpu_graphs* ]] && loading=(env CUDA_MODULE_LOADING=EAGER)
 	log="$(mktemp)"
-	if run_logged "$log" "$name" timeout "${TEST_TIMEOUT:-0}" "$test" --include-ignored "${threads[@]}" "${test_args[@]}"; then
+	if run_logged "$log" "$name" "${loading[@]}" timeout "${TEST_TIMEOUT:-0}" "$test" --include-ignored "${threads[@]}" "${test_args[@]}"; then
 		# a binary that passes must have run a test (unless TEST_ARGS filters the tests)
 		[ -n "${TEST_ARGS:-}" ] || grep -Eq '^test result: ok\. [1-9][0-9]* passed' "$log" || {
 			echo "--- $name: ran no test" | tee -a "$log"
@@ -114,7 +117,7 @@ if [ "${SKIP_INTEROP:-0}" != 1 ] && [ -f ./libemugemm_cublas.so ] && [ -d ./inte
 		run_logged "$results/interop.log" interop-hooked python3 interop/hook/tests/c/check.py "$hook" ./hooked "$results/interop" ||
 			failed+=(interop-hooked)
 		rm -f "$results/graphs.jsonl"
-		run_logged "$results/interop.log" interop-graphs env LD_PRELOAD="$hook" EMUGEMM_GRAPHS=on EMUGEMM_HOOK_LOG="$results/graphs.jsonl" ./graphs ||
+		run_logged "$results/interop.log" interop-graphs env LD_PRELOAD="$hook" EMUGEMM_GRAPHS=on CUDA_MODULE_LOADING=EAGER EMUGEMM_HOOK_LOG="$results/graphs.jsonl" ./graphs ||
 			failed+=(interop-graphs)
 		run_logged "$results/interop.log" interop-overhead ./overhead
 		run_logged "$results/interop.log" interop-overhead-hooked env LD_PRELOAD="$hook" ./overhead
@@ -125,7 +128,7 @@ if [ "${SKIP_INTEROP:-0}" != 1 ] && [ -f ./libemugemm_cublas.so ] && [ -d ./inte
 				run_logged "$results/interop.log" "matmul-$library-hooked" env LD_PRELOAD="$hook" python3 "$clients/matmul.py" "$library" 4096 8192
 			done
 			run_logged "$results/interop.log" graphs-torch python3 "$clients/graphs.py" complex128:8192 float64:4096
-			run_logged "$results/interop.log" graphs-torch-hooked env LD_PRELOAD="$hook" EMUGEMM_GRAPHS=on EMUGEMM_HOOK_LOG="$results/graphs-torch.jsonl" \
+			run_logged "$results/interop.log" graphs-torch-hooked env LD_PRELOAD="$hook" EMUGEMM_GRAPHS=on CUDA_MODULE_LOADING=EAGER EMUGEMM_HOOK_LOG="$results/graphs-torch.jsonl" \
 				python3 "$clients/graphs.py" complex128:8192 float64:4096
 			run_logged "$results/interop.log" factor python3 "$clients/factor.py" 8192
 			run_logged "$results/interop.log" factor-hooked env LD_PRELOAD="$hook" EMUGEMM_HOOK_LOG="$results/factor.jsonl" python3 "$clients/factor.py" 8192

@@ -6,12 +6,13 @@
 //! graph replay in order; a batch on a capturing stream is refused and the capture goes on
 //!
 //! these tests need an NVIDIA GPU and a build with the `cuda` feature: they are ignored otherwise
-//! (run them with `--include-ignored`; without a GPU they then fail, never pass)
+//! (run them with `--include-ignored`; without a GPU they then fail, never pass). Run them with
+//! `CUDA_MODULE_LOADING=EAGER`, which lanes need: without it they fail, saying so
 #![cfg(feature = "cuda")]
 
 mod common;
 
-use common::device::{square_download, square_product};
+use common::device::{require_eager_loading, square_download, square_product};
 use common::{gpu, plan_key, same_bits};
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, sys};
 use emugemm::testing::random_matrix;
@@ -39,7 +40,9 @@ fn stream() -> Arc<CudaStream> {
 
 /// the GPU context with products on capturing streams recorded into the graph
 fn recording() -> Emulator {
-	gpu().with_graph_recording(true)
+	let emu = gpu();
+	require_eager_loading();
+	emu.with_graph_recording(true)
 }
 
 /// the bytes of `m`, column-major

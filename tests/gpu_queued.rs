@@ -5,12 +5,13 @@
 //! streams: tests/gpu_graphs.rs)
 //!
 //! these tests need an NVIDIA GPU and a build with the `cuda` feature: they are ignored otherwise
-//! (run them with `--include-ignored`; without a GPU they then fail, never pass)
+//! (run them with `--include-ignored`; without a GPU they then fail, never pass). Run them with
+//! `CUDA_MODULE_LOADING=EAGER`, which lanes need: without it they fail, saying so
 #![cfg(feature = "cuda")]
 
 mod common;
 
-use common::device::{square_download, square_product, stream, upload};
+use common::device::{require_eager_loading, square_download, square_product, stream, upload};
 use common::{gpu, plan_key, same_bits};
 use cudarc::driver::{CudaSlice, CudaStream};
 use emugemm::testing::random_matrix;
@@ -20,7 +21,9 @@ use std::sync::Arc;
 
 /// the GPU context with queued products on device views
 fn queuing() -> Emulator {
-	gpu().with_queued_views(true)
+	let emu = gpu();
+	require_eager_loading();
+	emu.with_queued_views(true)
 }
 
 /// `m` column-major on the device, as bytes

@@ -1,6 +1,6 @@
 """A PyTorch product captured into a CUDA graph (`torch.cuda.graph`, its default global capture
 mode, after the warm-up the PyTorch documentation asks for), run as it is or under the cuBLAS
-interposer (LD_PRELOAD=libemugemm_cublas.so EMUGEMM_GRAPHS=on): for each dtype and size, `c = a @ b` of n x n
+interposer (LD_PRELOAD=libemugemm_cublas.so EMUGEMM_GRAPHS=on CUDA_MODULE_LOADING=EAGER): for each dtype and size, `c = a @ b` of n x n
 matrices captured once, then the graph replayed REPS times on the same operands, each replay timed
 with CUDA events (the median). The graph's output must equal, bit for bit, the same product
 uncaptured in the same process (under the interposer: the hooked call's). Then the operands are

@@ -2,7 +2,7 @@
 //! leading dimension, and their bytes up and down
 #![cfg(feature = "cuda")]
 
-use cudarc::driver::{CudaContext, CudaSlice, CudaStream};
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream, sys};
 use emugemm::{DeviceView, DeviceViewMut, Emulator, Error, PendingReport, Precision, Scalar};
 use faer::{Mat, MatRef};
 use std::sync::Arc;
@@ -13,6 +13,22 @@ pub fn stream() -> Arc<CudaStream> {
 		.unwrap_or_else(|e| panic!("these tests need a GPU: {e}"))
 		.new_stream()
 		.expect("a stream")
+}
+
+/// panics unless the CUDA driver loads kernels eagerly (the process started with
+/// `CUDA_MODULE_LOADING=EAGER`): the lanes of queued products and graph replays exist only then,
+/// and these tests would otherwise fail on the waited-for path. Call it after a context is made
+pub fn require_eager_loading() {
+	let mut mode = sys::CUmoduleLoadingMode::CU_MODULE_LAZY_LOADING;
+	// SAFETY: a writable local, the driver initialised
+	unsafe { sys::cuModuleGetLoadingMode(&mut mode) }
+		.result()
+		.expect("the module loading mode");
+	assert_eq!(
+		mode,
+		sys::CUmoduleLoadingMode::CU_MODULE_EAGER_LOADING,
+		"run these tests with CUDA_MODULE_LOADING=EAGER: under lazy loading the GPU has no lanes"
+	);
 }
 
 /// `m` column-major with leading dimension `ld`, the rows past `m.nrows()` filled with `pad`

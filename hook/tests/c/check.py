@@ -32,7 +32,8 @@ import sys
 hook, program, logdir = sys.argv[1:4]
 os.makedirs(logdir, exist_ok=True)
 off = {f"EMUGEMM_HOOK_{t}": "off" for t in "DZSC"}
-# every hooked run records captured calls into their graphs (EMUGEMM_GRAPHS=on)
+# every hooked run records captured calls into their graphs (EMUGEMM_GRAPHS=on; the replay lanes
+# need kernels loaded eagerly)
 forced = {"EMUGEMM_HOOK_D": "scheme2=14", "EMUGEMM_HOOK_Z": "scheme2=14", "EMUGEMM_HOOK_S": "scheme2=8", "EMUGEMM_HOOK_C": "scheme1=4",
           "EMUGEMM_HOOK_MIN": "1", "EMUGEMM_HOOK_BATCHED": "on", "EMUGEMM_HOOK_RANK_K": "on"}
 bounded = dict(forced, EMUGEMM_HOOK_MEMORY="1")
@@ -42,7 +43,8 @@ hashes, abi = {}, {}
 for name, env in runs.items():
     environment = {k: v for k, v in os.environ.items() if not k.startswith("EMUGEMM_HOOK_")}
     if env is not None:
-        environment.update(env, LD_PRELOAD=hook, EMUGEMM_HOOK_LOG=f"{logdir}/{name}.jsonl", EMUGEMM_GRAPHS="on")
+        environment.update(env, LD_PRELOAD=hook, EMUGEMM_HOOK_LOG=f"{logdir}/{name}.jsonl", EMUGEMM_GRAPHS="on",
+                           CUDA_MODULE_LOADING="EAGER")
     done = subprocess.run([program], env=environment, capture_output=True, text=True, timeout=600)
     with open(f"{logdir}/{name}.out", "w") as out:
         out.write(done.stdout + done.stderr)

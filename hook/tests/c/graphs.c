@@ -9,7 +9,7 @@
  *
  * The capture runs on a thread of its own, which makes no other call: the C ABI's last report of
  * that thread is then the last replay's. Prints one line per replay; exits 1 on any failure.
- * Run: LD_PRELOAD=libemugemm_cublas.so EMUGEMM_GRAPHS=on EMUGEMM_HOOK_LOG=graphs.jsonl ./graphs [N]   (N = 6144,
+ * Run: LD_PRELOAD=libemugemm_cublas.so EMUGEMM_GRAPHS=on CUDA_MODULE_LOADING=EAGER EMUGEMM_HOOK_LOG=graphs.jsonl ./graphs [N]   (N = 6144,
  *      which the shape tier lets emulate on Hopper)
  * Build: gcc -O2 graphs.c -I$CUDA/include -L$CUDA/lib64 -lcublas -lcudart -lpthread -lm -ldl */
 #define _GNU_SOURCE

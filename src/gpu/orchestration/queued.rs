@@ -164,7 +164,7 @@ pub(crate) fn lane_of(ordinal: usize, caller: sys::CUstream, (portable, kind): (
 pub(crate) fn ready_to_replay(ordinal: usize, portable: bool) -> Result<(), Error> {
 	let slot = slot(ordinal, Kind::Replays)?;
 	let lanes = match slot.get() {
-		Some(lanes) => lanes.as_deref(),
+		Some(lanes) => lanes.as_deref().ok(),
 		None => made(ordinal, Kind::Replays, slot)?,
 	};
 	for lane in lanes.into_iter().flatten().filter(|_| portable) {
@@ -194,8 +194,8 @@ pub(crate) fn available(ordinal: usize, caller: sys::CUstream, kind: Kind) -> Re
 	Ok(free.saturating_add(kept_scratch_of((ordinal, copy))))
 }
 
-/// the lanes of `kind` of one GPU: made once, `None` where they cannot be
-type Lanes = OnceLock<Option<Vec<Lane>>>;
+/// the lanes of `kind` of one GPU: made once, or why they cannot be
+type Lanes = OnceLock<Result<Vec<Lane>, String>>;
 
 /// where the lanes of `kind` of GPU `ordinal` are kept
 fn slot(ordinal: usize, kind: Kind) -> Result<&'static Lanes, Error> {
@@ -211,45 +211,66 @@ fn slot(ordinal: usize, kind: Kind) -> Result<&'static Lanes, Error> {
 fn lanes(ordinal: usize, kind: Kind) -> Result<Option<&'static [Lane]>, Error> {
 	let slot = slot(ordinal, kind)?;
 	match (slot.get(), kind) {
-		(Some(lanes), _) => Ok(lanes.as_deref()),
+		(Some(lanes), _) => Ok(lanes.as_deref().ok()),
 		(None, Kind::Replays) => Err(unready()),
 		(None, Kind::Queued) => made(ordinal, kind, slot),
 	}
 }
 
+/// why GPU `ordinal` has no lanes of `kind`, where it has none
+pub(crate) fn none_because(ordinal: usize, kind: Kind) -> Option<&'static str> {
+	slot(ordinal, kind).ok()?.get()?.as_ref().err().map(String::as_str)
+}
+
 /// the lanes of `kind` of GPU `ordinal` made and kept in `slot` (or those another thread made
-/// first); `None`, kept too, where they cannot be
+/// first); `None`, kept too, where they cannot be: where the driver loads kernels lazily, or
+/// runs no stream memory operations
 fn made(ordinal: usize, kind: Kind, slot: &'static Lanes) -> Result<Option<&'static [Lane]>, Error> {
 	let ctx = &facts(ordinal)?.ctx;
-	let made = (0..LANES)
-		.map(|i| {
-			let device = (ordinal, kind.first_copy() + i);
-			// the pipeline made and its kernels loaded before any caller waits for it
-			let g = gpu_at(device)?;
-			g.load_every_kernel(g.arch)?;
-			drop(g);
-			Ok(Lane {
-				device,
-				fence: Fence::new(ctx)?,
-				spare: ctx.new_stream().map_err(driver)?,
-				queue: Mutex::default(),
-				work: Condvar::new(),
-				started: OnceLock::new(),
-				portable: OnceLock::new(),
-				recordings: AtomicUsize::new(0),
+	let made = loads_eagerly().and_then(|()| {
+		(0..LANES)
+			.map(|i| {
+				let device = (ordinal, kind.first_copy() + i);
+				// the pipeline made and its kernels loaded before any caller waits for it
+				let g = gpu_at(device)?;
+				g.load_every_kernel(g.arch)?;
+				drop(g);
+				Ok(Lane {
+					device,
+					fence: Fence::new(ctx)?,
+					spare: ctx.new_stream().map_err(driver)?,
+					queue: Mutex::default(),
+					work: Condvar::new(),
+					started: OnceLock::new(),
+					portable: OnceLock::new(),
+					recordings: AtomicUsize::new(0),
+				})
 			})
-		})
-		.collect::<Result<Vec<Lane>, Error>>();
-	let lanes = match made {
-		Ok(lanes) => Some(lanes),
-		Err(e) => {
-			log::warn!(
-				"emugemm: GPU {ordinal} has no {kind:?} lanes ({e}): products on device views wait on the host for their plan, and are not recorded into graphs"
-			);
-			None
-		},
-	};
-	Ok(slot.get_or_init(|| lanes).as_deref())
+			.collect::<Result<Vec<Lane>, Error>>()
+	});
+	let lanes = made.map_err(|e| {
+		log::warn!(
+			"emugemm: GPU {ordinal} has no {kind:?} lanes ({e}): products on device views wait on the host for their plan, and are not recorded into graphs"
+		);
+		e.to_string()
+	});
+	Ok(slot.get_or_init(|| lanes).as_deref().ok())
+}
+
+/// `Ok` where the driver loads every kernel of a module with the module
+/// (`CUDA_MODULE_LOADING=EAGER`): a kernel loaded lazily, at its first launch (cuBLAS's, which
+/// the lanes launch), may wait for the whole context to synchronise, and so for ever for a stream
+/// that waits on a lane (the caller's on its fence, a graph's on its word)
+fn loads_eagerly() -> Result<(), Error> {
+	let mut mode = sys::CUmoduleLoadingMode::CU_MODULE_LAZY_LOADING;
+	// SAFETY: a writable local
+	unsafe { sys::cuModuleGetLoadingMode(&mut mode) }.result().map_err(driver)?;
+	match mode {
+		sys::CUmoduleLoadingMode::CU_MODULE_EAGER_LOADING => Ok(()),
+		_ => Err(Error::gpu(
+			"the CUDA driver loads kernels lazily: start the process with CUDA_MODULE_LOADING=EAGER",
+		)),
+	}
 }
 
 /// the lane of the stream `caller` on GPU `ordinal`: the one its earlier products went to, or,

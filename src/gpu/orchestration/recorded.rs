@@ -59,9 +59,8 @@ pub(crate) fn record(
 	portable: bool,
 ) -> Result<PendingReport, Error> {
 	let Some(lane) = queued::lane_of(ordinal, caller, (portable, Kind::Replays))? else {
-		return Err(capture::refused(
-			"the GPU has no lanes to replay it on (they could not be made: the log at level warn says why)",
-		));
+		let why = queued::none_because(ordinal, Kind::Replays).unwrap_or("they could not be made");
+		return Err(capture::refused(&format!("the GPU has no lanes to replay it on: {why}")));
 	};
 	let ctx = &facts(ordinal)?.ctx;
 	let recording = Arc::new(Recording {
