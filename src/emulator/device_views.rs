@@ -34,7 +34,9 @@ impl Emulator {
 	///   to one lane, new streams to the lanes in turn) and the call returns at once, as cuBLAS's
 	///   does: `stream` waits, on the GPU, until the lane has enqueued the product and the GPU has
 	///   run it. The lane's thread does what the call does by default, so plan and bits are the
-	///   same. A driver without stream memory operations makes the call wait as by default.
+	///   same. Lanes exist only in a process started with `CUDA_MODULE_LOADING=EAGER` (a kernel
+	///   loaded lazily may wait for `stream`, which waits for the lane) on a driver with stream
+	///   memory operations; otherwise the call waits as by default.
 	/// - On a stream being captured into a CUDA graph (any capture mode), the product is refused
 	///   with [`Error::Placement`] unless [`Emulator::with_graph_recording`] is on. With it on, the
 	///   product is recorded into the graph and the call returns at once: at each replay a replay lane of the GPU (a
