@@ -370,9 +370,10 @@ impl Emulator {
 	/// its GPU's lanes and the call returns at once, the caller's stream waiting on the GPU for
 	/// the product (see [`Emulator::gemm_on_stream`]); waited for, the call returns once the plan
 	/// is chosen and the product enqueued. The plans and bits are the same. Off by default until
-	/// the queued path is measured on a GPU. The lanes need the process started with
-	/// `CUDA_MODULE_LOADING=EAGER` (a kernel loaded lazily may wait for the caller's stream, which
-	/// waits for the lane); without it the products are waited for
+	/// the queued path works on a GPU: on an H100 the first queued product hung, with kernels
+	/// loaded lazily and eagerly alike (cause not found), so leave it off. The lanes are made only
+	/// in a process started with `CUDA_MODULE_LOADING=EAGER` (a kernel loaded lazily may wait for
+	/// the caller's stream, which waits for the lane); without it the products are waited for
 	///
 	/// # example
 	/// ```
@@ -396,7 +397,8 @@ impl Emulator {
 	/// refused with [`Error::Placement`] before anything is enqueued (`off`, the default, or the
 	/// environment variable `EMUGEMM_GRAPHS=on` to turn it on, for every context and the C ABI's,
 	/// whose refusal the interposer forwards to cuBLAS). Off by default until recording is
-	/// measured on a GPU. A GPU's replay lanes are made at its first product on device views
+	/// measured on a GPU; its replay lanes are made like the queued products' lanes, which hung on
+	/// an H100, so leave it off. A GPU's replay lanes are made at its first product on device views
 	/// outside any capture, and only in a process started with `CUDA_MODULE_LOADING=EAGER`: a
 	/// product captured without them is refused, and the capture goes on
 	///
