@@ -370,8 +370,9 @@ impl Emulator {
 	/// its GPU's lanes and the call returns at once, the caller's stream waiting on the GPU for
 	/// the product (see [`Emulator::gemm_on_stream`]); waited for, the call returns once the plan
 	/// is chosen and the product enqueued. The plans and bits are the same. Off by default until
-	/// the queued path works on a GPU: on an H100 the first queued product hung, with kernels
-	/// loaded lazily and eagerly alike (cause not found), so leave it off. The lanes are made only
+	/// the queued path works on a GPU: on an H100 the first queued product hung with kernels
+	/// loaded lazily, and had not returned after 45 s with them loaded eagerly (cause not found),
+	/// so leave it off. The lanes are made only
 	/// in a process started with `CUDA_MODULE_LOADING=EAGER` (a kernel loaded lazily may wait for
 	/// the caller's stream, which waits for the lane); without it the products are waited for
 	///

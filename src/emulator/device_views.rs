@@ -37,7 +37,8 @@ impl Emulator {
 	///   same. Lanes exist only in a process started with `CUDA_MODULE_LOADING=EAGER` (a kernel
 	///   loaded lazily may wait for `stream`, which waits for the lane) on a driver with stream
 	///   memory operations; otherwise the call waits as by default. On an H100 the first queued
-	///   product hung with eager loading too (cause not found): leave queuing off.
+	///   product had not returned after 45 s with eager loading either (cause not found): leave
+	///   queuing off.
 	/// - On a stream being captured into a CUDA graph (any capture mode), the product is refused
 	///   with [`Error::Placement`] unless [`Emulator::with_graph_recording`] is on. With it on, the
 	///   product is recorded into the graph and the call returns at once: at each replay a replay lane of the GPU (a

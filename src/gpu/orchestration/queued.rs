@@ -261,7 +261,8 @@ fn made(ordinal: usize, kind: Kind, slot: &'static Lanes) -> Result<Option<&'sta
 /// (`CUDA_MODULE_LOADING=EAGER`): a kernel loaded lazily, at its first launch (cuBLAS's, which
 /// the lanes launch), may wait for the whole context to synchronise, and so for ever for a stream
 /// that waits on a lane (the caller's on its fence, a graph's on its word). Necessary, not
-/// sufficient: on an H100 a lane's first product hung with eager loading too
+/// sufficient: on an H100 a lane's first product had not returned after 45 s with eager loading
+/// either
 fn loads_eagerly() -> Result<(), Error> {
 	let mut mode = sys::CUmoduleLoadingMode::CU_MODULE_LAZY_LOADING;
 	// SAFETY: a writable local
