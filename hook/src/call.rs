@@ -77,20 +77,22 @@ fn entry(summary: Summary, (action, precision, report, reason, tier): Became, mi
 /// line of its own
 fn logged_when_ready(summary: Summary, (precision, gpu): (String, Option<usize>), pending: emugemm::PendingReport, start: Instant) {
 	let micros = start.elapsed().as_secs_f64() * 1e6;
-	if pending.replays().is_some() {
-		let reason = "recorded into the CUDA graph being captured: each replay decides its plan".into();
-		let captured = Entry {
-			gpu,
-			..entry(summary, ("captured", precision, None, reason, None), micros)
-		};
-		log::write_each_replay(captured, &pending);
-		return;
-	}
+	let recorded = pending.replays().is_some();
+	let (action, reason) = match recorded {
+		true => (
+			"captured",
+			"recorded into the CUDA graph being captured: each replay decides its plan",
+		),
+		false => ("emugemm", ""),
+	};
 	let entry = Entry {
 		gpu,
-		..entry(summary, ("emugemm", precision, None, String::new(), None), micros)
+		..entry(summary, (action, precision, None, reason.into(), None), micros)
 	};
-	log::write_when_ready(entry, pending);
+	match recorded {
+		true => log::write_each_replay(entry, &pending),
+		false => log::write_when_ready(entry, pending),
+	}
 }
 
 /// the ordinal of the GPU of `stream` (the handle's: a call just ran on it), where the log is on:

@@ -141,9 +141,7 @@ pub(crate) fn lane_of(ordinal: usize, caller: sys::CUstream, (portable, kind): (
 		}
 		// before the caller's stream waits for the lane (once per lane: this waits for its
 		// pipeline's lock)
-		lane.portable
-			.get_or_init(|| gpu_at(lane.device)?.load_every_kernel(crate::arch::Arch::Portable))
-			.clone()?;
+		lane.load_portable()?;
 	}
 	lane.started
 		.get_or_init(|| {
@@ -162,15 +160,9 @@ pub(crate) fn lane_of(ordinal: usize, caller: sys::CUstream, (portable, kind): (
 /// modules and waits for the device, which would end a capture in progress). A GPU whose lanes
 /// cannot be made has none, and its products are not recorded
 pub(crate) fn ready_to_replay(ordinal: usize, portable: bool) -> Result<(), Error> {
-	let slot = slot(ordinal, Kind::Replays)?;
-	let lanes = match slot.get() {
-		Some(lanes) => lanes.as_deref().ok(),
-		None => made(ordinal, Kind::Replays, slot)?,
-	};
+	let lanes = made(ordinal, Kind::Replays, slot(ordinal, Kind::Replays)?)?;
 	for lane in lanes.into_iter().flatten().filter(|_| portable) {
-		lane.portable
-			.get_or_init(|| gpu_at(lane.device)?.load_every_kernel(crate::arch::Arch::Portable))
-			.clone()?;
+		lane.load_portable()?;
 	}
 	Ok(())
 }
@@ -211,9 +203,8 @@ fn slot(ordinal: usize, kind: Kind) -> Result<&'static Lanes, Error> {
 fn lanes(ordinal: usize, kind: Kind) -> Result<Option<&'static [Lane]>, Error> {
 	let slot = slot(ordinal, kind)?;
 	match (slot.get(), kind) {
-		(Some(lanes), _) => Ok(lanes.as_deref().ok()),
 		(None, Kind::Replays) => Err(unready()),
-		(None, Kind::Queued) => made(ordinal, kind, slot),
+		_ => made(ordinal, kind, slot),
 	}
 }
 
@@ -222,10 +213,13 @@ pub(crate) fn none_because(ordinal: usize, kind: Kind) -> Option<&'static str> {
 	slot(ordinal, kind).ok()?.get()?.as_ref().err().map(String::as_str)
 }
 
-/// the lanes of `kind` of GPU `ordinal` made and kept in `slot` (or those another thread made
-/// first); `None`, kept too, where they cannot be: where the driver loads kernels lazily, or
-/// runs no stream memory operations
+/// the lanes of `kind` of GPU `ordinal` kept in `slot`, made there where they are not yet (or
+/// those another thread made first); `None`, kept too, where they cannot be: where the driver
+/// loads kernels lazily, or runs no stream memory operations
 fn made(ordinal: usize, kind: Kind, slot: &'static Lanes) -> Result<Option<&'static [Lane]>, Error> {
+	if let Some(lanes) = slot.get() {
+		return Ok(lanes.as_deref().ok());
+	}
 	let ctx = &facts(ordinal)?.ctx;
 	let made = loads_eagerly().and_then(|()| {
 		(0..LANES)
@@ -343,6 +337,13 @@ impl Lane {
 	/// a replay of `recording` queued, from the graph's host node that `fired` (no CUDA call)
 	pub fn replay_later(&self, recording: Arc<Recording>, fired: Instant) {
 		self.push(Job::Replay(recording, fired));
+	}
+
+	/// the portable path's kernels loaded on the lane's pipeline, once
+	fn load_portable(&self) -> Result<(), Error> {
+		self.portable
+			.get_or_init(|| gpu_at(self.device)?.load_every_kernel(crate::arch::Arch::Portable))
+			.clone()
 	}
 
 	/// one more recording lives here
